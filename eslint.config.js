@@ -1,0 +1,47 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'describe', property: 'only', message: 'Focused tests must not land.' },
+        { object: 'it', property: 'only', message: 'Focused tests must not land.' },
+        { object: 'test', property: 'only', message: 'Focused tests must not land.' },
+      ],
+    },
+  },
+  {
+    // The domain knows nothing of transports or drivers: adapters depend on it, never the reverse.
+    files: ['packages/server/src/catalog/**/*.ts', 'packages/server/src/prices/price-log.ts', 'packages/server/src/stream/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['express', 'openapi-backend', 'pg', 'ioredis', 'node:sqlite', 'node:http'], message: 'Domain modules must not import transports or drivers.' },
+            { group: ['**/store/sqlite/**', '**/store/postgres/**', '**/prices/sqlite/**', '**/prices/redis/**', '**/http/**'], message: 'Domain modules must not reach into adapters or transport.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,51 @@
+// Domain errors know nothing of HTTP: each carries a code from the contract's error catalogue, and
+// the transport's one table (src/http/errors.ts) maps the code to a status.
+import type { ErrorBody } from '../generated/types.gen.ts';
+
+export type ErrorCode = ErrorBody['error'];
+
+export class CatalogError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A filter expression failed to lex, parse or type-check; `position` is 1-based. */
+export class InvalidFilter extends CatalogError {
+  readonly position: number;
+  constructor(position: number, problem: string) {
+    super('invalid_filter', `Invalid filter at position ${position}: ${problem}`);
+    this.position = position;
+  }
+}
+
+export class InvalidRequest extends CatalogError {
+  constructor(message: string) {
+    super('invalid_request', message);
+  }
+}
+
+export class PageOutOfRange extends CatalogError {
+  constructor(page: number, maxPages: number) {
+    super(
+      'page_out_of_range',
+      `Page ${page} is beyond the ${maxPages}-page limit. To continue, filter with "cursor > <cursor of the last item received>" (sorted by cursor) and start again at page 1.`,
+    );
+  }
+}
+
+export class ProductNotFound extends CatalogError {
+  constructor(idOrSlug: string) {
+    super('not_found', `No product has the id or slug "${idOrSlug}".`);
+  }
+}
+
+/** A backing service (database, price log) cannot be reached; callers may retry. */
+export class ServiceUnavailable extends CatalogError {
+  constructor(what: string, options?: ErrorOptions) {
+    super('service_unavailable', `The ${what} is unavailable; retry shortly.`, options);
+  }
+}

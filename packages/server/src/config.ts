@@ -1,0 +1,95 @@
+// Command-line flags and environment variables become one typed, validated Config. Flags win over
+// the environment; anything invalid stops start-up with a message naming the flag.
+import { parseArgs } from 'node:util';
+import type { LogLevel } from './logger.ts';
+
+export interface Config {
+  /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
+  databaseUrl: string;
+  /** `sqlite:<path>` or `redis://…`; defaults to the catalog database when it is SQLite. */
+  priceLogUrl: string;
+  host: string;
+  port: number;
+  ssePort: number;
+  /** Price events per second from the built-in simulator; 0 disables it. */
+  simulatePrices: number;
+  /** Requests per minute per key; 0 disables rate limiting. */
+  rateLimitPerMinute: number;
+  /** Comment heartbeat interval on streams. */
+  heartbeatMs: number;
+  /** Bytes buffered for one subscriber before it is disconnected. */
+  maxSubscriberBufferBytes: number;
+  /** Grace period for in-flight requests on SIGTERM. */
+  shutdownGraceMs: number;
+  logLevel: LogLevel;
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalog.db';
+
+export class ConfigError extends Error {}
+
+const OPTIONS = {
+  db: { type: 'string' },
+  'price-log': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'sse-port': { type: 'string' },
+  'simulate-prices': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'heartbeat-ms': { type: 'string' },
+  'log-level': { type: 'string' },
+} as const;
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function number(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(`--${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+export function validateStorageUrl(name: string, url: string, schemes: readonly string[]): string {
+  const scheme = url.slice(0, url.indexOf(':'));
+  if (!schemes.includes(scheme)) {
+    throw new ConfigError(`--${name} must start with ${schemes.map((s) => `${s}:`).join(' or ')}, got "${url}"`);
+  }
+  return url;
+}
+
+/** Reads the serve flags; `args` excludes the command name. */
+export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const { values } = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: false, strict: true });
+  const databaseUrl = validateStorageUrl('db', values.db ?? env['DATABASE_URL'] ?? DEFAULT_DATABASE_URL, ['sqlite', 'postgres', 'postgresql']);
+  const priceLogFallback = databaseUrl.startsWith('sqlite:') ? databaseUrl : undefined;
+  const priceLogRaw = values['price-log'] ?? env['PRICE_LOG_URL'] ?? priceLogFallback;
+  if (priceLogRaw === undefined) {
+    throw new ConfigError('--price-log (or PRICE_LOG_URL) is required when the catalog is not SQLite');
+  }
+  const logLevel = values['log-level'] ?? env['LOG_LEVEL'] ?? 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
+  }
+  return {
+    databaseUrl,
+    priceLogUrl: validateStorageUrl('price-log', priceLogRaw, ['sqlite', 'redis', 'rediss']),
+    host: values.host ?? env['HOST'] ?? '127.0.0.1',
+    port: integer('port', values.port ?? env['PORT'], 8080, 0, 65535),
+    ssePort: integer('sse-port', values['sse-port'] ?? env['SSE_PORT'], 8081, 0, 65535),
+    simulatePrices: number('simulate-prices', values['simulate-prices'] ?? env['SIMULATE_PRICES'], 0, 0, 100000),
+    rateLimitPerMinute: integer('rate-limit', values['rate-limit'] ?? env['RATE_LIMIT'], 0, 0, 10_000_000),
+    heartbeatMs: integer('heartbeat-ms', values['heartbeat-ms'] ?? env['HEARTBEAT_MS'], 15000, 10, 3_600_000),
+    maxSubscriberBufferBytes: 1024 * 1024,
+    shutdownGraceMs: 10000,
+    logLevel: logLevel as LogLevel,
+  };
+}
