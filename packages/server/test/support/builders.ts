@@ -72,8 +72,8 @@ export function buildCatalogProduct(overrides: Partial<CatalogProductPro> = {}):
     max_price: 150.5,
     trending: n % 2 === 0,
     release_dates: [
-      { sku, release_date: '2021', source: 'marketplacea_yyyy' },
-      { sku, release_date: '2021-03-10', source: 'marketplaceb_yyyy_mm_dd' },
+      { sku, release_date: '2021', source: 'marketplacea_2021' },
+      { sku, release_date: '2021-03-10', source: 'marketplaceb_2021_03_10' },
     ],
     retail_prices: [
       { sku, price: 110, currency: 'USD', source: 'srp' },
