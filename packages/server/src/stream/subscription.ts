@@ -96,7 +96,8 @@ export class Subscription implements AsyncIterable<StreamItem> {
     try {
       const { lastEventId, liveAfter } = this.#options;
       if (lastEventId === null) {
-        this.#lastYielded = liveAfter;
+        // Live only: from the newest event in the log, which the hub may not have offered yet.
+        this.#lastYielded = Math.max(liveAfter, this.#options.bounds?.newestId ?? 0);
       } else {
         yield* this.#replay(lastEventId);
       }
