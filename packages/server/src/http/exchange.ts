@@ -40,16 +40,16 @@ export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
+  /** Extra headers; the object is filled in and written, so pass a fresh one. */
   headers: Record<string, string> = {},
 ): void {
   const exchange = exchangeOf(req);
+  // A string body goes out in one write with the head; a Buffer would cost a second chunk (writev).
   const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': exchange.requestId,
-  });
+  headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = String(Buffer.byteLength(payload));
+  headers['x-request-id'] = exchange.requestId;
+  res.writeHead(status, headers);
   res.end(payload);
   logAccess(logger, req, exchange, status);
 }
