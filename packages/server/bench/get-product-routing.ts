@@ -1,0 +1,189 @@
+// Measures the routing design for getProduct (issue 8): a bare node:http server returning the same
+// bytes, createApp (Express routes + precompiled openapi-backend validators), and the same work done
+// through openapi-backend's handleRequest. Each server runs in its own process; rounds alternate so
+// a noisy machine affects all three alike. Reports, never asserts.
+//   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,express]
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import express from 'express';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend, type Context } from 'openapi-backend';
+import { createApp } from '../src/app.ts';
+import { CatalogService } from '../src/catalog/catalog-service.ts';
+import { openapiDocument } from '../src/generated/openapi.gen.ts';
+import { authorize, createAuthenticator } from '../src/http/auth.ts';
+import { sendError, sendJson } from '../src/http/exchange.ts';
+import { HttpRefusal } from '../src/http/errors.ts';
+import { createLogger, silentLogger } from '../src/logger.ts';
+import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../test/support/fake-catalog-store.ts';
+
+// `express-alone` (Express serving the bytes) and `express-silent` (createApp without the access
+// log) locate the cost; the default run compares the three designs.
+const MODES = ['bare', 'express', 'openapi-backend', 'express-alone', 'express-silent', 'express-async'] as const;
+type Mode = (typeof MODES)[number];
+const KEY = 'ck_bench_pro';
+const SLUG = 'nike-dunk-low-retro-white-black-panda';
+
+const { values } = parseArgs({
+  options: {
+    serve: { type: 'string' },
+    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    modes: { type: 'string', default: 'bare,express,openapi-backend' },
+  },
+});
+
+function fixtures(): { store: FakeCatalogStore; keys: FakeKeyStore } {
+  const product = buildCatalogProduct({ id: '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f', slug: SLUG });
+  return { store: new FakeCatalogStore({ catalog: [product] }), keys: new FakeKeyStore({ [KEY]: 'pro' }) };
+}
+
+function serverFor(mode: Mode): http.Server {
+  const { store, keys } = fixtures();
+  const logger = createLogger();
+  switch (mode) {
+    case 'bare': {
+      const product = store.catalog[0];
+      const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: product, meta: null });
+      return http.createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
+        res.end(payload);
+      });
+    }
+    case 'express':
+      return http.createServer(createApp({ catalog: store, keys, logger }));
+    case 'express-silent':
+      return http.createServer(createApp({ catalog: store, keys, logger: silentLogger }));
+    case 'express-alone': {
+      const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: store.catalog[0], meta: null });
+      const app = express();
+      app.get('/v2/products/:id', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
+        res.end(payload);
+      });
+      return http.createServer(app);
+    }
+    case 'express-async': {
+      const app = express();
+      app.get('/v2/products/:id', async (_req, res) => {
+        const product = await store.getProduct(SLUG);
+        const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: product, meta: null });
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
+        res.end(payload);
+      });
+      return http.createServer(app);
+    }
+    case 'openapi-backend': {
+      const catalog = new CatalogService(store);
+      const authenticator = createAuthenticator(keys);
+      const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+      const api = new OpenAPIBackend({
+        definition: structuredClone(openapiDocument) as never,
+        quick: true,
+        coerceTypes: true,
+        customizeAjv: (_a, options) => {
+          const ajv = new Ajv2020({ ...options, strict: false, useDefaults: true });
+          addFormats(ajv);
+          return ajv as never;
+        },
+        handlers: {
+          getProduct: async (c: Context, req: express.Request, res: express.Response) => {
+            try {
+              const caller = await authenticator.authenticate(req.headers.authorization);
+              authorize('getProduct', caller.plan);
+              const data = await catalog.getProduct(String(c.request.params['id']), caller.plan);
+              sendJson(logger, req, res, 200, { status: 'success', error: '', message: '', query: {}, data, meta: null });
+            } catch (error) {
+              sendError(logger, req, res, error);
+            }
+          },
+          validationFail: (_c: Context, req: express.Request, res: express.Response) =>
+            sendError(logger, req, res, new HttpRefusal('invalid_request', 'invalid')),
+          notFound: (_c: Context, req: express.Request, res: express.Response) =>
+            sendError(logger, req, res, new HttpRefusal('not_found', 'not found')),
+        },
+      });
+      api.init().catch(() => {});
+      const app = express();
+      app.use((req, res) =>
+        api.handleRequest({ method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string> }, req, res),
+      );
+      return http.createServer(app);
+    }
+  }
+}
+
+async function serve(mode: Mode): Promise<void> {
+  const server = serverFor(mode);
+  process.once('SIGINT', () => server.close(() => process.exit(0)));
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    if (process.send === undefined) console.log(`listening on ${port}`);
+    else process.send({ port });
+  });
+  // CPU time is the robust measure on a shared machine: the parent asks before and after a run.
+  process.on('message', () => {
+    const usage = process.cpuUsage();
+    process.send?.({ cpuMicros: usage.user + usage.system });
+  });
+}
+
+interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Server CPU microseconds per request. */
+  cpu: number;
+}
+
+async function measure(mode: Mode, seconds: number, connections: number): Promise<Measurement> {
+  const child = fork(new URL(import.meta.url).pathname, ['--serve', mode], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
+  const url = `http://127.0.0.1:${port}/v2/products/${SLUG}`;
+  const headers = { authorization: KEY };
+  const cpuNow = (): Promise<number> =>
+    new Promise((resolve) => {
+      child.once('message', (m: { cpuMicros: number }) => resolve(m.cpuMicros));
+      child.send('cpu');
+    });
+  await autocannon({ url, headers, connections, duration: 2 }); // warm-up
+  const before = await cpuNow();
+  const result = await autocannon({ url, headers, connections, duration: seconds });
+  const after = await cpuNow();
+  child.kill();
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${mode}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu: (after - before) / result.requests.total };
+}
+
+if (values.serve !== undefined) {
+  await serve(values.serve as Mode);
+} else {
+  const seconds = Number(values.seconds);
+  const connections = Number(values.connections);
+  const totals = new Map<Mode, { rps: number[]; p50: number[]; p99: number[]; cpu: number[] }>();
+  for (let round = 1; round <= Number(values.rounds); round++) {
+    for (const mode of (values.modes ?? '').split(',') as Mode[]) {
+      const r = await measure(mode, seconds, connections);
+      process.stderr.write(`round ${round} ${mode}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms, ${r.cpu.toFixed(1)} µs CPU/request\n`);
+      const t = totals.get(mode) ?? { rps: [], p50: [], p99: [], cpu: [] };
+      t.cpu.push(r.cpu);
+      t.rps.push(r.rps);
+      t.p50.push(r.p50);
+      t.p99.push(r.p99);
+      totals.set(mode, t);
+    }
+  }
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const bare = mean(totals.get('bare')?.rps ?? [1]);
+  const bareCpu = mean(totals.get('bare')?.cpu ?? [1]);
+  for (const [mode, t] of totals) {
+    console.log(
+      `${mode.padEnd(16)} ${String(Math.round(mean(t.rps))).padStart(7)} req/s  ${(mean(t.rps) / bare).toFixed(2)}x bare  p50 ${mean(t.p50).toFixed(1)} ms  p99 ${Math.max(...t.p99)} ms  ${mean(t.cpu).toFixed(1)} µs CPU/req (bare/this ${(bareCpu / mean(t.cpu)).toFixed(2)})`,
+    );
+  }
+}

@@ -1,0 +1,93 @@
+// The catalog's read operations as the product specification defines them, independent of any
+// transport: paging arithmetic, the 50-page storefront cap, filter parsing and plan projection.
+// Every refusal is a CatalogError carrying a contract code; nothing here knows about HTTP.
+import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
+import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
+import { parseFilter } from './filter/parse-filter.ts';
+import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
+import { productForPlan } from './tiers.ts';
+
+/** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
+export const MAX_STOREFRONT_PAGES = 50;
+export const TOP_BRANDS = 50;
+const GTIN_FRAGMENT = /^[0-9]{4,14}$/;
+
+export interface PagedResult<T> {
+  items: T[];
+  total: number;
+  totalPages: number;
+}
+
+export interface StorefrontListing {
+  query?: string;
+  shopName?: string;
+  filters?: string;
+  sort: StorefrontSort;
+  page: number;
+  limit: number;
+}
+
+export interface VariantSearch {
+  sku?: string;
+  gtin?: string;
+  page: number;
+  limit: number;
+}
+
+export class CatalogService {
+  readonly #store: CatalogStore;
+
+  constructor(store: CatalogStore) {
+    this.#store = store;
+  }
+
+  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<StorefrontProduct>> {
+    checkPaging(listing.page, listing.limit);
+    if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
+    const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };
+    if (listing.query !== undefined) query.text = listing.query;
+    if (listing.shopName !== undefined) query.shopName = listing.shopName;
+    if (listing.filters !== undefined) query.filter = parseFilter(listing.filters);
+    const page = await this.#store.listStorefrontProducts(query);
+    return {
+      items: page.items,
+      total: page.total,
+      totalPages: Math.min(MAX_STOREFRONT_PAGES, Math.ceil(page.total / listing.limit)),
+    };
+  }
+
+  async searchVariants(search: VariantSearch): Promise<PagedResult<CatalogVariant>> {
+    checkPaging(search.page, search.limit);
+    const query: VariantQuery = { offset: (search.page - 1) * search.limit, limit: search.limit };
+    if (search.sku !== undefined) query.sku = search.sku;
+    if (search.gtin !== undefined) {
+      if (!GTIN_FRAGMENT.test(search.gtin)) {
+        throw new InvalidRequest(`Query parameter "gtin" must be 4 to 14 digits, got "${search.gtin}".`);
+      }
+      query.gtin = search.gtin;
+    }
+    const page = await this.#store.searchVariants(query);
+    return { items: page.items, total: page.total, totalPages: Math.ceil(page.total / search.limit) };
+  }
+
+  listTopBrands(): Promise<BrandCount[]> {
+    return this.#store.topBrands(TOP_BRANDS);
+  }
+
+  async getProduct(idOrSlug: string, plan: Plan): Promise<CatalogProductPro | CatalogProductFree> {
+    const product = await this.#store.getProduct(idOrSlug);
+    if (product === null) throw new ProductNotFound(idOrSlug);
+    return productForPlan(product, plan);
+  }
+
+  countGtins(): Promise<number> {
+    return this.#store.countGtins();
+  }
+}
+
+function checkPaging(page: number, limit: number): void {
+  if (!Number.isInteger(page) || page < 1) throw new InvalidRequest(`Query parameter "page" must be an integer >= 1, got ${page}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    throw new InvalidRequest(`Query parameter "limit" must be an integer from 1 to 100, got ${limit}.`);
+  }
+}

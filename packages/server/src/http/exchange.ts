@@ -1,0 +1,96 @@
+// One place serialises every response and writes the access log line. Bodies are stringified
+// once and written with an explicit Content-Length; nothing else in the app touches `res`.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../logger.ts';
+import { toErrorResponse } from './errors.ts';
+import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
+import { requestIdFor } from './request-id.ts';
+
+/** Per-request state shared by the layers of one request. */
+export interface Exchange {
+  requestId: string;
+  startedAt: number;
+  path: string;
+  query: ParsedQuery;
+}
+
+const EXCHANGE = Symbol('exchange');
+type WithExchange = IncomingMessage & { [EXCHANGE]?: Exchange };
+
+export function exchangeOf(req: IncomingMessage): Exchange {
+  const carrier = req as WithExchange;
+  let exchange = carrier[EXCHANGE];
+  if (exchange === undefined) {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    exchange = {
+      requestId: requestIdFor(req.headers['x-request-id']),
+      startedAt: performance.now(),
+      path: q === -1 ? url : url.slice(0, q),
+      query: parseQueryString(searchOf(url)),
+    };
+    carrier[EXCHANGE] = exchange;
+  }
+  return exchange;
+}
+
+export function sendJson(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  /** Extra headers; the object is filled in and written, so pass a fresh one. */
+  headers: Record<string, string> = {},
+): void {
+  const exchange = exchangeOf(req);
+  // A string body goes out in one write with the head; a Buffer would cost a second chunk (writev).
+  const payload = JSON.stringify(body);
+  headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = String(Buffer.byteLength(payload));
+  headers['x-request-id'] = exchange.requestId;
+  res.writeHead(status, headers);
+  res.end(payload);
+  logAccess(logger, req, exchange, status);
+}
+
+export function sendText(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string,
+  payload: string,
+): void {
+  const exchange = exchangeOf(req);
+  res.writeHead(200, {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(payload),
+    'x-request-id': exchange.requestId,
+  });
+  res.end(payload);
+  logAccess(logger, req, exchange, 200);
+}
+
+/** Answers with the documented error body; unexpected errors are logged once, without reaching the client. */
+export function sendError(logger: Logger, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  const exchange = exchangeOf(req);
+  const response = toErrorResponse(error, exchange.query.values);
+  if (response.unexpected) {
+    logger.error('unexpected error', { request_id: exchange.requestId, method: req.method, path: exchange.path, error });
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(logger, req, res, response.status, response.body, response.headers);
+}
+
+function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number): void {
+  logger.info('request', {
+    method: req.method,
+    path: exchange.path,
+    status,
+    ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100,
+    request_id: exchange.requestId,
+  });
+}

@@ -1,0 +1,7 @@
+import type { Handlers } from '../../generated/handlers.gen.ts';
+import type { RequestContext } from '../context.ts';
+
+export const countGtins: Handlers<RequestContext>['countGtins'] = async (_request, { catalog }) => ({
+  status: 200,
+  body: { count: await catalog.countGtins() },
+});

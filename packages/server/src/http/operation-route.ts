@@ -1,0 +1,45 @@
+// The path every API operation takes: authenticate, authorise, rate-limit, validate, run the
+// handler, serialise. Handlers only ever see a validated request and return { status, body }.
+import type { Request, RequestHandler, Response } from 'express';
+import type { CatalogService } from '../catalog/catalog-service.ts';
+import type { ApiOperationId } from '../generated/handlers.gen.ts';
+import type { Logger } from '../logger.ts';
+import { authorize, type Authenticator } from './auth.ts';
+import type { RequestContext } from './context.ts';
+import { exchangeOf, sendError, sendJson } from './exchange.ts';
+import { handlers } from './handlers/index.ts';
+import { assertNoProblem } from './query-string.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { RequestValidator } from './request-validation.ts';
+
+export interface OperationDeps {
+  catalog: CatalogService;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  validate: RequestValidator;
+  logger: Logger;
+}
+
+type AnyHandler = (request: unknown, context: RequestContext) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown };
+
+export function operationRoute(operationId: ApiOperationId, deps: OperationDeps): RequestHandler {
+  // The validator proves the request matches the operation's generated request type.
+  const handler = handlers[operationId] as AnyHandler;
+  return async (req: Request, res: Response) => {
+    const exchange = exchangeOf(req);
+    try {
+      const caller = await deps.authenticator.authenticate(req.headers.authorization);
+      authorize(operationId, caller.plan);
+      deps.rateLimiter.take(caller.key);
+      assertNoProblem(exchange.query);
+      const { query, params } = deps.validate(operationId, req.params as Record<string, string>, exchange.query.values);
+      const result = await handler(
+        { query, params, headers: {} },
+        { requestId: exchange.requestId, plan: caller.plan, catalog: deps.catalog },
+      );
+      sendJson(deps.logger, req, res, result.status, result.body);
+    } catch (error) {
+      sendError(deps.logger, req, res, error);
+    }
+  };
+}

@@ -1,0 +1,57 @@
+// Query strings are parsed here rather than by Express so that a repeated parameter and broken
+// percent-encoding are refused with a message instead of silently becoming arrays or U+FFFD.
+import { InvalidRequest } from '../catalog/errors.ts';
+
+export interface ParsedQuery {
+  /** Each parameter once, decoded. */
+  values: Record<string, string>;
+  /** The first problem found, as a client-facing message, or null. */
+  problem: string | null;
+}
+
+export function parseQueryString(search: string): ParsedQuery {
+  const values: Record<string, string> = {};
+  let problem: string | null = null;
+  if (search === '') return { values, problem };
+  for (const part of search.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    const name = decode(rawName);
+    const value = decode(rawValue);
+    if (name === null || value === null) {
+      problem ??= `The query string has malformed percent-encoding near "${truncate(part)}".`;
+      continue;
+    }
+    if (Object.hasOwn(values, name)) {
+      problem ??= `Query parameter "${truncate(name)}" was given more than once; give it once.`;
+      continue;
+    }
+    values[name] = value;
+  }
+  return { values, problem };
+}
+
+/** The query string of a request URL, without the `?`. */
+export function searchOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}
+
+export function assertNoProblem(parsed: ParsedQuery): void {
+  if (parsed.problem !== null) throw new InvalidRequest(parsed.problem);
+}
+
+function decode(raw: string): string | null {
+  if (raw.indexOf('%') === -1 && raw.indexOf('+') === -1) return raw;
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return null;
+  }
+}
+
+function truncate(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}

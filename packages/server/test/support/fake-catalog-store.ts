@@ -1,0 +1,236 @@
+// An in-memory CatalogStore for transport and service tests, plus small data builders. It pages
+// and matches just enough (sku, gtin substring, shop name, cursor comparisons) for those tests;
+// the real semantics are proven by the adapters' conformance suite.
+import { randomUUID } from 'node:crypto';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
+import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
+import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
+import type { KeyStore } from '../../src/store/key-store.ts';
+import type { Plan } from '../../src/catalog/model.ts';
+
+let sequence = 0;
+
+export function buildCatalogVariant(overrides: Partial<CatalogVariant> = {}): CatalogVariant {
+  sequence += 1;
+  return {
+    id: randomUUID(),
+    product_id: randomUUID(),
+    sku: 'DD1391-100',
+    title: 'Nike Dunk Low Retro White Black Panda',
+    description: 'The Dunk Low returns.',
+    brand: 'Nike',
+    category: 'Sneakers > Low Top',
+    color: 'White/Black',
+    gender: 'male',
+    gtin: `00195866${String(100000 + sequence).padStart(6, '0')}`,
+    size: '10.5',
+    link: 'https://go.example.com/marketplacea/dd1391-100?size=10.5',
+    image: 'https://cdn.example.com/images/dd1391-100-1.jpg',
+    price: 142,
+    currency: 'USD',
+    tags: ['low-top'],
+    metadata: { category: 'Sneakers', model: 'Dunk Low' },
+    source: 'marketplacea',
+    ...overrides,
+  };
+}
+
+export function buildCatalogProduct(overrides: Partial<CatalogProductPro> = {}): CatalogProductPro {
+  const id = overrides.id ?? randomUUID();
+  return {
+    id,
+    slug: 'nike-dunk-low-retro-white-black-panda',
+    sku: 'DD1391-100',
+    title: 'Nike Dunk Low Retro White Black Panda',
+    brand: 'Nike',
+    category: 'Sneakers > Low Top',
+    color: 'White/Black',
+    gender: 'male',
+    description: 'The Dunk Low returns.<br>Crisp leather overlays.',
+    image: 'https://cdn.example.com/images/dd1391-100-1.jpg',
+    images: null,
+    currency: 'USD',
+    avg_price: 141.5,
+    min_price: 128,
+    max_price: 165,
+    trending: true,
+    release_dates: [{ sku: 'DD1391-100', release_date: '2021-03-10', source: 'marketplacea_2021_03_10' }],
+    retail_prices: [{ sku: 'DD1391-100', price: 110, currency: 'USD', source: 'srp' }],
+    links: [{ link: 'https://go.example.com/marketplacea/dd1391-100', target: 'marketplacea', min_price: 128 }],
+    variants: [buildCatalogVariant({ product_id: id })],
+    weekly_orders: 312,
+    ...overrides,
+  };
+}
+
+export function buildStorefrontProduct(overrides: Partial<StorefrontProduct> = {}): StorefrontProduct {
+  sequence += 1;
+  const id = overrides.id ?? `sp_${sequence}`;
+  return {
+    id,
+    product_id: String(7741029384721 + sequence),
+    title: 'Nike Dunk Low Retro White Black Panda',
+    description: '',
+    brand: 'Nike',
+    product_type: 'Sneakers',
+    tags: ['COLOR_White'],
+    slug: `nike-dunk-low-${sequence}`,
+    link: 'https://sneakerhub.example.com/products/nike-dunk-low',
+    price_min: 119.99,
+    price_max: 149.99,
+    price_display: 129.99,
+    available: true,
+    images: ['https://cdn.example.com/images/dd1391-100-1.jpg'],
+    shop_name: 'Sneaker Hub',
+    shop_url: 'https://sneakerhub.example.com',
+    product_created_at: '2025-03-01T10:00:00Z',
+    product_published_at: '2025-03-02T08:30:00Z',
+    created_at: '2026-01-05T12:00:00.000Z',
+    updated_at: '2026-11-20T09:14:02.512Z',
+    cursor: 17000000000000000 + sequence * 16,
+    variants: [
+      {
+        id: `sv_${sequence}`,
+        parent_id: id,
+        product_id: String(7741029384721 + sequence),
+        variant_id: String(43011887710417 + sequence),
+        title: 'US 10.5 / Men',
+        price: 189.99,
+        previous_price: 199.99,
+        sku: 'DD1391-100-105',
+        barcode: '195866123458',
+        weight: 1.2,
+        currency: 'USD',
+        available: true,
+        previous_available: false,
+        options: { Gender: 'Men', Size: '10.5' },
+        updated_at: '2026-11-20T09:14:02Z',
+      },
+    ],
+    ...overrides,
+  };
+}
+
+export interface FakeCatalogStoreOptions {
+  catalog?: CatalogProductPro[];
+  storefront?: StorefrontProduct[];
+  brands?: BrandCount[];
+  /** When set, every query and ping throws it (a ServiceUnavailable or a plain Error). */
+  failure?: Error;
+}
+
+export class FakeCatalogStore implements CatalogStore {
+  catalog: CatalogProductPro[];
+  storefront: StorefrontProduct[];
+  brands: BrandCount[];
+  failure: Error | undefined;
+  /** Every storefront and variant query received, for assertions. */
+  readonly storefrontQueries: StorefrontQuery[] = [];
+  readonly variantQueries: VariantQuery[] = [];
+
+  constructor(options: FakeCatalogStoreOptions = {}) {
+    this.catalog = options.catalog ?? [];
+    this.storefront = options.storefront ?? [];
+    this.brands = options.brands ?? [];
+    this.failure = options.failure;
+  }
+
+  async listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+    this.fail();
+    this.storefrontQueries.push(query);
+    const matches = this.storefront
+      .filter((p) => query.shopName === undefined || p.shop_name.toLowerCase() === query.shopName.toLowerCase())
+      .filter((p) => query.filter === undefined || matchesFilter(p, query.filter))
+      .sort((a, b) => (query.sort === 'cursor:desc' ? b.cursor - a.cursor : a.cursor - b.cursor));
+    return { items: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+  }
+
+  async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+    this.fail();
+    this.variantQueries.push(query);
+    const matches = this.catalog
+      .flatMap((p) => p.variants)
+      .filter((v) => query.sku === undefined || v.sku.toLowerCase() === query.sku.toLowerCase())
+      .filter((v) => query.gtin === undefined || v.gtin.includes(query.gtin));
+    return { items: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+  }
+
+  async topBrands(limit: number): Promise<BrandCount[]> {
+    this.fail();
+    return this.brands.slice(0, limit);
+  }
+
+  async getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+    this.fail();
+    return this.catalog.find((p) => p.id === idOrSlug || p.slug === idOrSlug) ?? null;
+  }
+
+  async countGtins(): Promise<number> {
+    this.fail();
+    return new Set(this.catalog.flatMap((p) => p.variants.map((v) => v.gtin.padStart(14, '0')))).size;
+  }
+
+  async upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
+    this.catalog.push(...products);
+    return { inserted: products.length, updated: 0 };
+  }
+
+  async upsertStorefrontProducts(): Promise<ImportReport> {
+    throw new Error('not supported by the fake store');
+  }
+
+  async sampleVariants(limit: number): Promise<CatalogVariant[]> {
+    return this.catalog.flatMap((p) => p.variants).slice(0, limit);
+  }
+
+  async ping(): Promise<void> {
+    this.fail();
+  }
+
+  async close(): Promise<void> {}
+
+  private fail(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
+/** Only `cursor` comparisons and AND are understood; anything else matches everything. */
+function matchesFilter(product: StorefrontProduct, filter: FilterExpr): boolean {
+  switch (filter.type) {
+    case 'and':
+      return filter.operands.every((operand) => matchesFilter(product, operand));
+    case 'compare':
+      if (filter.field === 'cursor' && typeof filter.value === 'number' && filter.operator === '>') return product.cursor > filter.value;
+      return true;
+    case 'or':
+    case 'not':
+    case 'in':
+      return true;
+  }
+}
+
+export function unavailableStore(): FakeCatalogStore {
+  return new FakeCatalogStore({ failure: new ServiceUnavailable('catalog database') });
+}
+
+/** Keys in memory, with their plans; `lookups` counts store round trips. */
+export class FakeKeyStore implements KeyStore {
+  readonly plans = new Map<string, Plan>();
+  lookups = 0;
+
+  constructor(entries: Record<string, Plan> = {}) {
+    for (const [key, plan] of Object.entries(entries)) this.plans.set(key, plan);
+  }
+
+  async createKey(plan: Plan): Promise<string> {
+    const key = `ck_test_${this.plans.size + 1}`;
+    this.plans.set(key, plan);
+    return key;
+  }
+
+  async findPlan(key: string): Promise<Plan | null> {
+    this.lookups += 1;
+    return this.plans.get(key) ?? null;
+  }
+}
