@@ -16,6 +16,13 @@ function usage(): string {
   return `usage: catalog <command> [flags]\n\ncommands:\n${lines.join('\n')}\n`;
 }
 
+// Through `pnpm catalog …` or `pnpm start` the script runs in packages/server; relative paths (FILE
+// arguments, sqlite:./data/…) mean what the user typed them against: the directory pnpm was
+// invoked from. Processes spawned by tests inherit INIT_CWD but run under another script name.
+const invokedFrom = process.env['INIT_CWD'];
+const script = process.env['npm_lifecycle_event'];
+if (invokedFrom && (script === 'catalog' || script === 'start')) process.chdir(invokedFrom);
+
 const [name, ...rest] = process.argv.slice(2);
 const command = name === undefined ? undefined : COMMANDS[name];
 if (command === undefined) {

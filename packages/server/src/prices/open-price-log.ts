@@ -5,18 +5,11 @@ import path from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { PriceLog } from './price-log.ts';
 import { SqlitePriceLog } from './sqlite/sqlite-price-log.ts';
-
-/** The file path of a `sqlite:` URL: `sqlite:./data/catalog.db`, `sqlite:///abs/path.db`. */
-export function sqlitePathOf(url: string): string {
-  let rest = url.slice('sqlite:'.length);
-  if (rest.startsWith('//')) rest = rest.slice(2);
-  if (rest === '') throw new Error(`"${url}" names no file; use sqlite:<path>`);
-  return rest;
-}
+import { sqlitePath } from '../storage-url.ts';
 
 export async function openPriceLog(url: string, logger: Logger): Promise<PriceLog> {
   if (url.startsWith('sqlite:')) {
-    const file = sqlitePathOf(url);
+    const file = sqlitePath(url);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     logger.debug('price log opened', { engine: 'sqlite', file });
     return new SqlitePriceLog(file);

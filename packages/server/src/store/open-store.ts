@@ -1,13 +1,13 @@
 // Opens the catalog and key stores named by a database URL: `sqlite:<path>` (parent directories
 // are created, migrations applied) or `postgres://` / `postgresql://` (the PostgreSQL adapter,
 // loaded only when asked for so SQLite users never load the driver).
-import { resolve } from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from './catalog-store.ts';
 import type { KeyStore } from './key-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
+import { sqlitePath } from '../storage-url.ts';
 
 export interface CatalogStores {
   catalog: CatalogStore;
@@ -22,14 +22,6 @@ interface PostgresModule {
 // A variable specifier keeps this module compiling before the PostgreSQL adapter exists.
 const POSTGRES_MODULE = './postgres/open-postgres-stores.ts';
 
-/** The SQLite file path of a `sqlite:` URL (`sqlite:./data/catalog.db`, `sqlite:///abs/path.db`, `sqlite::memory:`). */
-export function sqlitePath(url: string): string {
-  let rest = url.slice('sqlite:'.length);
-  if (rest === ':memory:') return rest;
-  if (rest.startsWith('//')) rest = rest.slice(2);
-  if (rest === '') throw new Error(`"${url}" names no database file; use sqlite:<path>`);
-  return resolve(rest);
-}
 
 export async function openCatalogStores(url: string, logger: Logger): Promise<CatalogStores> {
   if (url.startsWith('sqlite:')) {

@@ -1,0 +1,126 @@
+// The only module that listens on ports and handles process signals. `startService` opens the
+// stores, builds the API app and the stream server, listens on both, and optionally runs the price
+// simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT.
+//
+// Shutdown guarantees: new connections are refused at once; streams are ended cleanly (so clients
+// reconnect elsewhere with Last-Event-ID); in-flight HTTP requests get `shutdownGraceMs` to finish,
+// then their sockets are closed; stores and the price log are closed last.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createStreamServer } from './http/stream-server.ts';
+import type { Logger } from './logger.ts';
+import { openPriceLog } from './prices/open-price-log.ts';
+import { runSimulator } from './prices/simulator.ts';
+import { openCatalogStores } from './store/open-store.ts';
+
+export interface RunningService {
+  apiUrl: string;
+  streamUrl: string;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const { address, port: bound } = server.address() as AddressInfo;
+      resolve(`http://${address.includes(':') ? `[${address}]` : address}:${bound}`);
+    });
+  });
+}
+
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  const stores = await openCatalogStores(config.databaseUrl, logger);
+  const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {
+    await stores.close();
+    throw error;
+  });
+  const app = createApp({
+    catalog: stores.catalog,
+    keys: stores.keys,
+    logger,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    readiness: [
+      { name: 'catalog database', ping: () => stores.catalog.ping() },
+      { name: 'price log', ping: () => priceLog.ping() },
+    ],
+  });
+  const apiServer = createServer(app);
+  // Keep-alive longer than typical load balancer idle timeouts, so they close first.
+  apiServer.keepAliveTimeout = 65_000;
+  const stream = createStreamServer({
+    priceLog,
+    keys: stores.keys,
+    logger,
+    heartbeatMs: config.heartbeatMs,
+    maxBufferBytes: config.maxSubscriberBufferBytes,
+  });
+
+  const simulator = new AbortController();
+  let simulation: Promise<void> | undefined;
+  let apiUrl: string;
+  let streamUrl: string;
+  try {
+    apiUrl = await listen(apiServer, config.port, config.host);
+    streamUrl = await listen(stream.server, config.ssePort, config.host);
+    if (config.simulatePrices > 0) {
+      const variants = await stores.catalog.sampleVariants(500);
+      simulation = runSimulator({ rate: config.simulatePrices, variants, priceLog, signal: simulator.signal, logger }).then(
+        () => undefined,
+        (error: unknown) => logger.error('price simulator stopped', { error }),
+      );
+    }
+  } catch (error) {
+    await Promise.allSettled([closeServer(apiServer, 0), stream.close(), priceLog.close(), stores.close()]);
+    throw error;
+  }
+  logger.info('listening', { apiUrl, streamUrl, simulatePrices: config.simulatePrices });
+
+  let closing: Promise<void> | undefined;
+  return {
+    apiUrl,
+    streamUrl,
+    close: () =>
+      (closing ??= (async () => {
+        simulator.abort();
+        await simulation;
+        await Promise.all([closeServer(apiServer, config.shutdownGraceMs), stream.close()]);
+        await Promise.allSettled([priceLog.close(), stores.close()]);
+        logger.info('stopped');
+      })()),
+  };
+}
+
+/** Resolves once the service has drained after SIGTERM or SIGINT. */
+export function runUntilSignal(service: RunningService, logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      logger.info('shutting down', { signal });
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      service.close().then(resolve, (error: unknown) => {
+        logger.error('shutdown failed', { error });
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
