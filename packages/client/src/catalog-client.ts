@@ -25,13 +25,16 @@ export interface CatalogClientOptions {
   /** The account API key: sent as `Authorization: <key>` to catalog operations, `Bearer <key>` to `countGtins` and the stream. */
   apiKey: string;
   /** A `fetch` to use instead of `globalThis.fetch` (proxies, instrumentation, tests). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
-export type SearchVariantsQuery = NonNullable<SearchVariantsData['query']>;
-export type ListStorefrontProductsQuery = NonNullable<ListStorefrontProductsData['query']>;
+/** The generated query type with every field optional and `undefined` accepted (absent and undefined mean the same here). */
+type Loose<T> = { [K in keyof T]?: T[K] | undefined };
+
+export type SearchVariantsQuery = Loose<NonNullable<SearchVariantsData['query']>>;
+export type ListStorefrontProductsQuery = Loose<NonNullable<ListStorefrontProductsData['query']>>;
 /** The walk pages by cursor, so it takes every query option except `page`, and only the cursor order. */
-export type AllStorefrontProductsQuery = Omit<ListStorefrontProductsQuery, 'page' | 'sort'> & { sort?: 'cursor:asc' };
+export type AllStorefrontProductsQuery = Omit<ListStorefrontProductsQuery, 'page' | 'sort'> & { sort?: 'cursor:asc' | undefined };
 
 export interface CatalogClient {
   /** `GET /v2/products/{id}` by UUID or slug; `data` is `CatalogProductPro` on Pro keys and `CatalogProductFree` on free keys. */
@@ -83,15 +86,16 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
     unwrap(await listStorefrontProducts({ client: http, query }));
 
   async function* allStorefrontProducts(query: AllStorefrontProductsQuery = {}): AsyncGenerator<StorefrontProduct, void, undefined> {
-    const { filters: callerFilter, limit = WALK_PAGE_SIZE, ...rest } = query;
+    const { filters, limit = WALK_PAGE_SIZE, ...rest } = query;
+    const callerFilter = filters === undefined || filters.trim() === '' ? undefined : filters;
     let after: number | undefined;
     for (;;) {
       // Each leg restarts at page 1 below the last cursor seen; cursor order makes the legs disjoint and complete.
       const cursorFilter = after === undefined ? undefined : `cursor > ${String(after)}`;
-      const filters =
+      const legFilter =
         cursorFilter === undefined ? callerFilter : callerFilter === undefined ? cursorFilter : `(${callerFilter}) AND ${cursorFilter}`;
       for (let page = 1; ; page++) {
-        const { data, meta } = await listPage({ ...rest, ...(filters === undefined ? {} : { filters }), sort: 'cursor:asc', page, limit });
+        const { data, meta } = await listPage({ ...rest, filters: legFilter, sort: 'cursor:asc', page, limit });
         for (const product of data) {
           after = product.cursor;
           yield product;

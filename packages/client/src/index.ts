@@ -10,7 +10,7 @@ export type {
 export { CatalogApiError, PriceStreamError } from './errors.ts';
 export type { ErrorCode } from './errors.ts';
 export { createPriceStream } from './price-stream.ts';
-export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions } from './price-stream.ts';
+export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.ts';
 export type {
   BrandCount,
   BrandCountList,

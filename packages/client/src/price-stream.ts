@@ -24,41 +24,68 @@ import { streamPrices } from './generated/sdk.gen.ts';
 import type { PriceEvent } from './generated/types.gen.ts';
 import { PriceStreamError, parseBody } from './errors.ts';
 
-export type PriceStreamItem =
-  | { type: 'price'; id: number; topic: string; data: PriceEvent }
-  /** Events after `requestedId` and before `oldestId` are gone from the server's replay window and were not delivered. */
-  | { type: 'reset'; requestedId: number; oldestId: number };
+/** One price event: `id` is the stream's global event number, `topic` the full `price:<source>:<market>`. */
+export interface PriceStreamPrice {
+  type: 'price';
+  id: number;
+  topic: string;
+  data: PriceEvent;
+}
+
+/**
+ * Events after `requestedId` and before `oldestId` left the server's replay window and were not
+ * delivered; replay continues at `oldestId`. `id` (`oldestId - 1`, never a delivered id) and
+ * `topic` are present so that code reading `ev.id` and `ev.topic` without first checking `type`
+ * still typechecks.
+ */
+export interface PriceStreamReset {
+  type: 'reset';
+  requestedId: number;
+  oldestId: number;
+  id: number;
+  topic: 'reset';
+  data?: undefined;
+}
+
+export type PriceStreamItem = PriceStreamPrice | PriceStreamReset;
 
 export interface PriceStreamOptions {
   /** Topics `price:<source>:<market>`, e.g. `['price:marketplacea:us']`, or the comma-separated header value. */
   topics: readonly string[] | string;
   /** Resume after this id (the last one you processed); the server replays the retained events after it. */
-  lastEventId?: number | string;
+  lastEventId?: number | string | undefined;
   /** Ends the stream: the request and any pending backoff are cancelled and the loop ends without an error. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Called with an event's id once your loop asks for the next item, i.e. after it finished with
    * the event. Persist it and pass it back as `lastEventId` to resume after a restart. An event
    * whose loop body leaves the loop (break, return, throw) is not acknowledged (at-least-once).
    */
-  onLastEventId?: (id: number) => void;
+  onLastEventId?: ((id: number) => void) | undefined;
   /** Called before each reconnect with the reason and the chosen delay; for logging. */
-  onReconnect?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+  onReconnect?: ((info: { attempt: number; delayMs: number; error: unknown }) => void) | undefined;
   /** Upper bound of one backoff delay. Default 30 000 ms. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
+  /**
+   * Reconnect when nothing, not even the 15-second heartbeat, arrived for this long: a connection
+   * whose peer vanished without closing it would otherwise wait forever. Default 45 000 ms.
+   */
+  idleTimeoutMs?: number | undefined;
   /** Jitter source in [0, 1); defaults to `Math.random`. Tests pin it. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 export interface PriceStreamConfig {
   sseUrl: string;
   apiKey: string;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** Reconnect delay before the server has sent `retry:`. */
 const DEFAULT_RETRY_MS = 1000;
 const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
+/** Three missed heartbeats (the server sends one every 15 s). */
+const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
 function isFatalStatus(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
@@ -103,6 +130,7 @@ export function createPriceStream(config: PriceStreamConfig) {
     const topics = typeof options.topics === 'string' ? options.topics : options.topics.join(', ');
     const maxDelay = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
     const random = options.random ?? Math.random;
+    const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     const outer = options.signal;
     let lastId = normaliseLastEventId(options.lastEventId);
     let retryMs = DEFAULT_RETRY_MS;
@@ -119,11 +147,20 @@ export function createPriceStream(config: PriceStreamConfig) {
       let refusal: PriceStreamError | undefined;
       let streamError: unknown;
       let frame: StreamEvent | undefined;
+      let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      const armIdleTimer = () => {
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => {
+          streamError = new Error(`nothing received for ${idleTimeoutMs} ms`);
+          connection.abort();
+        }, idleTimeoutMs);
+      };
 
       const recordingFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
         const response = await (baseFetch ?? globalThis.fetch)(input, init);
         if (response.ok) {
           connected = true;
+          armIdleTimer();
         } else {
           const body = parseBody(await response.text());
           const requestId = response.headers.get('X-Request-Id') ?? undefined;
@@ -143,11 +180,12 @@ export function createPriceStream(config: PriceStreamConfig) {
         sseMaxRetryAttempts: 1,
         sseDefaultRetryDelay: retryMs,
         onSseEvent: (event) => {
+          armIdleTimer();
           frame = event;
           if (typeof event.retry === 'number' && event.retry >= 0) retryMs = event.retry;
         },
         onSseError: (error) => {
-          streamError = error;
+          streamError ??= error;
         },
       });
 
@@ -157,17 +195,21 @@ export function createPriceStream(config: PriceStreamConfig) {
           if (current === undefined) continue;
           if (current.event === 'reset') {
             const notice = readResetNotice(data);
-            if (notice !== undefined) yield { type: 'reset', ...notice };
+            if (notice !== undefined) yield { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
             continue;
           }
           const id = Number(current.id);
-          if (current.id === undefined || !Number.isSafeInteger(id) || current.event === undefined) continue;
+          if (current.id === undefined || !Number.isSafeInteger(id) || typeof data !== 'object' || data === null) continue;
           if (lastId !== undefined && id <= lastId) continue;
           lastId = id;
-          yield { type: 'price', id, topic: current.event, data: data as PriceEvent };
+          const event = data as PriceEvent;
+          // The contract always names the topic in `event`; rebuild it from the payload if a frame lacks it.
+          const topic = current.event ?? `price:${event.source}:${event.market.toLowerCase()}`;
+          yield { type: 'price', id, topic, data: event };
           options.onLastEventId?.(id);
         }
       } finally {
+        clearTimeout(idleTimer);
         outer?.removeEventListener('abort', abortConnection);
         // Leaving early (break, abort) must close the socket: ending the generated reader alone only releases its lock.
         connection.abort();

@@ -110,6 +110,13 @@ describe('allStorefrontProducts', () => {
     ]);
   });
 
+  it('treats an empty caller filter as no filter', async () => {
+    const client = createCatalogClient({ baseUrl, sseUrl: baseUrl, apiKey: 'k' });
+    const products = await collect(client.allStorefrontProducts({ filters: ' ', limit: 100 }));
+    expect(products).toHaveLength(CATALOG_SIZE);
+    expect(seen.every((r) => r.filters === null)).toBe(true);
+  });
+
   it('ends after one request on an empty result', async () => {
     const client = createCatalogClient({ baseUrl, sseUrl: baseUrl, apiKey: 'k' });
     const products = await collect(client.allStorefrontProducts({ filters: 'shop_name = "Nobody"' }));

@@ -81,6 +81,35 @@ describe('priceStream', () => {
     expect(acknowledged).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it('reconnects with Last-Event-ID when nothing arrives within idleTimeoutMs', async () => {
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.open(priceFrame(1)) : c.open(priceFrame(2))));
+    const reconnects: unknown[] = [];
+
+    const items = await take(stream(url, { idleTimeoutMs: 100, onReconnect: ({ error }) => reconnects.push(error) }), 2);
+
+    expect(ids(items)).toEqual([1, 2]);
+    expect(connections.map((c) => c.headers['last-event-id'])).toEqual([undefined, '1']);
+    expect(String(reconnects[0])).toMatch(/nothing received for 100 ms/);
+    await connections[0]?.closed;
+  });
+
+  it('keeps a connection that only sends heartbeats', async () => {
+    const { url, connections } = await serve((c) => {
+      c.open(priceFrame(1));
+      const beat = setInterval(() => c.res.write(': heartbeat\n\n'), 20);
+      setTimeout(() => c.res.write(priceFrame(2)), 300);
+      c.res.once('close', () => clearInterval(beat));
+    });
+    expect(ids(await take(stream(url, { idleTimeoutMs: 100 }), 2))).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
+  it('names the topic from the payload when a frame has no event field', async () => {
+    const { url } = await serve((c) => c.open(`id: 9\ndata: ${JSON.stringify(buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))}\n\n`));
+    const [item] = await take(stream(url), 1);
+    expect(item).toMatchObject({ type: 'price', id: 9, topic: 'price:marketplaceb:nl' });
+  });
+
   it('drops an event the server sends again after a resume', async () => {
     const { url } = await serve((c) => {
       if (c.index === 0) c.openAndEnd(priceFrame(1), priceFrame(2));
@@ -149,7 +178,7 @@ describe('priceStream', () => {
 
     const items = await take(stream(url, { lastEventId: '1200' }), 3);
 
-    expect(items[0]).toEqual({ type: 'reset', requestedId: 1200, oldestId: 7001 });
+    expect(items[0]).toEqual({ type: 'reset', requestedId: 1200, oldestId: 7001, id: 7000, topic: 'reset' });
     expect(ids(items.slice(1))).toEqual([7001, 7002]);
   });
 
