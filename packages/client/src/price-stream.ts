@@ -84,6 +84,7 @@ export interface PriceStreamConfig {
 /** Reconnect delay before the server has sent `retry:`. */
 const DEFAULT_RETRY_MS = 1000;
 const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
+const MIN_BACKOFF_BASE_MS = 10;
 /** Three missed heartbeats (the server sends one every 15 s). */
 const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
@@ -195,7 +196,10 @@ export function createPriceStream(config: PriceStreamConfig) {
           if (current === undefined) continue;
           if (current.event === 'reset') {
             const notice = readResetNotice(data);
-            if (notice !== undefined) yield { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
+            if (notice === undefined) continue;
+            clearTimeout(idleTimer);
+            yield { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
+            armIdleTimer();
             continue;
           }
           const id = Number(current.id);
@@ -205,7 +209,10 @@ export function createPriceStream(config: PriceStreamConfig) {
           const event = data as PriceEvent;
           // The contract always names the topic in `event`; rebuild it from the payload if a frame lacks it.
           const topic = current.event ?? `price:${event.source}:${event.market.toLowerCase()}`;
+          // The idle clock measures the server, not the consumer: it stops while the item is being handled.
+          clearTimeout(idleTimer);
           yield { type: 'price', id, topic, data: event };
+          armIdleTimer();
           options.onLastEventId?.(id);
         }
       } finally {
@@ -221,7 +228,8 @@ export function createPriceStream(config: PriceStreamConfig) {
 
       if (connected) failures = 0;
       failures += 1;
-      const ceiling = Math.min(maxDelay, retryMs * 2 ** (failures - 1));
+      // The floor keeps `retry: 0` from turning repeated failures into a busy loop.
+      const ceiling = Math.min(maxDelay, Math.max(retryMs, MIN_BACKOFF_BASE_MS) * 2 ** (failures - 1));
       const delayMs = Math.floor(random() * ceiling);
       options.onReconnect?.({ attempt: failures, delayMs, error: refusal ?? streamError ?? new Error('the server closed the stream') });
       await sleep(delayMs, outer ?? new AbortController().signal);

@@ -93,14 +93,30 @@ describe('priceStream', () => {
     await connections[0]?.closed;
   });
 
+  it('does not count the time the consumer spends on an item as idle', async () => {
+    const { url, connections } = await serve((c) => {
+      if (c.headers['last-event-id'] !== undefined) return c.open(priceFrame(2));
+      c.open(priceFrame(1));
+      setTimeout(() => c.res.write(priceFrame(2)), 200);
+    });
+    const items: PriceStreamItem[] = [];
+    for await (const item of stream(url, { idleTimeoutMs: 100 })) {
+      items.push(item);
+      if (items.length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 150)); // slower than the idle timeout
+    }
+    expect(ids(items)).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
   it('keeps a connection that only sends heartbeats', async () => {
     const { url, connections } = await serve((c) => {
       c.open(priceFrame(1));
       const beat = setInterval(() => c.res.write(': heartbeat\n\n'), 20);
-      setTimeout(() => c.res.write(priceFrame(2)), 300);
+      setTimeout(() => c.res.write(priceFrame(2)), 700);
       c.res.once('close', () => clearInterval(beat));
     });
-    expect(ids(await take(stream(url, { idleTimeoutMs: 100 }), 2))).toEqual([1, 2]);
+    expect(ids(await take(stream(url, { idleTimeoutMs: 300 }), 2))).toEqual([1, 2]);
     expect(connections).toHaveLength(1);
   });
 
