@@ -11,8 +11,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(onConnect: (connection: StreamConnection) => void): Promise<FakeStreamServer> {
-  server = await startFakeStreamServer(onConnect);
+async function serve(onConnect: (connection: StreamConnection) => void, port = 0): Promise<FakeStreamServer> {
+  server = await startFakeStreamServer(onConnect, port);
   return server;
 }
 
@@ -124,6 +124,39 @@ describe('priceStream', () => {
     const { url } = await serve((c) => c.open(`id: 9\ndata: ${JSON.stringify(buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))}\n\n`));
     const [item] = await take(stream(url), 1);
     expect(item).toMatchObject({ type: 'price', id: 9, topic: 'price:marketplaceb:nl' });
+  });
+
+  it('follows the stream across two server restarts, waiting out the refused connections between them', async () => {
+    const log = Array.from({ length: 9 }, (_, i) => i + 1);
+    const replay = (c: StreamConnection) => {
+      const after = Number(c.headers['last-event-id'] ?? '0');
+      c.open('retry: 20\n\n', ...log.filter((id) => id > after).slice(0, 3).map((id) => priceFrame(id)));
+    };
+    let current = await serve(replay);
+    const port = Number(new URL(current.url).port);
+    const lastEventIds: (string | undefined)[] = [];
+    const refusedAttempts: number[] = [];
+
+    const restart = async () => {
+      lastEventIds.push(...current.connections.map((c) => c.headers['last-event-id'] as string | undefined));
+      await current.close();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      current = await serve(replay, port);
+    };
+    let restarting = Promise.resolve();
+    const items = await take(
+      stream(current.url, { random: () => 0.5, maxRetryDelayMs: 100, onReconnect: ({ attempt }) => refusedAttempts.push(attempt) }),
+      9,
+      (seen) => {
+        if (seen.length === 3 || seen.length === 6) restarting = restart();
+      },
+    );
+    await restarting;
+    lastEventIds.push(...current.connections.map((c) => c.headers['last-event-id'] as string | undefined));
+
+    expect(ids(items)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(lastEventIds).toEqual([undefined, '3', '6']);
+    expect(Math.max(...refusedAttempts)).toBeGreaterThan(1);
   });
 
   it('drops an event the server sends again after a resume', async () => {

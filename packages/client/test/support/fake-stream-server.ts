@@ -45,7 +45,7 @@ export function priceFrame(id: number, topic = 'price:marketplacea:us', event: P
   return `id: ${id}\nevent: ${topic}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-export async function startFakeStreamServer(onConnect: (connection: StreamConnection) => void): Promise<FakeStreamServer> {
+export async function startFakeStreamServer(onConnect: (connection: StreamConnection) => void, port = 0): Promise<FakeStreamServer> {
   const connections: StreamConnection[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -77,7 +77,7 @@ export async function startFakeStreamServer(onConnect: (connection: StreamConnec
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections,
