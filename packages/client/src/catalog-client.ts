@@ -90,13 +90,16 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
     const callerFilter = filters === undefined || filters.trim() === '' ? undefined : filters;
     let after: number | undefined;
     for (;;) {
-      // Each leg restarts at page 1 below the last cursor seen; cursor order makes the legs disjoint and complete.
+      // Each leg restarts at page 1 after the last cursor seen; cursor order makes the legs disjoint and complete.
+      const legStart = after;
       const cursorFilter = after === undefined ? undefined : `cursor > ${String(after)}`;
       const legFilter =
         cursorFilter === undefined ? callerFilter : callerFilter === undefined ? cursorFilter : `(${callerFilter}) AND ${cursorFilter}`;
       for (let page = 1; ; page++) {
         const { data, meta } = await listPage({ ...rest, filters: legFilter, sort: 'cursor:asc', page, limit });
         for (const product of data) {
+          // Cursor order is strict, so a repeat can only come from a misbehaving server: never yield it twice.
+          if (after !== undefined && product.cursor <= after) continue;
           after = product.cursor;
           yield product;
         }
@@ -105,6 +108,8 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
         if (page < PAGE_CAP || meta.total <= page * limit) return;
         break;
       }
+      // A server that ignored `cursor > N` would serve the same 50 pages forever.
+      if (after === legStart) throw new Error(`the storefront did not advance past cursor ${String(after)}`);
     }
   }
 

@@ -19,6 +19,7 @@ interface SeenRequest {
 }
 let seen: SeenRequest[] = [];
 let failOnRequest: number | undefined;
+let ignoreCursor = false;
 let server: Server;
 let baseUrl: string;
 
@@ -45,7 +46,7 @@ function answer(url: URL, authorization: string | undefined): { status: number; 
   if (url.searchParams.get('sort') !== 'cursor:asc') return errorBody(400, 'invalid_request', 'expected sort=cursor:asc');
   if (page > 50) return errorBody(400, 'page_out_of_range', `page ${page} is beyond the 50-page cap`);
   if (limit > 100) return errorBody(400, 'invalid_request', 'limit must be <= 100');
-  const accepts = matcher(filters);
+  const accepts = matcher(ignoreCursor ? (filters?.replace(/^cursor > [0-9]+$/, '') || null) : filters);
   if (accepts === undefined) return errorBody(400, 'invalid_filter', `cannot parse ${filters}`);
   const matching = catalog.filter(accepts);
   const data = matching.slice((page - 1) * limit, page * limit);
@@ -69,6 +70,7 @@ afterAll(async () => {
 beforeEach(() => {
   seen = [];
   failOnRequest = undefined;
+  ignoreCursor = false;
 });
 
 async function collect(iterable: AsyncIterable<StorefrontProduct>): Promise<StorefrontProduct[]> {
@@ -122,6 +124,18 @@ describe('allStorefrontProducts', () => {
     const products = await collect(client.allStorefrontProducts({ filters: 'shop_name = "Nobody"' }));
     expect(products).toEqual([]);
     expect(seen).toHaveLength(1);
+  });
+
+  it('never repeats a product and stops when the server ignores the cursor filter', async () => {
+    ignoreCursor = true;
+    const client = createCatalogClient({ baseUrl, sseUrl: baseUrl, apiKey: 'k' });
+    const products: StorefrontProduct[] = [];
+    const error = await (async () => {
+      for await (const p of client.allStorefrontProducts({ limit: 10 })) products.push(p);
+    })().catch((e: unknown) => e);
+
+    expect(products.map((p) => p.id)).toEqual(catalog.slice(0, 500).map((p) => p.id));
+    expect(String(error)).toMatch(/did not advance past cursor/);
   });
 
   it('stops with CatalogApiError when a page fails, after yielding the pages before it', async () => {
