@@ -1,6 +1,6 @@
-import { createClient } from './generated/client/index.ts';
-import type { Client } from './generated/client/index.ts';
-import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from './generated/sdk.gen.ts';
+import { createClient } from './generated/client/index.js';
+import type { Client } from './generated/client/index.js';
+import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from './generated/sdk.gen.js';
 import type {
   CatalogProductFree,
   CatalogProductPro,
@@ -12,10 +12,10 @@ import type {
   SearchVariantsData,
   SearchVariantsResponse,
   StorefrontProduct,
-} from './generated/types.gen.ts';
-import { CatalogApiError } from './errors.ts';
-import { createPriceStream } from './price-stream.ts';
-import type { PriceStreamItem, PriceStreamOptions } from './price-stream.ts';
+} from './generated/types.gen.js';
+import { CatalogApiError } from './errors.js';
+import { createPriceStream } from './price-stream.js';
+import type { PriceStreamItem, PriceStreamOptions } from './price-stream.js';
 
 export interface CatalogClientOptions {
   /** The HTTP API, `{base_url}`, e.g. `http://localhost:8080`. */

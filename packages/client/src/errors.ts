@@ -1,4 +1,4 @@
-import type { ErrorBody } from './generated/types.gen.ts';
+import type { ErrorBody } from './generated/types.gen.js';
 
 /** The machine-readable codes of the contract's error body. */
 export type ErrorCode = ErrorBody['error'];
@@ -53,7 +53,7 @@ interface ErrorDetails {
   requestId: string | undefined;
 }
 
-function describe({ status, body }: ErrorDetails): { code: ErrorCode; message: string; errorBody: ErrorBody | undefined } {
+function describeError({ status, body }: ErrorDetails): { code: ErrorCode; message: string; errorBody: ErrorBody | undefined } {
   if (isErrorBody(body)) return { code: body.error, message: body.message, errorBody: body };
   const text = typeof body === 'string' ? body.trim().slice(0, 200) : '';
   return { code: codeForStatus(status), message: text === '' ? `HTTP ${status} without an error body` : `HTTP ${status}: ${text}`, errorBody: undefined };
@@ -73,7 +73,7 @@ export class CatalogApiError extends Error {
   readonly body: ErrorBody | undefined;
 
   constructor(details: ErrorDetails) {
-    const { code, message, errorBody } = describe(details);
+    const { code, message, errorBody } = describeError(details);
     super(message);
     this.code = code;
     this.status = details.status;
@@ -94,7 +94,7 @@ export class PriceStreamError extends Error {
   readonly body: ErrorBody | undefined;
 
   constructor(details: ErrorDetails) {
-    const { code, message, errorBody } = describe(details);
+    const { code, message, errorBody } = describeError(details);
     super(message);
     this.code = code;
     this.status = details.status;

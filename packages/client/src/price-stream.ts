@@ -18,11 +18,11 @@
  * `fetch` records the status and error body, `onSseEvent` records each frame's id, event and
  * retry, and the loop here owns reconnects, backoff and `Last-Event-ID`.
  */
-import { createClient } from './generated/client/index.ts';
-import type { StreamEvent } from './generated/core/serverSentEvents.gen.ts';
-import { streamPrices } from './generated/sdk.gen.ts';
-import type { PriceEvent } from './generated/types.gen.ts';
-import { PriceStreamError, parseBody } from './errors.ts';
+import { createClient } from './generated/client/index.js';
+import type { StreamEvent } from './generated/core/serverSentEvents.gen.js';
+import { streamPrices } from './generated/sdk.gen.js';
+import type { PriceEvent } from './generated/types.gen.js';
+import { PriceStreamError, parseBody } from './errors.js';
 
 /** One price event: `id` is the stream's global event number, `topic` the full `price:<source>:<market>`. */
 export interface PriceStreamPrice {
