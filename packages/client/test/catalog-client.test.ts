@@ -47,12 +47,14 @@ describe('getProduct', () => {
   });
 
   it('narrows the free/Pro union with isCatalogProductPro', async () => {
+    // The mock answers with the first shape of the union, the Pro one.
     const { data } = await clientFor().getProduct('nike-dunk-low-retro-white-black-panda');
-    if (isCatalogProductPro(data)) {
-      expect(Array.isArray(data.retail_prices)).toBe(true);
-    } else {
-      expect(data).not.toHaveProperty('retail_prices');
-    }
+    expect(isCatalogProductPro(data)).toBe(true);
+    if (!isCatalogProductPro(data)) return;
+    expect(data.weekly_orders).toEqual(expect.any(Number));
+    expect(data.retail_prices[0]).toEqual({ sku: expect.any(String), price: expect.any(Number), currency: expect.any(String), source: expect.any(String) });
+    const { retail_prices: _r, release_dates: _d, weekly_orders: _w, ...free } = data;
+    expect(isCatalogProductPro(free)).toBe(false);
   });
 
   it('throws CatalogApiError with code, status, message and request id on 404', async () => {
