@@ -1,0 +1,125 @@
+import { createClient } from './generated/client/index.js';
+import type { Client } from './generated/client/index.js';
+import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from './generated/sdk.gen.js';
+import type {
+  CatalogProductFree,
+  CatalogProductPro,
+  CountGtinsResponse,
+  GetProductResponse,
+  ListStorefrontProductsData,
+  ListStorefrontProductsResponse,
+  ListTopBrandsResponse,
+  SearchVariantsData,
+  SearchVariantsResponse,
+  StorefrontProduct,
+} from './generated/types.gen.js';
+import { CatalogApiError } from './errors.js';
+import { createPriceStream } from './price-stream.js';
+import type { PriceStreamItem, PriceStreamOptions } from './price-stream.js';
+
+export interface CatalogClientOptions {
+  /** The HTTP API, `{base_url}`, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /** The stream server, `{sse_url}`, e.g. `http://localhost:8081`. */
+  sseUrl: string;
+  /** The account API key: sent as `Authorization: <key>` to catalog operations, `Bearer <key>` to `countGtins` and the stream. */
+  apiKey: string;
+  /** A `fetch` to use instead of `globalThis.fetch` (proxies, instrumentation, tests). */
+  fetch?: typeof fetch | undefined;
+}
+
+/** The generated query type with every field optional and `undefined` accepted (absent and undefined mean the same here). */
+type Loose<T> = { [K in keyof T]?: T[K] | undefined };
+
+export type SearchVariantsQuery = Loose<NonNullable<SearchVariantsData['query']>>;
+export type ListStorefrontProductsQuery = Loose<NonNullable<ListStorefrontProductsData['query']>>;
+/** The walk pages by cursor, so it takes every query option except `page`, and only the cursor order. */
+export type AllStorefrontProductsQuery = Omit<ListStorefrontProductsQuery, 'page' | 'sort'> & { sort?: 'cursor:asc' | undefined };
+
+export interface CatalogClient {
+  /** `GET /v2/products/{id}` by UUID or slug; `data` is `CatalogProductPro` on Pro keys and `CatalogProductFree` on free keys. */
+  getProduct(idOrSlug: string): Promise<GetProductResponse>;
+  /** `GET /v2/variants` (Pro): exact `sku` or `gtin` digits anywhere in the stored GTIN. */
+  searchVariants(query?: SearchVariantsQuery): Promise<SearchVariantsResponse>;
+  /** `GET /v3/storefront/products`: one page (at most 50 pages; see `allStorefrontProducts`). */
+  listStorefrontProducts(query?: ListStorefrontProductsQuery): Promise<ListStorefrontProductsResponse>;
+  /** Every storefront product matching the query exactly once, in cursor order, past the 50-page cap. */
+  allStorefrontProducts(query?: AllStorefrontProductsQuery): AsyncGenerator<StorefrontProduct, void, undefined>;
+  /** `GET /v2/brands` (Pro): at most 50 brands by product count, descending. */
+  listTopBrands(): Promise<ListTopBrandsResponse>;
+  /** `GET /gtin/count`: distinct GTINs, each normalised to 14 digits. */
+  countGtins(): Promise<CountGtinsResponse>;
+  /** The live price stream (Pro); see `PriceStreamOptions` for resume, backoff and abort. */
+  priceStream(options: PriceStreamOptions): AsyncGenerator<PriceStreamItem, void, undefined>;
+}
+
+/** Narrows a product detail to the Pro shape (the free shape has no `retail_prices`). */
+export function isCatalogProductPro(product: CatalogProductPro | CatalogProductFree): product is CatalogProductPro {
+  return 'retail_prices' in product;
+}
+
+/** Pages served before the walk must continue with a cursor filter (`meta.total_pages` never exceeds it). */
+const PAGE_CAP = 50;
+const WALK_PAGE_SIZE = 100;
+
+/** Returns the body of a 2xx answer; turns any other answer into a CatalogApiError and rethrows network failures. */
+function unwrap<T>(result: { data: T | undefined; error: unknown; response?: Response }): T {
+  const { response } = result;
+  if (response === undefined) throw result.error;
+  if (result.error !== undefined || !response.ok) {
+    throw new CatalogApiError({ status: response.status, body: result.error, requestId: response.headers.get('X-Request-Id') ?? undefined });
+  }
+  return result.data as T;
+}
+
+/**
+ * A client bound to one base URL and key. Each client owns its generated-SDK client instances, so
+ * several clients (different keys or servers) can live in one process.
+ */
+export function createCatalogClient(options: CatalogClientOptions): CatalogClient {
+  const { baseUrl, sseUrl, apiKey } = options;
+  // `auth` answers every security scheme of the generated SDK: the ApiKey scheme sends it bare, BearerAuth as `Bearer <key>`.
+  const http: Client = createClient({ baseUrl, auth: apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const stream = createPriceStream({ sseUrl, apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
+
+  const listPage = async (query: ListStorefrontProductsQuery = {}): Promise<ListStorefrontProductsResponse> =>
+    unwrap(await listStorefrontProducts({ client: http, query }));
+
+  async function* allStorefrontProducts(query: AllStorefrontProductsQuery = {}): AsyncGenerator<StorefrontProduct, void, undefined> {
+    const { filters, limit = WALK_PAGE_SIZE, ...rest } = query;
+    const callerFilter = filters === undefined || filters.trim() === '' ? undefined : filters;
+    let after: number | undefined;
+    for (;;) {
+      // Each leg restarts at page 1 after the last cursor seen; cursor order makes the legs disjoint and complete.
+      const legStart = after;
+      const cursorFilter = after === undefined ? undefined : `cursor > ${String(after)}`;
+      const legFilter =
+        cursorFilter === undefined ? callerFilter : callerFilter === undefined ? cursorFilter : `(${callerFilter}) AND ${cursorFilter}`;
+      for (let page = 1; ; page++) {
+        const { data, meta } = await listPage({ ...rest, filters: legFilter, sort: 'cursor:asc', page, limit });
+        for (const product of data) {
+          // Cursor order is strict, so a repeat can only come from a misbehaving server: never yield it twice.
+          if (after !== undefined && product.cursor <= after) continue;
+          after = product.cursor;
+          yield product;
+        }
+        if (data.length < limit) return;
+        if (page < meta.total_pages) continue;
+        if (page < PAGE_CAP || meta.total <= page * limit) return;
+        break;
+      }
+      // A server that ignored `cursor > N` would serve the same 50 pages forever.
+      if (after === legStart) throw new Error(`the storefront did not advance past cursor ${String(after)}`);
+    }
+  }
+
+  return {
+    getProduct: async (idOrSlug) => unwrap(await getProduct({ client: http, path: { id: idOrSlug } })),
+    searchVariants: async (query = {}) => unwrap(await searchVariants({ client: http, query })),
+    listStorefrontProducts: listPage,
+    allStorefrontProducts,
+    listTopBrands: async () => unwrap(await listTopBrands({ client: http })),
+    countGtins: async () => unwrap(await countGtins({ client: http })),
+    priceStream: stream,
+  };
+}

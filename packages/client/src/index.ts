@@ -1,0 +1,42 @@
+// The public surface of @catalog/client. Everything a consumer may import is re-exported here by name.
+// src/ imports with `.js`, unlike the rest of the repository: tsc copies specifiers into the shipped
+// .d.ts unchanged, and TypeScript before 5 rejects `.ts` there. src/ is never run unbuilt anyway
+// (the generated code imports `.js` too).
+export { createCatalogClient, isCatalogProductPro } from './catalog-client.js';
+export type {
+  AllStorefrontProductsQuery,
+  CatalogClient,
+  CatalogClientOptions,
+  ListStorefrontProductsQuery,
+  SearchVariantsQuery,
+} from './catalog-client.js';
+export { CatalogApiError, PriceStreamError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { createPriceStream } from './price-stream.js';
+export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
+export type {
+  BrandCount,
+  BrandCountList,
+  CatalogProductFree,
+  CatalogProductPro,
+  CatalogVariant,
+  CatalogVariantList,
+  CountGtinsResponse,
+  ErrorBody,
+  GetProductResponse,
+  GtinCount,
+  ListStorefrontProductsResponse,
+  ListTopBrandsResponse,
+  PageMeta,
+  PriceEvent,
+  ProductDetail,
+  ProductLink,
+  ReleaseDate,
+  RetailPrice,
+  SearchVariantsResponse,
+  StorefrontProduct,
+  StorefrontProductList,
+  StorefrontSort,
+  StorefrontVariant,
+  VariantMetadata,
+} from './generated/types.gen.js';

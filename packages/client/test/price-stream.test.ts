@@ -1,0 +1,276 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PriceStreamError, createCatalogClient } from '../src/index.ts';
+import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
+import { buildPriceEvent, priceFrame, startFakeStreamServer, until } from './support/fake-stream-server.ts';
+import type { FakeStreamServer, StreamConnection } from './support/fake-stream-server.ts';
+
+let server: FakeStreamServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(onConnect: (connection: StreamConnection) => void, port = 0): Promise<FakeStreamServer> {
+  server = await startFakeStreamServer(onConnect, port);
+  return server;
+}
+
+function stream(url: string, options: Partial<PriceStreamOptions> = {}): AsyncGenerator<PriceStreamItem, void, undefined> {
+  const client = createCatalogClient({ baseUrl: 'http://127.0.0.1:1', sseUrl: url, apiKey: 'pro-key' });
+  return client.priceStream({ topics: ['price:marketplacea:us', 'price:marketplaceb:nl'], random: () => 0, ...options });
+}
+
+/** Reads items until `count` arrived (then leaves the loop) or the stream ends. */
+async function take(iterable: AsyncIterable<PriceStreamItem>, count: number, onItem?: (items: PriceStreamItem[]) => void): Promise<PriceStreamItem[]> {
+  const items: PriceStreamItem[] = [];
+  for await (const item of iterable) {
+    items.push(item);
+    onItem?.(items);
+    if (items.length >= count) break;
+  }
+  return items;
+}
+
+const ids = (items: PriceStreamItem[]) => items.map((item) => (item.type === 'price' ? item.id : `reset:${item.oldestId}`));
+
+describe('priceStream', () => {
+  it('subscribes with Topics and a bearer key and yields typed price items', async () => {
+    const { url, connections } = await serve((c) => c.open('retry: 2000\n\n', ': heartbeat\n\n', priceFrame(4212, 'price:marketplaceb:nl', buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))));
+
+    const items = await take(stream(url), 1);
+
+    expect(items).toEqual([{ type: 'price', id: 4212, topic: 'price:marketplaceb:nl', data: buildPriceEvent({ source: 'marketplaceb', market: 'NL' }) }]);
+    expect(connections[0]?.headers['topics']).toBe('price:marketplacea:us, price:marketplaceb:nl');
+    expect(connections[0]?.headers['authorization']).toBe('Bearer pro-key');
+    expect(connections[0]?.headers['last-event-id']).toBeUndefined();
+  });
+
+  it('sends the given lastEventId on the first request', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(42)));
+    await take(stream(url, { lastEventId: 41 }), 1);
+    expect(connections[0]?.headers['last-event-id']).toBe('41');
+  });
+
+  it('resumes with Last-Event-ID after an abrupt disconnect and after a clean close, losing and repeating nothing', async () => {
+    const log = Array.from({ length: 9 }, (_, i) => i + 1);
+    const { url, connections } = await serve((c) => {
+      const after = Number(c.headers['last-event-id'] ?? '0');
+      const frames = log.filter((id) => id > after).slice(0, 3).map((id) => priceFrame(id));
+      if (c.index === 1) {
+        // A frame split across writes must still arrive whole.
+        const [first, second, third] = frames as [string, string, string];
+        c.open(first, second.slice(0, 9));
+        setTimeout(() => {
+          c.res.write(second.slice(9));
+          c.res.end(third);
+        }, 20);
+        return;
+      }
+      c.open('retry: 10\n\n', ...frames);
+    });
+    const acknowledged: number[] = [];
+
+    const items = await take(stream(url, { onLastEventId: (id) => acknowledged.push(id) }), 9, (seen) => {
+      if (seen.length === 3) connections[0]?.res.socket?.destroy();
+    });
+
+    expect(ids(items)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(connections.map((c) => c.headers['last-event-id'])).toEqual([undefined, '3', '6']);
+    // The loop left at event 9, so 9 was never acknowledged.
+    expect(acknowledged).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('reconnects with Last-Event-ID when nothing arrives within idleTimeoutMs', async () => {
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.open(priceFrame(1)) : c.open(priceFrame(2))));
+    const reconnects: unknown[] = [];
+
+    const items = await take(stream(url, { idleTimeoutMs: 100, onReconnect: ({ error }) => reconnects.push(error) }), 2);
+
+    expect(ids(items)).toEqual([1, 2]);
+    expect(connections.map((c) => c.headers['last-event-id'])).toEqual([undefined, '1']);
+    expect(String(reconnects[0])).toMatch(/nothing received for 100 ms/);
+    await connections[0]?.closed;
+  });
+
+  it('does not count the time the consumer spends on an item as idle', async () => {
+    const { url, connections } = await serve((c) => {
+      if (c.headers['last-event-id'] !== undefined) return c.open(priceFrame(2));
+      c.open(priceFrame(1));
+      setTimeout(() => c.res.write(priceFrame(2)), 500);
+    });
+    const items: PriceStreamItem[] = [];
+    for await (const item of stream(url, { idleTimeoutMs: 300 })) {
+      items.push(item);
+      if (items.length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 400)); // slower than the idle timeout
+    }
+    expect(ids(items)).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
+  it('keeps a connection that only sends heartbeats', async () => {
+    const { url, connections } = await serve((c) => {
+      c.open(priceFrame(1));
+      const beat = setInterval(() => c.res.write(': heartbeat\n\n'), 20);
+      setTimeout(() => c.res.write(priceFrame(2)), 700);
+      c.res.once('close', () => clearInterval(beat));
+    });
+    expect(ids(await take(stream(url, { idleTimeoutMs: 300 }), 2))).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
+  it('names the topic from the payload when a frame has no event field', async () => {
+    const { url } = await serve((c) => c.open(`id: 9\ndata: ${JSON.stringify(buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))}\n\n`));
+    const [item] = await take(stream(url), 1);
+    expect(item).toMatchObject({ type: 'price', id: 9, topic: 'price:marketplaceb:nl' });
+  });
+
+  it('follows the stream across two server restarts, waiting out the refused connections between them', async () => {
+    const log = Array.from({ length: 9 }, (_, i) => i + 1);
+    const replay = (c: StreamConnection) => {
+      const after = Number(c.headers['last-event-id'] ?? '0');
+      c.open('retry: 20\n\n', ...log.filter((id) => id > after).slice(0, 3).map((id) => priceFrame(id)));
+    };
+    let current = await serve(replay);
+    const port = Number(new URL(current.url).port);
+    const lastEventIds: (string | undefined)[] = [];
+    const refusedAttempts: number[] = [];
+
+    const restart = async () => {
+      lastEventIds.push(...current.connections.map((c) => c.headers['last-event-id'] as string | undefined));
+      await current.close();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      current = await serve(replay, port);
+    };
+    let restarting = Promise.resolve();
+    const items = await take(
+      stream(current.url, { random: () => 0.5, maxRetryDelayMs: 100, onReconnect: ({ attempt }) => refusedAttempts.push(attempt) }),
+      9,
+      (seen) => {
+        if (seen.length === 3 || seen.length === 6) restarting = restart();
+      },
+    );
+    await restarting;
+    lastEventIds.push(...current.connections.map((c) => c.headers['last-event-id'] as string | undefined));
+
+    expect(ids(items)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(lastEventIds).toEqual([undefined, '3', '6']);
+    expect(Math.max(...refusedAttempts)).toBeGreaterThan(1);
+  });
+
+  it('drops an event the server sends again after a resume', async () => {
+    const { url } = await serve((c) => {
+      if (c.index === 0) c.openAndEnd(priceFrame(1), priceFrame(2));
+      else c.open(priceFrame(2), priceFrame(3));
+    });
+    expect(ids(await take(stream(url), 3))).toEqual([1, 2, 3]);
+  });
+
+  it('honours retry: from the server for the reconnect delay', async () => {
+    const { url, connections } = await serve((c) => {
+      if (c.index === 0) c.openAndEnd('retry: 300\n\n', priceFrame(1));
+      else if (c.index === 1) c.openAndEnd('retry: 20\n\n', priceFrame(2));
+      else c.open(priceFrame(3));
+    });
+
+    await take(stream(url, { random: () => 0.999 }), 3);
+
+    const [first, second, third] = connections as [StreamConnection, StreamConnection, StreamConnection];
+    expect(second.openedAt - first.openedAt).toBeGreaterThanOrEqual(280);
+    expect(third.openedAt - second.openedAt).toBeLessThan(250);
+  });
+
+  it('backs off exponentially while refused with 503, and starts over after a successful connect', async () => {
+    const { url } = await serve((c) => {
+      if (c.index === 0 || c.index === 4) c.openAndEnd('retry: 10\n\n', priceFrame(c.index + 1));
+      else if (c.index < 4) c.refuse(503, 'service_unavailable', 'The price log is unreachable.');
+      else c.open(priceFrame(100));
+    });
+    const reconnects: { attempt: number; delayMs: number; error: unknown }[] = [];
+
+    const items = await take(stream(url, { random: () => 0.999, onReconnect: (info) => reconnects.push(info) }), 3);
+
+    expect(ids(items)).toEqual([1, 5, 100]);
+    expect(reconnects.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 1]);
+    expect(reconnects.map((r) => r.delayMs)).toEqual([9, 19, 39, 79, 9]);
+    expect(reconnects[1]?.error).toMatchObject({ status: 503, code: 'service_unavailable' });
+  });
+
+  it('caps one backoff delay at maxRetryDelayMs', async () => {
+    const { url } = await serve((c) => {
+      if (c.index < 3) c.refuse(500, 'internal_error', 'boom');
+      else c.open(priceFrame(1));
+    });
+    const delays: number[] = [];
+    await take(stream(url, { random: () => 0.999, maxRetryDelayMs: 50, onReconnect: ({ delayMs }) => delays.push(delayMs) }), 1);
+    expect(delays).toEqual([49, 49, 49]);
+  });
+
+  it.each([
+    [400, 'invalid_topics', 'Topic "price:nowhere:us" is not price:<source>:<market>.'],
+    [401, 'unauthorized', 'Send your API key in the Authorization header.'],
+    [403, 'forbidden', 'The price stream needs the pro plan.'],
+  ] as const)('stops at once with PriceStreamError on %i', async (status, code, message) => {
+    const { url, connections } = await serve((c) => c.refuse(status, code, message));
+
+    const error = await take(stream(url), 1).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PriceStreamError);
+    expect(error).toMatchObject({ status, code, message, requestId: `refused-${status}` });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(connections).toHaveLength(1);
+  });
+
+  it('yields a reset notice before the replayed events', async () => {
+    const { url } = await serve((c) => c.open('event: reset\ndata: {"requested_id":1200,"oldest_id":7001}\n\n', priceFrame(7001), priceFrame(7002)));
+
+    const items = await take(stream(url, { lastEventId: '1200' }), 3);
+
+    expect(items[0]).toEqual({ type: 'reset', requestedId: 1200, oldestId: 7001, id: 7000, topic: 'reset' });
+    expect(ids(items.slice(1))).toEqual([7001, 7002]);
+  });
+
+  it('ends the iterator and closes the connection when the signal aborts mid-stream', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(1)));
+    const controller = new AbortController();
+    const items: PriceStreamItem[] = [];
+
+    const done = (async () => {
+      for await (const item of stream(url, { signal: controller.signal })) items.push(item);
+    })();
+    await until(() => items.length === 1);
+    const abortedAt = Date.now();
+    controller.abort();
+    await done;
+
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+    await connections[0]?.closed;
+    expect(connections).toHaveLength(1);
+  });
+
+  it('ends at once when the signal aborts during a backoff', async () => {
+    const { url, connections } = await serve((c) => c.refuse(503, 'service_unavailable', 'down'));
+    const controller = new AbortController();
+
+    const done = take(stream(url, { signal: controller.signal, random: () => 0.999, maxRetryDelayMs: 60_000 }), 1);
+    await until(() => connections.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const abortedAt = Date.now();
+    controller.abort();
+
+    expect(await done).toEqual([]);
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+  });
+
+  it('closes the connection when the loop is left early', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(1), priceFrame(2)));
+    await take(stream(url), 1);
+    await connections[0]?.closed;
+    expect(connections[0]?.res.destroyed || connections[0]?.res.writableEnded).toBe(true);
+  });
+
+  it('rejects a lastEventId that is not a non-negative integer', async () => {
+    await expect(take(stream('http://127.0.0.1:1', { lastEventId: 'abc' }), 1)).rejects.toThrow(TypeError);
+  });
+});

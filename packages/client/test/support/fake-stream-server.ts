@@ -1,0 +1,99 @@
+// A scriptable stand-in for the stream server: each connection is handed to the test, which
+// writes frames, destroys the socket or ends the response as the scenario needs.
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { PriceEvent } from '../../src/index.ts';
+
+export interface StreamConnection {
+  index: number;
+  headers: IncomingHttpHeaders;
+  openedAt: number;
+  res: ServerResponse;
+  /** Resolves when the client or the server closed this connection. */
+  closed: Promise<void>;
+  /** Sends the stream head (200, text/event-stream) and the given frames. */
+  open(...frames: string[]): void;
+  /** Sends the stream head and the frames, then ends the response cleanly. */
+  openAndEnd(...frames: string[]): void;
+  /** Refuses the subscription with an ErrorBody. */
+  refuse(status: number, error: string, message: string): void;
+}
+
+export interface FakeStreamServer {
+  url: string;
+  connections: StreamConnection[];
+  close(): Promise<void>;
+}
+
+export function buildPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent {
+  return {
+    source: 'marketplacea',
+    product_id: '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f',
+    variant_id: '9b2d4c1e-8a7f-4e3d-b5c6-1f2e3d4c5b6a',
+    size: '10.5',
+    price: 189.99,
+    currency: 'USD',
+    market: 'US',
+    sku: 'DD1391-100',
+    timestamp: '2026-11-23T14:03:07.123456789Z',
+    ...overrides,
+  };
+}
+
+export function priceFrame(id: number, topic = 'price:marketplacea:us', event: PriceEvent = buildPriceEvent({ price: id })): string {
+  return `id: ${id}\nevent: ${topic}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export async function startFakeStreamServer(onConnect: (connection: StreamConnection) => void, port = 0): Promise<FakeStreamServer> {
+  const connections: StreamConnection[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    const connection: StreamConnection = {
+      index: connections.length,
+      headers: req.headers,
+      openedAt: Date.now(),
+      res,
+      closed,
+      open: (...frames) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Request-Id': `stream-${connections.length}` });
+        res.flushHeaders();
+        for (const frame of frames) res.write(frame);
+      },
+      openAndEnd: (...frames) => {
+        connection.open(...frames);
+        res.end();
+      },
+      refuse: (status, error, message) => {
+        res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': `refused-${status}` });
+        res.end(JSON.stringify({ status: 'error', error, message, query: {}, data: null, meta: null }));
+      },
+    };
+    connections.push(connection);
+    onConnect(connection);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Polls until `condition` holds; fails the test after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
