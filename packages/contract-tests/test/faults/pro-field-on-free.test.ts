@@ -12,7 +12,7 @@ describe('a Pro field on the free plan', () => {
   for (const field of ['retail_prices', 'release_dates', 'weekly_orders'] as const) {
     it(`is reported when ${field} leaks`, () => {
       const leaked = freeProductBody() as { data: Record<string, unknown> };
-      leaked.data[field] = proProductBody().data[field];
+      leaked.data[field] = (proProductBody().data as Record<string, unknown>)[field];
       expect(validateFreeProduct(leaked).join('\n')).toContain(field);
     });
   }
