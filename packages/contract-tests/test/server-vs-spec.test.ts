@@ -160,7 +160,9 @@ describe.skipIf(!serverAvailable)('the real server', () => {
         }
         const seen: string[] = [];
         for (const c of SERVER_CASES.filter((x) => x.server === 'main' && (x.status === 200 || x.status === 404))) {
-          const answer = await send(baseUrl(server, c.operationId), c, c.headers(seeded.ctx));
+          const answer = await send(baseUrl(server, c.operationId), c, c.headers(seeded.ctx)).catch((error: unknown) => {
+            throw new Error(`the server stopped answering after its database broke (${c.operationId}):\n${server.logs.slice(-20).join('\n')}`, { cause: error });
+          });
           seen.push(`${c.operationId} ${answer.status}`);
           expect(validateResponse(c.operationId, answer.status, answer.headers, answer.text), `${c.operationId} ${answer.status} ${answer.text}`).toEqual([]);
           if (answer.status >= 500) expect((answer.body as { error?: string }).error).toBe(answer.status === 503 ? 'service_unavailable' : 'internal_error');

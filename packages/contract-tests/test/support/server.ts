@@ -71,10 +71,10 @@ export interface RunningServer {
 export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--sse-port', '0', ...extraArgs], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // The log goes to stderr; stdout is read the same way in case a logger writes there.
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  let pending = '';
   const stop = (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolveStop) => {
@@ -93,25 +93,30 @@ export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.Pr
     }, 30_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`serve exited with ${String(code)} before listening:\n${logs.join('\n')}${pending}`));
+      reject(new Error(`serve exited with ${String(code)} before listening:\n${logs.join('\n')}`));
     });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      pending += chunk.toString();
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        logs.push(line);
-        let entry: { msg?: unknown; apiUrl?: unknown; streamUrl?: unknown };
-        try {
-          entry = JSON.parse(line) as typeof entry;
-        } catch {
-          continue;
+    const lineReader = () => {
+      let pending = '';
+      return (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          logs.push(line);
+          let entry: { msg?: unknown; apiUrl?: unknown; streamUrl?: unknown };
+          try {
+            entry = JSON.parse(line) as typeof entry;
+          } catch {
+            continue;
+          }
+          if (entry.msg === 'listening' && typeof entry.apiUrl === 'string' && typeof entry.streamUrl === 'string') {
+            clearTimeout(timer);
+            resolveStart({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, ''), logs, stop });
+          }
         }
-        if (entry.msg === 'listening' && typeof entry.apiUrl === 'string' && typeof entry.streamUrl === 'string') {
-          clearTimeout(timer);
-          resolveStart({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, ''), logs, stop });
-        }
-      }
-    });
+      };
+    };
+    child.stderr?.on('data', lineReader());
+    child.stdout?.on('data', lineReader());
   });
 }
