@@ -13,7 +13,7 @@ import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.
 import { CATALOG, STOREFRONT, toNdjson } from './support/fixtures.ts';
 import { type Prism, parseViolations, responseViolations, startPrism } from './support/prism.ts';
 import { createKey, importProducts, type RunningServer, serve, serverAvailable, type Workspace, workspace } from './support/server.ts';
-import { operations, validateResponse } from './support/spec.ts';
+import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
 interface Answer {
   status: number;
@@ -112,6 +112,19 @@ describe.skipIf(!serverAvailable)('the real server', () => {
           const proxiedText = await proxied.text();
           expect(proxied.status, proxiedText).toBe(c.status);
           expect(responseViolations(parseViolations(proxied.headers.get('sl-violations')))).toEqual([]);
+        });
+      }
+
+      if (op.operationId === 'getProduct') {
+        it('gives a free key no Pro field on any product, by id or slug, bare or bearer', async () => {
+          for (const product of Object.values(CATALOG)) {
+            for (const [id, authorization] of [[product.id, ctx.freeKey], [product.slug, `Bearer ${ctx.freeKey}`]] as const) {
+              const answer = await send(main.apiUrl, { path: `/v2/products/${id}` }, { Authorization: authorization });
+              expect(answer.status, answer.text).toBe(200);
+              expect(validateResponse('getProduct', 200, answer.headers, answer.text)).toEqual([]);
+              expect(validateFreeProduct(answer.body), id).toEqual([]);
+            }
+          }
         });
       }
 
