@@ -1,0 +1,34 @@
+// Conforming responses built from the fixtures, one per operation, for the fault tests to break.
+import { CATALOG, STOREFRONT } from '../support/fixtures.ts';
+
+export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': '0f8c2b9e-5d4a-4c3b-9a1e-7f6d5c4b3a21' };
+
+const v2 = (data: unknown, meta: unknown = null) => ({ status: 'success', error: '', message: '', query: {}, data, meta });
+
+export function proProductBody() {
+  return v2(structuredClone(CATALOG.dunk));
+}
+
+export function freeProductBody() {
+  const { retail_prices: _r, release_dates: _d, weekly_orders: _w, ...free } = structuredClone(CATALOG.dunk);
+  return v2(free);
+}
+
+/** A 200 body for every JSON operation, keyed by operationId. */
+export function okBodies(): Record<string, Record<string, unknown>> {
+  return {
+    listStorefrontProducts: {
+      status: 'success',
+      data: STOREFRONT.map((p, i) => ({ ...structuredClone(p), cursor: 17000000000001536 + i })),
+      meta: { total: STOREFRONT.length, total_pages: 1 },
+    },
+    searchVariants: v2(structuredClone(CATALOG.dunk.variants), { total: 3, total_pages: 1 }),
+    listTopBrands: v2([{ brand: 'Nike', count: 2 }, { brand: 'Jordan', count: 1 }]),
+    getProduct: proProductBody(),
+    countGtins: { count: 5 },
+  };
+}
+
+export function errorBody(error: string) {
+  return { status: 'error', error, message: 'Something about the request.', query: {}, data: null, meta: null };
+}

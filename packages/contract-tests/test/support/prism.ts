@@ -1,0 +1,116 @@
+// Prism as a test fixture: `mock` serves the OpenAPI document from its examples, `proxy` forwards to a
+// live server and validates both directions. Prism reports what it finds in an `sl-violations`
+// response header; `fetch` here records every one. Prism is a separate process bound to 127.0.0.1 on
+// a free port; startup takes a few seconds, so start it once per file (beforeAll) and stop it in
+// afterAll. A Prism that exits early or never answers fails `startPrism` with its output.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { OPENAPI_PATH, REPO_ROOT } from './spec.ts';
+
+const CANDIDATE_BINS = [
+  join(REPO_ROOT, 'packages/contract-tests/node_modules/.bin/prism'),
+  join(REPO_ROOT, 'node_modules/.bin/prism'),
+  join(REPO_ROOT, 'specs/node_modules/.bin/prism'),
+];
+
+export interface Violation {
+  location: string[];
+  severity: string;
+  code: string | number;
+  message: string;
+}
+
+export interface RecordedExchange {
+  method: string;
+  url: string;
+  status: number;
+  violations: Violation[];
+}
+
+export interface Prism {
+  url: string;
+  /** Every exchange sent through `fetch`, with the violations Prism reported for it. */
+  exchanges: RecordedExchange[];
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function parseViolations(header: string | null): Violation[] {
+  if (header === null || header === '') return [];
+  try {
+    return JSON.parse(header) as Violation[];
+  } catch {
+    return [{ location: ['sl-violations'], severity: 'Error', code: 'unparseable', message: header }];
+  }
+}
+
+/** Violations about the response (not the request): these mean the server broke the contract. */
+export function responseViolations(violations: Violation[]): Violation[] {
+  return violations.filter((v) => v.location[0] !== 'request');
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolveStop) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolveStop();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export type PrismMode = { mode: 'mock' } | { mode: 'proxy'; upstream: string };
+
+export async function startPrism(options: PrismMode, spec: string = OPENAPI_PATH): Promise<Prism> {
+  const bin = CANDIDATE_BINS.find((path) => existsSync(path));
+  if (bin === undefined) throw new Error(`prism is not installed (looked in ${CANDIDATE_BINS.join(', ')})`);
+  const port = await freePort();
+  const args = options.mode === 'mock' ? ['mock', spec] : ['proxy', spec, options.upstream];
+  const child = spawn(bin, [...args, '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prism exited with ${child.exitCode}:\n${output}`);
+    if (/Prism is listening/.test(output)) break;
+    if (Date.now() > deadline) {
+      await stopChild(child);
+      throw new Error(`prism did not start within 30 s:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const exchanges: RecordedExchange[] = [];
+  return {
+    url,
+    exchanges,
+    async fetch(path, init = {}) {
+      const response = await fetch(`${url}${path}`, init);
+      exchanges.push({
+        method: init.method ?? 'GET',
+        url: path,
+        status: response.status,
+        violations: parseViolations(response.headers.get('sl-violations')),
+      });
+      return response;
+    },
+    stop: () => stopChild(child),
+  };
+}

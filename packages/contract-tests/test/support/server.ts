@@ -1,0 +1,122 @@
+// The real server as a black box, driven only through its CLI (`packages/server/src/cli/main.ts`):
+// `import`, `keys create`, `prices publish` run to completion; `serve` runs until stopped and
+// announces its URLs in a structured log line `{"msg":"listening","apiUrl":…,"streamUrl":…}` on
+// stderr. Everything lives in a temporary directory removed by `dispose`. A command that fails or a
+// server that does not announce itself within 30 s fails the test with the process's output.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from './spec.ts';
+
+/** The server CLI; CATALOG_CLI points the suite at another copy (faults/README.md plants faults that way). */
+export const CLI = process.env['CATALOG_CLI'] ?? join(REPO_ROOT, 'packages/server/src/cli/main.ts');
+const run = promisify(execFile);
+
+/** Whether the server package is present (it is built on another branch until integration). */
+export const serverAvailable = existsSync(CLI) && existsSync(join(dirname(CLI), 'serve.ts'));
+
+export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`catalog ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: error });
+  }
+}
+
+export interface Workspace {
+  dir: string;
+  file(name: string, content: string): string;
+  dispose(): void;
+}
+
+export function workspace(prefix: string): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), `contract-${prefix}-`));
+  return {
+    dir,
+    file(name, content) {
+      const path = join(dir, name);
+      writeFileSync(path, content);
+      return path;
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function importProducts(db: string, kind: 'catalog' | 'storefront', ndjsonFile: string): Promise<void> {
+  await cli(['import', '--db', db, '--kind', kind, ndjsonFile]);
+}
+
+export async function createKey(db: string, plan: 'free' | 'pro'): Promise<string> {
+  const { stdout } = await cli(['keys', 'create', '--db', db, '--plan', plan]);
+  const key = stdout.trim().split('\n').pop()?.trim();
+  if (key === undefined || key === '') throw new Error(`keys create printed no key: ${stdout}`);
+  return key;
+}
+
+export async function publishPrices(db: string, ndjsonFile: string): Promise<void> {
+  await cli(['prices', 'publish', '--price-log', db, ndjsonFile]);
+}
+
+export interface RunningServer {
+  apiUrl: string;
+  streamUrl: string;
+  /** Every stderr line, as written. */
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--sse-port', '0', ...extraArgs], {
+    env: { ...process.env, ...env },
+    // The log goes to stderr; stdout is read the same way in case a logger writes there.
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const stop = (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolveStop) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolveStop();
+      });
+      child.kill('SIGTERM');
+    });
+  };
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`serve did not log "listening" within 30 s:\n${logs.join('\n')}`));
+    }, 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${String(code)} before listening:\n${logs.join('\n')}`));
+    });
+    const lineReader = () => {
+      let pending = '';
+      return (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          logs.push(line);
+          let entry: { msg?: unknown; apiUrl?: unknown; streamUrl?: unknown };
+          try {
+            entry = JSON.parse(line) as typeof entry;
+          } catch {
+            continue;
+          }
+          if (entry.msg === 'listening' && typeof entry.apiUrl === 'string' && typeof entry.streamUrl === 'string') {
+            clearTimeout(timer);
+            resolveStart({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, ''), logs, stop });
+          }
+        }
+      };
+    };
+    child.stderr?.on('data', lineReader());
+    child.stdout?.on('data', lineReader());
+  });
+}
