@@ -12,7 +12,8 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
-import { operations, type ApiOperationId } from './generated/handlers.gen.ts';
+import { operations } from './generated/handlers.gen.ts';
+import { API_OPERATION_IDS } from './http/api-operations.ts';
 import { openapiDocument } from './generated/openapi.gen.ts';
 import { createAuthenticator } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
@@ -20,7 +21,7 @@ import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, sendError, sendJson, sendText } from './http/exchange.ts';
 import { operationRoute } from './http/operation-route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { createRequestValidator } from './http/request-validation.ts';
+import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
 import type { CatalogStore } from './store/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
@@ -44,10 +45,6 @@ export interface AppDeps {
 
 const ALLOW = 'GET, HEAD';
 
-export const API_OPERATION_IDS = (Object.keys(operations) as (keyof typeof operations)[]).filter(
-  (id): id is ApiOperationId => operations[id].listener === 'api',
-);
-
 export function createApp(deps: AppDeps): express.Application {
   const { logger } = deps;
   const app = express();
@@ -60,7 +57,7 @@ export function createApp(deps: AppDeps): express.Application {
     catalog: new CatalogService(deps.catalog),
     authenticator: createAuthenticator(deps.keys),
     rateLimiter: createRateLimiter(deps.rateLimitPerMinute ?? 0),
-    validate: createRequestValidator(API_OPERATION_IDS),
+    validate: requestValidator(),
     logger,
   };
   const readiness = deps.readiness ?? [{ name: 'catalog database', ping: () => deps.catalog.ping() }];

@@ -11,6 +11,7 @@ import { OpenAPIBackend } from 'openapi-backend';
 import { InvalidRequest, PageOutOfRange } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
 import type { ApiOperationId } from '../generated/handlers.gen.ts';
+import { API_OPERATION_IDS } from './api-operations.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -26,7 +27,15 @@ export type RequestValidator = (
   query: Record<string, string>,
 ) => ValidatedParameters;
 
-/** Builds and compiles the validators of every API operation; call once per app. */
+let shared: RequestValidator | undefined;
+
+/** The validators of every API operation, compiled on first use and shared: they are pure. */
+export function requestValidator(): RequestValidator {
+  shared ??= createRequestValidator(API_OPERATION_IDS);
+  return shared;
+}
+
+/** Builds and compiles the validators of the given operations. */
 export function createRequestValidator(operationIds: readonly ApiOperationId[]): RequestValidator {
   const backend = new OpenAPIBackend({
     // openapi-backend dereferences in place; the shared document must stay intact for /openapi.json.
