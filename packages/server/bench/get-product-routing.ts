@@ -168,6 +168,7 @@ if (values.serve !== undefined) {
   const totals = new Map<Mode, { rps: number[]; p50: number[]; p99: number[]; cpu: number[] }>();
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const mode of (values.modes ?? '').split(',') as Mode[]) {
+      if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${MODES.join(', ')}`);
       const r = await measure(mode, seconds, connections);
       process.stderr.write(`round ${round} ${mode}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms, ${r.cpu.toFixed(1)} µs CPU/request\n`);
       const t = totals.get(mode) ?? { rps: [], p50: [], p99: [], cpu: [] };
