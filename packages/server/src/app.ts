@@ -18,7 +18,7 @@ import { openapiDocument } from './generated/openapi.gen.ts';
 import { createAuthenticator } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
 import { HttpRefusal } from './http/errors.ts';
-import { exchangeOf, sendError, sendJson, sendText } from './http/exchange.ts';
+import { exchangeOf, refuseBody, sendError, sendJson, sendText } from './http/exchange.ts';
 import { operationRoute } from './http/operation-route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
@@ -64,15 +64,6 @@ export function createApp(deps: AppDeps): express.Application {
   const documentJson = JSON.stringify(openapiDocument);
   const docsPage = renderDocsPage(openapiDocument);
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    exchangeOf(req);
-    if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req)) {
-      sendError(logger, req, res, new HttpRefusal('invalid_request', `${req.method} requests take no body; send parameters in the query string.`));
-      return;
-    }
-    next();
-  });
-
   const methodNotAllowed = (req: Request, res: Response): void => {
     sendError(
       logger,
@@ -89,8 +80,20 @@ export function createApp(deps: AppDeps): express.Application {
   }
 
   // Operational endpoints: not in the contract, so they stay off the validation path.
-  app.get('/healthz', (req, res) => sendJson(logger, req, res, 200, { status: 'ok' }));
-  app.get('/readyz', async (req, res) => {
+  // Operational GETs refuse a body like the operations do (refuseBody), before answering.
+  const withoutBody =
+    (route: (req: Request, res: Response) => void | Promise<void>) =>
+    async (req: Request, res: Response): Promise<void> => {
+      try {
+        refuseBody(req);
+      } catch (error) {
+        sendError(logger, req, res, error);
+        return;
+      }
+      await route(req, res);
+    };
+  app.get('/healthz', withoutBody((req, res) => sendJson(logger, req, res, 200, { status: 'ok' })));
+  app.get('/readyz', withoutBody(async (req, res) => {
     const results = await Promise.all(
       readiness.map(async (check) => {
         try {
@@ -108,9 +111,9 @@ export function createApp(deps: AppDeps): express.Application {
       return;
     }
     sendError(logger, req, res, new ServiceUnavailable(down.join(' and ')));
-  });
-  app.get('/openapi.json', (req, res) => sendText(logger, req, res, 'application/json; charset=utf-8', documentJson));
-  app.get('/docs', (req, res) => sendText(logger, req, res, 'text/html; charset=utf-8', docsPage));
+  }));
+  app.get('/openapi.json', withoutBody((req, res) => sendText(logger, req, res, 'application/json; charset=utf-8', documentJson)));
+  app.get('/docs', withoutBody((req, res) => sendText(logger, req, res, 'text/html; charset=utf-8', docsPage)));
   for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs']) app.all(path, methodNotAllowed);
 
   app.use((req: Request, res: Response) => {
@@ -129,11 +132,6 @@ export function createApp(deps: AppDeps): express.Application {
   });
 
   return app;
-}
-
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function truncate(text: string): string {

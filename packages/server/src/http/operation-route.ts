@@ -6,7 +6,7 @@ import type { ApiOperationId } from '../generated/handlers.gen.ts';
 import type { Logger } from '../logger.ts';
 import { authorize, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';
-import { exchangeOf, sendError, sendJson } from './exchange.ts';
+import { exchangeOf, refuseBody, sendError, sendJson } from './exchange.ts';
 import { handlers } from './handlers/index.ts';
 import { assertNoProblem } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -28,7 +28,9 @@ export function operationRoute(operationId: ApiOperationId, deps: OperationDeps)
   return async (req: Request, res: Response) => {
     const exchange = exchangeOf(req);
     try {
-      const caller = await deps.authenticator.authenticate(req.headers.authorization);
+      refuseBody(req);
+      const authenticated = deps.authenticator.authenticate(req.headers.authorization);
+      const caller = authenticated instanceof Promise ? await authenticated : authenticated;
       authorize(operationId, caller.plan);
       deps.rateLimiter.take(caller.key);
       assertNoProblem(exchange.query);
