@@ -9,6 +9,7 @@
 //   openapi-backend handleRequest                   MEASURED_BACKEND
 // openapi-backend's router re-derives its operation list on every request; Express routing with
 // the validators openapi-backend compiles is the faster design, so it is the hot path here.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
@@ -19,7 +20,8 @@ import { createAuthenticator } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
 import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendText } from './http/exchange.ts';
-import { operationRoute } from './http/operation-route.ts';
+import { createFastRouter } from './http/fast-routes.ts';
+import { operationRunner } from './http/operation-route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
@@ -73,9 +75,23 @@ export function createApp(deps: AppDeps): express.Application {
     );
   };
 
-  for (const operationId of API_OPERATION_IDS) {
+  const runners = new Map(API_OPERATION_IDS.map((id) => [id, operationRunner(id, operationDeps)] as const));
+  // The hot path: exact operation paths are served before Express's per-request set-up (two
+  // prototype swaps, a final-handler closure, the router walk), which nothing on it needs; every
+  // other request, and every path variant, goes through Express as usual.
+  const fastRouter = createFastRouter(runners);
+  // `handle` is Express's documented-in-source entry point (app(req, res) calls app.handle); its
+  // types do not declare it.
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
+  const expressHandle = ((app as unknown as { handle: Handle }).handle).bind(app);
+  Object.assign(app, {
+    handle(req: IncomingMessage, res: ServerResponse, next?: NextFunction): void {
+      if (!fastRouter(req, res)) expressHandle(req, res, next);
+    },
+  });
+  for (const [operationId, run] of runners) {
     const path = operations[operationId].path.replace(/\{([^}]+)\}/g, ':$1');
-    app.get(path, operationRoute(operationId, operationDeps));
+    app.get(path, (req, res) => run(req, res, req.params as Record<string, string>));
     app.all(path, methodNotAllowed);
   }
 

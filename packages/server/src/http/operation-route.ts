@@ -1,5 +1,6 @@
 // The path every API operation takes: authenticate, authorise, rate-limit, validate, run the
 // handler, serialise. Handlers only ever see a validated request and return { status, body }.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { CatalogService } from '../catalog/catalog-service.ts';
 import type { ApiOperationId } from '../generated/handlers.gen.ts';
@@ -23,9 +24,17 @@ export interface OperationDeps {
 type AnyHandler = (request: unknown, context: RequestContext) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown };
 
 export function operationRoute(operationId: ApiOperationId, deps: OperationDeps): RequestHandler {
+  const run = operationRunner(operationId, deps);
+  return (req: Request, res: Response) => run(req, res, req.params as Record<string, string>);
+}
+
+export type OperationRunner = (req: IncomingMessage, res: ServerResponse, path: Record<string, string>) => Promise<void>;
+
+/** Serves one operation given its decoded path parameters; never rejects. */
+export function operationRunner(operationId: ApiOperationId, deps: OperationDeps): OperationRunner {
   // The validator proves the request matches the operation's generated request type.
   const handler = handlers[operationId] as AnyHandler;
-  return async (req: Request, res: Response) => {
+  return async (req, res, path) => {
     const exchange = exchangeOf(req);
     try {
       refuseBody(req);
@@ -34,7 +43,7 @@ export function operationRoute(operationId: ApiOperationId, deps: OperationDeps)
       authorize(operationId, caller.plan);
       deps.rateLimiter.take(caller.key);
       assertNoProblem(exchange.query);
-      const { query, params } = deps.validate(operationId, req.params as Record<string, string>, exchange.query.values);
+      const { query, params } = deps.validate(operationId, path, exchange.query.values);
       const result = await handler(
         { query, params, headers: {} },
         { requestId: exchange.requestId, plan: caller.plan, catalog: deps.catalog },
