@@ -1,7 +1,6 @@
 // The path every API operation takes: authenticate, authorise, rate-limit, validate, run the
 // handler, serialise. Handlers only ever see a validated request and return { status, body }.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler, Response } from 'express';
 import type { CatalogService } from '../catalog/catalog-service.ts';
 import type { ApiOperationId } from '../generated/handlers.gen.ts';
 import type { Logger } from '../logger.ts';
@@ -22,11 +21,6 @@ export interface OperationDeps {
 }
 
 type AnyHandler = (request: unknown, context: RequestContext) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown };
-
-export function operationRoute(operationId: ApiOperationId, deps: OperationDeps): RequestHandler {
-  const run = operationRunner(operationId, deps);
-  return (req: Request, res: Response) => run(req, res, req.params as Record<string, string>);
-}
 
 export type OperationRunner = (req: IncomingMessage, res: ServerResponse, path: Record<string, string>) => Promise<void>;
 
