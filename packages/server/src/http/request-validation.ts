@@ -57,17 +57,33 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
   for (const operationId of operationIds) {
     compiled.set(operationId, backend.validator.getRequestValidatorsForOperation(operationId));
   }
+  const descriptions = parameterDescriptions(backend.definition as unknown as Record<string, unknown>);
   return (operationId, path, query) => {
     // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
     const parameters = { path: { ...path }, query: { ...query }, header: {} };
     for (const validate of compiled.get(operationId) ?? []) {
-      if (!validate(parameters)) throw refusalFor(operationId, validate.errors ?? [], query);
+      if (!validate(parameters)) throw refusalFor(operationId, validate.errors ?? [], query, descriptions);
     }
     return { query: parameters.query, params: parameters.path };
   };
 }
 
-function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Record<string, string>): Error {
+/** `operationId in name` → the parameter's description, to explain pattern failures in words. */
+function parameterDescriptions(definition: Record<string, unknown>): Map<string, string> {
+  const descriptions = new Map<string, string>();
+  for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const operation of Object.values(item)) {
+      const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
+      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
+      for (const parameter of parameters as { name?: string; in?: string; description?: string }[]) {
+        if (parameter.description !== undefined) descriptions.set(`${operationId} ${parameter.in} ${parameter.name}`, parameter.description);
+      }
+    }
+  }
+  return descriptions;
+}
+
+function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Record<string, string>, descriptions: Map<string, string>): Error {
   const error = errors[0];
   if (error === undefined) return new InvalidRequest('The request is not valid.');
   const [, where = '', name = ''] = error.instancePath.split('/');
@@ -85,7 +101,9 @@ function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Rec
   }
   const received = where === 'query' ? raw[name] : undefined;
   const got = received === undefined ? '' : `, got "${received.length > 60 ? `${received.slice(0, 60)}…` : received}"`;
-  return new InvalidRequest(`${label} "${name}" ${describe(error)}${got}.`);
+  const description = error.keyword === 'pattern' ? descriptions.get(`${operationId} ${where} ${name}`) : undefined;
+  const hint = description === undefined ? '' : ` (${description.replace(/\.$/, '')})`;
+  return new InvalidRequest(`${label} "${name}" ${describe(error)}${hint}${got}.`);
 }
 
 function describe(error: ErrorObject): string {

@@ -56,6 +56,13 @@ describe('searchVariants', () => {
     expect(body.query).toEqual({ gtin });
   });
 
+  it('explains the gtin rule in words when the pattern fails', async () => {
+    const body = (await (await app.get('/v2/variants?gtin=12-4')).json()) as { message: string };
+    expect(body.message).toBe(
+      'Query parameter "gtin" must match the pattern ^[0-9]{4,14}$ (Digits to find inside stored GTINs; at least 4, at most 14), got "12-4".',
+    );
+  });
+
   it('returns 400 for limit above 100', async () => {
     const response = await app.get('/v2/variants?limit=101');
     expect(response.status).toBe(400);
