@@ -57,8 +57,17 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
   for (const operationId of operationIds) {
     compiled.set(operationId, backend.validator.getRequestValidatorsForOperation(operationId));
   }
-  const descriptions = parameterDescriptions(backend.definition as unknown as Record<string, unknown>);
+  const definition = backend.definition as unknown as Record<string, unknown>;
+  const descriptions = parameterDescriptions(definition);
+  const integers = integerQueryParameters(definition);
   return (operationId, path, query) => {
+    // Ajv's coercion takes anything `==` to a number ("0x10", " 1", "1e3"); integers must be digits.
+    for (const name of integers.get(operationId) ?? []) {
+      const value = query[name];
+      if (value !== undefined && !DECIMAL_INTEGER.test(value)) {
+        throw new InvalidRequest(`Query parameter "${name}" must be an integer, got "${value.length > 60 ? `${value.slice(0, 60)}…` : value}".`);
+      }
+    }
     // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
     const parameters = { path: { ...path }, query: { ...query }, header: {} };
     for (const validate of compiled.get(operationId) ?? []) {
@@ -66,6 +75,23 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
     }
     return { query: parameters.query, params: parameters.path };
   };
+}
+
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+function integerQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const operation of Object.values(item)) {
+      const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
+      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
+      const names = (parameters as { name?: string; in?: string; schema?: { type?: unknown } }[])
+        .filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer')
+        .map((parameter) => String(parameter.name));
+      result.set(operationId, names);
+    }
+  }
+  return result;
 }
 
 /** `operationId in name` → the parameter's description, to explain pattern failures in words. */
