@@ -15,14 +15,16 @@ import { createApp } from '../src/app.ts';
 import { CatalogService } from '../src/catalog/catalog-service.ts';
 import { openapiDocument } from '../src/generated/openapi.gen.ts';
 import { authorize, createAuthenticator } from '../src/http/auth.ts';
+import { createBufferedLogWrite } from '../src/http/buffered-log-write.ts';
 import { sendError, sendJson } from '../src/http/exchange.ts';
 import { HttpRefusal } from '../src/http/errors.ts';
 import { createLogger, silentLogger } from '../src/logger.ts';
 import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../test/support/fake-catalog-store.ts';
 
-// `express-alone` (Express serving the bytes) and `express-silent` (createApp without the access
-// log) locate the cost; the default run compares the three designs.
-const MODES = ['bare', 'express', 'openapi-backend', 'express-alone', 'express-silent', 'express-async'] as const;
+// `express-alone` (Express serving the bytes), `express-async` (the same after an await and a
+// stringify), `express-silent` (createApp, log lines dropped) and `express-unbuffered` (one
+// write(2) per log line) locate the cost; the default run compares the three designs.
+const MODES = ['bare', 'express', 'openapi-backend', 'express-alone', 'express-async', 'express-silent', 'express-unbuffered'] as const;
 type Mode = (typeof MODES)[number];
 const KEY = 'ck_bench_pro';
 const SLUG = 'nike-dunk-low-retro-white-black-panda';
@@ -44,7 +46,8 @@ function fixtures(): { store: FakeCatalogStore; keys: FakeKeyStore } {
 
 function serverFor(mode: Mode): http.Server {
   const { store, keys } = fixtures();
-  const logger = createLogger();
+  // The wiring src/main.ts should use: access log lines batched per event-loop turn.
+  const logger = createLogger({ write: createBufferedLogWrite() });
   switch (mode) {
     case 'bare': {
       const product = store.catalog[0];
@@ -56,6 +59,8 @@ function serverFor(mode: Mode): http.Server {
     }
     case 'express':
       return http.createServer(createApp({ catalog: store, keys, logger }));
+    case 'express-unbuffered':
+      return http.createServer(createApp({ catalog: store, keys, logger: createLogger() }));
     case 'express-silent':
       return http.createServer(createApp({ catalog: store, keys, logger: silentLogger }));
     case 'express-alone': {
@@ -168,6 +173,7 @@ if (values.serve !== undefined) {
   const totals = new Map<Mode, { rps: number[]; p50: number[]; p99: number[]; cpu: number[] }>();
   for (let round = 1; round <= Number(values.rounds); round++) {
     for (const mode of (values.modes ?? '').split(',') as Mode[]) {
+      if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${MODES.join(', ')}`);
       const r = await measure(mode, seconds, connections);
       process.stderr.write(`round ${round} ${mode}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms, ${r.cpu.toFixed(1)} µs CPU/request\n`);
       const t = totals.get(mode) ?? { rps: [], p50: [], p99: [], cpu: [] };

@@ -16,14 +16,17 @@ export interface Caller {
 }
 
 export interface Authenticator {
-  /** Resolves the caller of a request or throws a 401 refusal. */
-  authenticate(authorization: string | undefined): Promise<Caller>;
+  /**
+   * The caller of a request, or a 401 refusal (thrown or rejected). A cached key answers
+   * synchronously, so the hot path awaits nothing for it.
+   */
+  authenticate(authorization: string | undefined): Caller | Promise<Caller>;
 }
 
 export function createAuthenticator(keys: KeyStore, now: () => number = Date.now): Authenticator {
   const cache = new Map<string, { plan: Plan; until: number }>();
   return {
-    async authenticate(authorization) {
+    authenticate(authorization) {
       const key = keyFrom(authorization);
       if (key === null) {
         throw new HttpRefusal(
@@ -35,14 +38,15 @@ export function createAuthenticator(keys: KeyStore, now: () => number = Date.now
       const cached = cache.get(key);
       const time = now();
       if (cached !== undefined && cached.until > time) return { key, plan: cached.plan };
-      const plan = await keys.findPlan(key);
-      if (plan === null) {
-        cache.delete(key);
-        throw new HttpRefusal('unauthorized', 'The API key is not recognised; check it or create a new one.', CHALLENGE);
-      }
-      if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
-      cache.set(key, { plan, until: time + KEY_CACHE_TTL_MS });
-      return { key, plan };
+      return keys.findPlan(key).then((plan) => {
+        if (plan === null) {
+          cache.delete(key);
+          throw new HttpRefusal('unauthorized', 'The API key is not recognised; check it or create a new one.', CHALLENGE);
+        }
+        if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
+        cache.set(key, { plan, until: time + KEY_CACHE_TTL_MS });
+        return { key, plan };
+      });
     },
   };
 }

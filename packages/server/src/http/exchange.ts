@@ -2,7 +2,7 @@
 // once and written with an explicit Content-Length; nothing else in the app touches `res`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
-import { toErrorResponse } from './errors.ts';
+import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { requestIdFor } from './request-id.ts';
 
@@ -32,6 +32,14 @@ export function exchangeOf(req: IncomingMessage): Exchange {
     carrier[EXCHANGE] = exchange;
   }
   return exchange;
+}
+
+/** GET and HEAD take no body; a request that sends one is refused rather than half-read. */
+export function refuseBody(req: IncomingMessage): void {
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) {
+    throw new HttpRefusal('invalid_request', `${req.method ?? 'GET'} requests take no body; send parameters in the query string.`);
+  }
 }
 
 export function sendJson(

@@ -1,12 +1,12 @@
 // The path every API operation takes: authenticate, authorise, rate-limit, validate, run the
 // handler, serialise. Handlers only ever see a validated request and return { status, body }.
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CatalogService } from '../catalog/catalog-service.ts';
 import type { ApiOperationId } from '../generated/handlers.gen.ts';
 import type { Logger } from '../logger.ts';
 import { authorize, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';
-import { exchangeOf, sendError, sendJson } from './exchange.ts';
+import { exchangeOf, refuseBody, sendError, sendJson } from './exchange.ts';
 import { handlers } from './handlers/index.ts';
 import { assertNoProblem } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -22,17 +22,22 @@ export interface OperationDeps {
 
 type AnyHandler = (request: unknown, context: RequestContext) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown };
 
-export function operationRoute(operationId: ApiOperationId, deps: OperationDeps): RequestHandler {
+export type OperationRunner = (req: IncomingMessage, res: ServerResponse, path: Record<string, string>) => Promise<void>;
+
+/** Serves one operation given its decoded path parameters; never rejects. */
+export function operationRunner(operationId: ApiOperationId, deps: OperationDeps): OperationRunner {
   // The validator proves the request matches the operation's generated request type.
   const handler = handlers[operationId] as AnyHandler;
-  return async (req: Request, res: Response) => {
+  return async (req, res, path) => {
     const exchange = exchangeOf(req);
     try {
-      const caller = await deps.authenticator.authenticate(req.headers.authorization);
+      refuseBody(req);
+      const authenticated = deps.authenticator.authenticate(req.headers.authorization);
+      const caller = authenticated instanceof Promise ? await authenticated : authenticated;
       authorize(operationId, caller.plan);
       deps.rateLimiter.take(caller.key);
       assertNoProblem(exchange.query);
-      const { query, params } = deps.validate(operationId, req.params as Record<string, string>, exchange.query.values);
+      const { query, params } = deps.validate(operationId, path, exchange.query.values);
       const result = await handler(
         { query, params, headers: {} },
         { requestId: exchange.requestId, plan: caller.plan, catalog: deps.catalog },

@@ -11,6 +11,7 @@ import { OpenAPIBackend } from 'openapi-backend';
 import { InvalidRequest, PageOutOfRange } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
 import type { ApiOperationId } from '../generated/handlers.gen.ts';
+import { API_OPERATION_IDS } from './api-operations.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -26,7 +27,15 @@ export type RequestValidator = (
   query: Record<string, string>,
 ) => ValidatedParameters;
 
-/** Builds and compiles the validators of every API operation; call once per app. */
+let shared: RequestValidator | undefined;
+
+/** The validators of every API operation, compiled on first use and shared: they are pure. */
+export function requestValidator(): RequestValidator {
+  shared ??= createRequestValidator(API_OPERATION_IDS);
+  return shared;
+}
+
+/** Builds and compiles the validators of the given operations. */
 export function createRequestValidator(operationIds: readonly ApiOperationId[]): RequestValidator {
   const backend = new OpenAPIBackend({
     // openapi-backend dereferences in place; the shared document must stay intact for /openapi.json.
@@ -48,17 +57,59 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
   for (const operationId of operationIds) {
     compiled.set(operationId, backend.validator.getRequestValidatorsForOperation(operationId));
   }
+  const definition = backend.definition as unknown as Record<string, unknown>;
+  const descriptions = parameterDescriptions(definition);
+  const integers = integerQueryParameters(definition);
   return (operationId, path, query) => {
+    // Ajv's coercion takes anything `==` to a number ("0x10", " 1", "1e3"); integers must be digits.
+    for (const name of integers.get(operationId) ?? []) {
+      const value = query[name];
+      if (value !== undefined && !DECIMAL_INTEGER.test(value)) {
+        throw new InvalidRequest(`Query parameter "${name}" must be an integer, got "${value.length > 60 ? `${value.slice(0, 60)}…` : value}".`);
+      }
+    }
     // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
     const parameters = { path: { ...path }, query: { ...query }, header: {} };
     for (const validate of compiled.get(operationId) ?? []) {
-      if (!validate(parameters)) throw refusalFor(operationId, validate.errors ?? [], query);
+      if (!validate(parameters)) throw refusalFor(operationId, validate.errors ?? [], query, descriptions);
     }
     return { query: parameters.query, params: parameters.path };
   };
 }
 
-function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Record<string, string>): Error {
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+function integerQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const operation of Object.values(item)) {
+      const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
+      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
+      const names = (parameters as { name?: string; in?: string; schema?: { type?: unknown } }[])
+        .filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer')
+        .map((parameter) => String(parameter.name));
+      result.set(operationId, names);
+    }
+  }
+  return result;
+}
+
+/** `operationId in name` → the parameter's description, to explain pattern failures in words. */
+function parameterDescriptions(definition: Record<string, unknown>): Map<string, string> {
+  const descriptions = new Map<string, string>();
+  for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const operation of Object.values(item)) {
+      const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
+      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
+      for (const parameter of parameters as { name?: string; in?: string; description?: string }[]) {
+        if (parameter.description !== undefined) descriptions.set(`${operationId} ${parameter.in} ${parameter.name}`, parameter.description);
+      }
+    }
+  }
+  return descriptions;
+}
+
+function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Record<string, string>, descriptions: Map<string, string>): Error {
   const error = errors[0];
   if (error === undefined) return new InvalidRequest('The request is not valid.');
   const [, where = '', name = ''] = error.instancePath.split('/');
@@ -76,7 +127,9 @@ function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Rec
   }
   const received = where === 'query' ? raw[name] : undefined;
   const got = received === undefined ? '' : `, got "${received.length > 60 ? `${received.slice(0, 60)}…` : received}"`;
-  return new InvalidRequest(`${label} "${name}" ${describe(error)}${got}.`);
+  const description = error.keyword === 'pattern' ? descriptions.get(`${operationId} ${where} ${name}`) : undefined;
+  const hint = description === undefined ? '' : ` (${description.replace(/\.$/, '')})`;
+  return new InvalidRequest(`${label} "${name}" ${describe(error)}${hint}${got}.`);
 }
 
 function describe(error: ErrorObject): string {

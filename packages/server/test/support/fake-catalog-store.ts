@@ -218,13 +218,15 @@ export function unavailableStore(): FakeCatalogStore {
 export class FakeKeyStore implements KeyStore {
   readonly plans = new Map<string, Plan>();
   lookups = 0;
+  #created = 0;
 
   constructor(entries: Record<string, Plan> = {}) {
     for (const [key, plan] of Object.entries(entries)) this.plans.set(key, plan);
   }
 
   async createKey(plan: Plan): Promise<string> {
-    const key = `ck_test_${this.plans.size + 1}`;
+    this.#created += 1;
+    const key = `ck_created_${this.#created}`;
     this.plans.set(key, plan);
     return key;
   }

@@ -1,0 +1,102 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { CatalogService } from '../../src/catalog/catalog-service.ts';
+import { InvalidFilter, InvalidRequest, PageOutOfRange, ProductNotFound } from '../../src/catalog/errors.ts';
+import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
+import { FakeCatalogStore, buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/fake-catalog-store.ts';
+
+const parseFilter = vi.hoisted(() => vi.fn<(text: string) => FilterExpr>());
+vi.mock('../../src/catalog/filter/parse-filter.ts', () => ({ parseFilter }));
+
+describe('CatalogService', () => {
+  let store: FakeCatalogStore;
+  let service: CatalogService;
+
+  beforeEach(() => {
+    parseFilter.mockReset();
+    store = new FakeCatalogStore({ storefront: Array.from({ length: 101 }, () => buildStorefrontProduct()) });
+    service = new CatalogService(store);
+  });
+
+  describe('listStorefrontProducts', () => {
+    it('turns page and limit into an offset and counts pages from the total', async () => {
+      const result = await service.listStorefrontProducts({ sort: 'cursor:asc', page: 2, limit: 50 });
+      expect(store.storefrontQueries.at(-1)).toEqual({ sort: 'cursor:asc', offset: 50, limit: 50 });
+      expect(result).toMatchObject({ total: 101, totalPages: 3 });
+      expect(result.items).toHaveLength(50);
+    });
+
+    it('caps total_pages at 50', async () => {
+      const result = await service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 2 });
+      expect(result).toMatchObject({ total: 101, totalPages: 50 });
+    });
+
+    it('reports zero pages for no match', async () => {
+      store.storefront = [];
+      expect(await service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 20 })).toEqual({ items: [], total: 0, totalPages: 0 });
+    });
+
+    it('refuses a page beyond 50 with the cursor recipe', async () => {
+      const refusal = service.listStorefrontProducts({ sort: 'cursor:asc', page: 51, limit: 20 });
+      await expect(refusal).rejects.toBeInstanceOf(PageOutOfRange);
+      await expect(refusal).rejects.toThrow('cursor > <cursor of the last item received>');
+    });
+
+    it('passes text, shop and the parsed filter to the store', async () => {
+      const filter: FilterExpr = { type: 'compare', field: 'available', operator: '=', value: true };
+      parseFilter.mockReturnValue(filter);
+      await service.listStorefrontProducts({ sort: 'updated_at:desc', page: 1, limit: 20, query: 'dunk', shopName: 'Sneaker Hub', filters: 'available = true' });
+      expect(parseFilter).toHaveBeenCalledWith('available = true');
+      expect(store.storefrontQueries.at(-1)).toEqual({ sort: 'updated_at:desc', offset: 0, limit: 20, text: 'dunk', shopName: 'Sneaker Hub', filter });
+    });
+
+    it('lets the parser refuse a filter before the store is asked', async () => {
+      parseFilter.mockImplementation(() => {
+        throw new InvalidFilter(3, 'unknown field "colour"');
+      });
+      await expect(service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 20, filters: 'colour = red' })).rejects.toBeInstanceOf(InvalidFilter);
+      expect(store.storefrontQueries).toEqual([]);
+    });
+
+    it('refuses a limit above 100', async () => {
+      await expect(service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 101 })).rejects.toBeInstanceOf(InvalidRequest);
+    });
+  });
+
+  describe('searchVariants', () => {
+    beforeEach(() => {
+      store.catalog = [buildCatalogProduct({ variants: Array.from({ length: 7 }, () => buildCatalogVariant()) })];
+    });
+
+    it('pages without the 50-page cap', async () => {
+      const result = await service.searchVariants({ page: 3, limit: 3 });
+      expect(store.variantQueries.at(-1)).toEqual({ offset: 6, limit: 3 });
+      expect(result).toMatchObject({ total: 7, totalPages: 3 });
+      expect(result.items).toHaveLength(1);
+      await expect(service.searchVariants({ page: 60, limit: 1 })).resolves.toMatchObject({ items: [], totalPages: 7 });
+    });
+
+    it.each(['123', 'abcd', '123456789012345'])('refuses the gtin fragment %s', async (gtin) => {
+      await expect(service.searchVariants({ page: 1, limit: 20, gtin })).rejects.toThrow(InvalidRequest);
+    });
+  });
+
+  describe('getProduct', () => {
+    it('projects the product for the free plan', async () => {
+      const product = buildCatalogProduct({ slug: 'dunk' });
+      store.catalog = [product];
+      expect(await service.getProduct('dunk', 'pro')).toEqual(product);
+      expect(await service.getProduct('dunk', 'free')).not.toHaveProperty('retail_prices');
+    });
+
+    it('throws ProductNotFound for an unknown id', async () => {
+      await expect(service.getProduct('nope', 'pro')).rejects.toBeInstanceOf(ProductNotFound);
+    });
+  });
+
+  describe('listTopBrands', () => {
+    it('asks the store for 50 brands', async () => {
+      store.brands = Array.from({ length: 70 }, (_, i) => ({ brand: `B${i}`, count: 1 }));
+      expect(await service.listTopBrands()).toHaveLength(50);
+    });
+  });
+});

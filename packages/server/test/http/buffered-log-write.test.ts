@@ -1,0 +1,39 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBufferedLogWrite } from '../../src/http/buffered-log-write.ts';
+
+describe('createBufferedLogWrite', () => {
+  let directory: string;
+  let fd: number;
+  afterEach(() => {
+    fs.closeSync(fd);
+    fs.rmSync(directory, { recursive: true, force: true });
+  });
+
+  function open(): string {
+    directory = fs.mkdtempSync(path.join(os.tmpdir(), 'log-write-'));
+    const file = path.join(directory, 'log');
+    fd = fs.openSync(file, 'a');
+    return file;
+  }
+
+  it('writes the lines of one event-loop turn together, in order', async () => {
+    const file = open();
+    const write = createBufferedLogWrite(fd);
+    write('{"n":1}\n');
+    write('{"n":2}\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe('');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
+  });
+
+  it('writes at once when 64 KiB are pending', () => {
+    const file = open();
+    const write = createBufferedLogWrite(fd);
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < 64; i++) write(line);
+    expect(fs.readFileSync(file, 'utf8')).toHaveLength(64 * 1024);
+  });
+});
