@@ -22,6 +22,8 @@ export class SqliteDatabase {
     this.path = path;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(path, { timeout: 5000 });
+    // Large pages hold a whole product document (a few KB) without overflow chains; only takes effect on a new file.
+    db.exec('PRAGMA page_size = 16384');
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA busy_timeout = 5000');
