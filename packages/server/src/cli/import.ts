@@ -15,7 +15,7 @@ import { describeViolation, importValidators, type ImportKind } from './resource
 
 const USAGE = 'usage: catalog import [--db <url>] --kind catalog|storefront FILE...';
 /** Products per transaction: large enough to amortise commits, small enough to keep readers responsive. */
-const BATCH_PRODUCTS = 500;
+const BATCH_PRODUCTS = 2_000;
 
 interface Totals {
   lines: number;

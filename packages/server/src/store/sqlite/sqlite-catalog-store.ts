@@ -124,8 +124,11 @@ export class SqliteCatalogStore implements CatalogStore {
     const where: string[] = [];
     if (query.gtin !== undefined) {
       if (!/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
-      params.push(`"${query.gtin}"`);
+      // The index finds candidates through the query's rarest window; instr() keeps exact matches.
+      params.push(`"${this.rarestWindow(query.gtin)}"`);
       where.push(`v.pk IN (SELECT rowid FROM catalog_variants_gtin WHERE catalog_variants_gtin MATCH ?${params.length})`);
+      params.push(query.gtin);
+      where.push(`instr(v.gtin, ?${params.length}) > 0`);
     }
     if (query.sku !== undefined) {
       params.push(query.sku);
@@ -141,6 +144,31 @@ export class SqliteCatalogStore implements CatalogStore {
       )
       .all(...params, query.limit, query.offset) as unknown as VariantRow[];
     return { items: this.materializeVariants(rows), total };
+  }
+
+  /**
+   * The substring of `gtin` (three trigrams long) whose trigrams occur in the fewest stored GTINs.
+   * An FTS5 phrase reads the whole posting list of each of its trigrams, so a window without
+   * common trigrams such as "000" is several times cheaper than the full query.
+   */
+  private rarestWindow(gtin: string): string {
+    const width = 5;
+    if (gtin.length <= width) return gtin;
+    const counts = this.cached('trigram-counts', () => {
+      const rows = this.database.statement('SELECT trigram, docs FROM gtin_trigrams').all();
+      return new Map(rows.map((row) => [row.trigram as string, row.docs as number]));
+    });
+    let best = gtin.slice(-width);
+    let bestCost = Infinity;
+    for (let start = 0; start + width <= gtin.length; start += 1) {
+      const window = gtin.slice(start, start + width);
+      const cost = trigramsOf(window).reduce((sum, trigram) => sum + (counts.get(trigram) ?? 0), 0);
+      if (cost < bestCost) {
+        best = window;
+        bestCost = cost;
+      }
+    }
+    return best;
   }
 
   private materializeVariants(rows: readonly VariantRow[]): CatalogVariant[] {
@@ -198,8 +226,12 @@ export class SqliteCatalogStore implements CatalogStore {
       const deleteVariants = db.statement('DELETE FROM catalog_variants WHERE product_pk = ?');
       const deleteGtin = db.statement('DELETE FROM catalog_variants_gtin WHERE rowid = ?');
       const insertVariant = db.statement(
-        'INSERT INTO catalog_variants (product_pk, position, sku, gtin14) VALUES (?, ?, ?, ?)',
+        'INSERT INTO catalog_variants (product_pk, position, sku, gtin, gtin14) VALUES (?, ?, ?, ?, ?)',
       );
+      const countTrigram = db.statement(
+        'INSERT INTO gtin_trigrams (trigram, docs) VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE SET docs = docs + excluded.docs',
+      );
+      const trigramCounts = new Map<string, number>();
       const insertGtin = db.statement('INSERT INTO catalog_variants_gtin (rowid, gtin) VALUES (?, ?)');
       let inserted = 0;
       let updated = 0;
@@ -222,11 +254,16 @@ export class SqliteCatalogStore implements CatalogStore {
             productPk,
             position,
             variant.sku,
+            variant.gtin,
             normalizeGtin14(variant.gtin) ?? variant.gtin,
           ).lastInsertRowid;
           insertGtin.run(variantPk, variant.gtin);
+          for (const trigram of new Set(trigramsOf(variant.gtin))) {
+            trigramCounts.set(trigram, (trigramCounts.get(trigram) ?? 0) + 1);
+          }
         });
       }
+      for (const [trigram, docs] of trigramCounts) countTrigram.run(trigram, docs);
       return { inserted, updated };
     });
     return report;
@@ -328,6 +365,12 @@ export class SqliteCatalogStore implements CatalogStore {
   async close(): Promise<void> {
     this.database.close();
   }
+}
+
+function trigramsOf(text: string): string[] {
+  const trigrams: string[] = [];
+  for (let i = 0; i + 3 <= text.length; i += 1) trigrams.push(text.slice(i, i + 3));
+  return trigrams;
 }
 
 /**
