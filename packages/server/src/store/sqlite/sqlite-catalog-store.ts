@@ -116,8 +116,49 @@ export class SqliteCatalogStore implements CatalogStore {
       .all(...(params as never[]), query.limit, query.offset) as { doc: string }[];
     const total =
       knownTotal(query.offset, query.limit, rows.length) ??
+      this.cursorRangeTotal(query) ??
       (this.database.statement(`SELECT count(*) AS n FROM storefront_products p ${whereSql}`).get(...(params as never[])) as { n: number }).n;
     return { items: rows.map((row) => JSON.parse(row.doc) as StorefrontProduct), total };
+  }
+
+  /**
+   * The exact total of a bare `cursor <op> N` filter, by arithmetic: cursors are assigned densely
+   * (one step apart, never deleted), so a range's size follows from the first cursor and the row
+   * count. Checked against the table on every data version; undefined when not dense.
+   */
+  private cursorRangeTotal(query: StorefrontQuery): number | undefined {
+    const filter = query.filter;
+    if (query.text !== undefined || query.shopName !== undefined || filter?.type !== 'compare') return undefined;
+    if (filter.field !== 'cursor' || typeof filter.value !== 'number' || filter.operator === '=' || filter.operator === '!=') {
+      return undefined;
+    }
+    const dense = this.cached('cursor-density', () => {
+      const row = this.database
+        .statement('SELECT count(*) AS n, CAST(min(cursor) AS TEXT) AS lo, CAST(max(cursor) AS TEXT) AS hi FROM storefront_products')
+        .get() as { n: number; lo: string | null; hi: string | null };
+      if (row.lo === null || row.hi === null) return { count: 0, first: CURSOR_BASE };
+      const first = BigInt(row.lo);
+      return BigInt(row.hi) - first === BigInt(row.n - 1) * CURSOR_STEP ? { count: row.n, first } : undefined;
+    });
+    if (dense === undefined) return undefined;
+    if (dense.count === 0) return 0;
+    // Cursors are first + k × STEP for k in [0, count); count those at or below a bound.
+    const value = BigInt(filter.value);
+    const atOrBelow = (bound: bigint): number => {
+      if (bound < dense.first) return 0;
+      const k = (bound - dense.first) / CURSOR_STEP + 1n;
+      return Number(k > BigInt(dense.count) ? BigInt(dense.count) : k);
+    };
+    switch (filter.operator) {
+      case '>':
+        return dense.count - atOrBelow(value);
+      case '>=':
+        return dense.count - atOrBelow(value - 1n);
+      case '<':
+        return atOrBelow(value - 1n);
+      case '<=':
+        return atOrBelow(value);
+    }
   }
 
   async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
