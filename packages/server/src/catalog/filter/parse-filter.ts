@@ -124,15 +124,13 @@ function parseTimestamp(text: string): number | undefined {
   let normalized = text.replace(' ', 'T').toUpperCase();
   if (normalized.includes('T') && !/(?:Z|[+-]\d{2}:?\d{2})$/u.test(normalized)) normalized += 'Z';
   // Date.parse accepts at most millisecond precision; extra fraction digits are truncated.
-  normalized = normalized.replace(/(\.\d{3})\d+/u, '$1');
+  normalized = normalized.replace(/(\.\d{3})\d+/u, '$1').replace(/([+-]\d{2})(\d{2})$/u, '$1:$2');
   const [, month, day] = /^\d{4}-(\d{2})-(\d{2})/u.exec(normalized) ?? [];
   const ms = Date.parse(normalized);
   if (Number.isNaN(ms)) return undefined;
-  // Date.parse rolls 2026-02-31 over to March; refuse dates that do not exist.
-  const check = new Date(ms);
-  if (!normalized.includes('T') && (check.getUTCMonth() + 1 !== Number(month) || check.getUTCDate() !== Number(day))) {
-    return undefined;
-  }
+  // Date.parse rolls 2026-02-31 over to March: the calendar date as written must exist.
+  const calendar = new Date(Date.UTC(Number(normalized.slice(0, 4)), Number(month) - 1, Number(day)));
+  if (calendar.getUTCMonth() + 1 !== Number(month) || calendar.getUTCDate() !== Number(day)) return undefined;
   return ms;
 }
 

@@ -31,6 +31,7 @@ const MIGRATIONS: readonly Migration[] = [
         product_pk INTEGER NOT NULL,
         position INTEGER NOT NULL,
         sku TEXT NOT NULL COLLATE NOCASE,
+        gtin TEXT NOT NULL,
         gtin14 TEXT NOT NULL
       );
       CREATE INDEX catalog_variants_product ON catalog_variants (product_pk);
@@ -40,6 +41,12 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE VIRTUAL TABLE catalog_variants_gtin USING fts5 (
         gtin, content='', contentless_delete=1, tokenize='trigram'
       );
+      -- Approximate number of GTINs containing each trigram (only ever incremented): lets a search
+      -- query the index with the query's rarest window instead of its most common trigrams.
+      CREATE TABLE gtin_trigrams (
+        trigram TEXT PRIMARY KEY,
+        docs INTEGER NOT NULL
+      ) WITHOUT ROWID;
 
       -- Storefront products: the cursor is the rowid, so "cursor > N" is a primary-key range.
       CREATE TABLE storefront_products (
@@ -82,6 +89,22 @@ const MIGRATIONS: readonly Migration[] = [
         label TEXT,
         created_at TEXT NOT NULL
       );
+    `,
+  },
+  {
+    version: 2,
+    name: 'narrow storefront rows for fast counts',
+    sql: `
+      -- Documents move to their own table: a filtered count then scans ~150-byte rows, not
+      -- multi-kilobyte ones. The cursor index makes "cursor > N" counts a dense index range.
+      CREATE TABLE storefront_documents (
+        cursor INTEGER PRIMARY KEY,
+        doc TEXT NOT NULL
+      );
+      INSERT INTO storefront_documents (cursor, doc) SELECT cursor, doc FROM storefront_products;
+      ALTER TABLE storefront_products DROP COLUMN doc;
+      CREATE INDEX storefront_products_cursor ON storefront_products (cursor);
+      CREATE INDEX storefront_products_available ON storefront_products (available, cursor);
     `,
   },
 ];

@@ -111,6 +111,8 @@ describe('parseFilter', () => {
       ['cursor > 17000000000000001', 10, 'cannot be represented exactly'],
       ['updated_at > yesterday', 14, '"updated_at" needs an ISO 8601 date or date-time, got "yesterday"'],
       ['updated_at > 2026-02-31', 14, 'needs an ISO 8601 date'],
+      ['updated_at > 2026-02-30T10:00:00Z', 14, 'needs an ISO 8601 date'],
+      ['updated_at > 2026-01-01T25:00:00Z', 14, 'needs an ISO 8601 date'],
       ['brand > Nike', 7, '">" cannot compare "brand", a string field; use =, != or IN'],
       ['tags <= x', 6, '"<=" cannot compare "tags"'],
       ['available < true', 11, '"<" cannot compare "available", a boolean field'],
