@@ -98,7 +98,7 @@ function serverFor(mode: Mode): http.Server {
         handlers: {
           getProduct: async (c: Context, req: express.Request, res: express.Response) => {
             try {
-              const caller = await authenticator.authenticate(req.headers.authorization);
+              const caller = await authenticator.authenticate(req.headers.authorization, 'apiKey');
               authorize('getProduct', caller.plan);
               const data = await catalog.getProduct(String(c.request.params['id']), caller.plan);
               sendJson(logger, req, res, 200, { status: 'success', error: '', message: '', query: {}, data, meta: null });

@@ -275,7 +275,7 @@ export type ReleaseDate = {
      */
     release_date: string;
     /**
-     * The source name followed by `_yyyy` or `_yyyy_mm_dd`, by the date's precision.
+     * The source name followed by `_yyyy` or `_yyyy_mm_dd`, by the date's precision (in digits, e.g. `marketplacea_2021_03_10`). Kept as the source gave it, so no pattern is enforced.
      */
     source: string;
 };
@@ -372,9 +372,9 @@ export type CatalogProductPro = {
     links: Array<ProductLink>;
     variants: Array<CatalogVariant>;
     /**
-     * Orders of the product over the last seven days.
+     * Orders of the product over the last seven days; absent when the source did not report it. Withheld on the free plan.
      */
-    weekly_orders: number;
+    weekly_orders?: number;
 };
 
 /**
@@ -445,7 +445,7 @@ export type ListStorefrontProductsData = {
 
 export type ListStorefrontProductsErrors = {
     /**
-     * A parameter, header or filter expression is invalid; `message` says which and why.
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
      */
     400: ErrorBody;
     /**
@@ -507,7 +507,7 @@ export type SearchVariantsData = {
 
 export type SearchVariantsErrors = {
     /**
-     * A parameter, header or filter expression is invalid; `message` says which and why.
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
      */
     400: ErrorBody;
     /**
@@ -555,6 +555,10 @@ export type ListTopBrandsData = {
 };
 
 export type ListTopBrandsErrors = {
+    /**
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
+     */
+    400: ErrorBody;
     /**
      * No API key, or an unknown one.
      */
@@ -606,7 +610,7 @@ export type GetProductData = {
 
 export type GetProductErrors = {
     /**
-     * A parameter, header or filter expression is invalid; `message` says which and why.
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
      */
     400: ErrorBody;
     /**
@@ -654,6 +658,10 @@ export type CountGtinsData = {
 };
 
 export type CountGtinsErrors = {
+    /**
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
+     */
+    400: ErrorBody;
     /**
      * No API key, or an unknown one.
      */
@@ -709,7 +717,7 @@ export type StreamPricesData = {
 
 export type StreamPricesErrors = {
     /**
-     * A parameter, header or filter expression is invalid; `message` says which and why.
+     * A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.
      */
     400: ErrorBody;
     /**

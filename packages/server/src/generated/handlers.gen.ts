@@ -11,7 +11,7 @@ export const operations = {
     listener: 'api',
     plans: ['free', 'pro'],
     credential: 'bearer',
-    statuses: [200, 401, 405, 429, 500, 503],
+    statuses: [200, 400, 401, 405, 429, 500, 503],
   },
   streamPrices: {
     method: 'GET',
@@ -27,7 +27,7 @@ export const operations = {
     listener: 'api',
     plans: ['pro'],
     credential: 'apiKey',
-    statuses: [200, 401, 403, 405, 429, 500, 503],
+    statuses: [200, 400, 401, 403, 405, 429, 500, 503],
   },
   getProduct: {
     method: 'GET',
@@ -67,6 +67,7 @@ export interface CountGtinsRequest {
 /** Every response `countGtins` may give, by the spec. */
 export type CountGtinsResult =
   | { status: 200; body: GtinCount }
+  | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 405; body: ErrorBody }
   | { status: 429; body: ErrorBody }
@@ -103,6 +104,7 @@ export interface ListTopBrandsRequest {
 /** Every response `listTopBrands` may give, by the spec. */
 export type ListTopBrandsResult =
   | { status: 200; body: BrandCountList }
+  | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 403; body: ErrorBody }
   | { status: 405; body: ErrorBody }

@@ -295,6 +295,9 @@ export const openapiDocument: Record<string, unknown> = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -436,6 +439,9 @@ export const openapiDocument: Record<string, unknown> = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -614,7 +620,7 @@ export const openapiDocument: Record<string, unknown> = {
     },
     "responses": {
       "BadRequest": {
-        "description": "A parameter, header or filter expression is invalid; `message` says which and why.",
+        "description": "A parameter, header or filter expression is invalid (including unknown query parameters, a body sent with GET, or a malformed URL); `message` says which and why.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/XRequestId"
@@ -1586,9 +1592,9 @@ export const openapiDocument: Record<string, unknown> = {
             "example": "2021-03-10"
           },
           "source": {
-            "description": "The source name followed by `_yyyy` or `_yyyy_mm_dd`, by the date's precision.",
+            "description": "The source name followed by `_yyyy` or `_yyyy_mm_dd`, by the date's precision (in digits, e.g. `marketplacea_2021_03_10`). Kept as the source gave it, so no pattern is enforced.",
             "type": "string",
-            "pattern": "^[a-z0-9]+_[0-9]{4}(_[0-9]{2}_[0-9]{2})?$",
+            "minLength": 1,
             "example": "marketplacea_2021_03_10"
           }
         }
@@ -1793,8 +1799,7 @@ export const openapiDocument: Record<string, unknown> = {
           "release_dates",
           "retail_prices",
           "links",
-          "variants",
-          "weekly_orders"
+          "variants"
         ],
         "properties": {
           "id": {
@@ -1902,7 +1907,7 @@ export const openapiDocument: Record<string, unknown> = {
             }
           },
           "weekly_orders": {
-            "description": "Orders of the product over the last seven days.",
+            "description": "Orders of the product over the last seven days; absent when the source did not report it. Withheld on the free plan.",
             "type": "integer",
             "minimum": 0,
             "example": 312

@@ -10,6 +10,9 @@ export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_MAX_ENTRIES = 10_000;
 const CHALLENGE = { 'www-authenticate': 'Bearer realm="catalog"' };
 
+/** How an operation takes its key, by the contract: bare or bearer (`apiKey`), or bearer only. */
+export type Credential = 'apiKey' | 'bearer';
+
 export interface Caller {
   key: string;
   plan: Plan;
@@ -20,21 +23,15 @@ export interface Authenticator {
    * The caller of a request, or a 401 refusal (thrown or rejected). A cached key answers
    * synchronously, so the hot path awaits nothing for it.
    */
-  authenticate(authorization: string | undefined): Caller | Promise<Caller>;
+  authenticate(authorization: string | undefined, credential: Credential): Caller | Promise<Caller>;
 }
 
 export function createAuthenticator(keys: KeyStore, now: () => number = Date.now): Authenticator {
   const cache = new Map<string, { plan: Plan; until: number }>();
   return {
-    authenticate(authorization) {
-      const key = keyFrom(authorization);
-      if (key === null) {
-        throw new HttpRefusal(
-          'unauthorized',
-          'Send your API key in the Authorization header, as "Authorization: <key>" or "Authorization: Bearer <key>".',
-          CHALLENGE,
-        );
-      }
+    authenticate(authorization, credential) {
+      const key = keyFrom(authorization, credential);
+      if (key === null) throw new HttpRefusal('unauthorized', MISSING_KEY[credential], CHALLENGE);
       const cached = cache.get(key);
       const time = now();
       if (cached !== undefined && cached.until > time) return { key, plan: cached.plan };
@@ -59,10 +56,20 @@ export function authorize(operationId: ApiOperationId, plan: Plan): void {
   throw new HttpRefusal('forbidden', `This operation needs the ${needed} plan; your key is on the ${plan} plan.`);
 }
 
-/** The key of an `Authorization` header, bare or as a bearer credential; null when absent. */
-export function keyFrom(authorization: string | undefined): string | null {
+export const MISSING_KEY: Record<Credential, string> = {
+  apiKey: 'Send your API key in the Authorization header, as "Authorization: <key>" or "Authorization: Bearer <key>".',
+  bearer: 'Send your API key as a bearer credential: "Authorization: Bearer <key>".',
+};
+
+/**
+ * The key of an `Authorization` header; null when absent, malformed, or (for `bearer`
+ * operations, which the contract secures with the Bearer scheme only) not a bearer credential.
+ */
+export function keyFrom(authorization: string | undefined, credential: Credential): string | null {
   if (authorization === undefined) return null;
   let value = authorization.trim();
-  if (value.length > 7 && value.slice(0, 7).toLowerCase() === 'bearer ') value = value.slice(7).trim();
+  const bearer = value.length > 7 && value.slice(0, 7).toLowerCase() === 'bearer ';
+  if (bearer) value = value.slice(7).trim();
+  else if (credential === 'bearer') return null;
   return value === '' || value.length > 512 || /\s/.test(value) ? null : value;
 }

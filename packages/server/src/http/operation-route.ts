@@ -2,7 +2,7 @@
 // handler, serialise. Handlers only ever see a validated request and return { status, body }.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CatalogService } from '../catalog/catalog-service.ts';
-import type { ApiOperationId } from '../generated/handlers.gen.ts';
+import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
 import type { Logger } from '../logger.ts';
 import { authorize, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';
@@ -32,7 +32,7 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
     const exchange = exchangeOf(req);
     try {
       refuseBody(req);
-      const authenticated = deps.authenticator.authenticate(req.headers.authorization);
+      const authenticated = deps.authenticator.authenticate(req.headers.authorization, operations[operationId].credential);
       const caller = authenticated instanceof Promise ? await authenticated : authenticated;
       authorize(operationId, caller.plan);
       deps.rateLimiter.take(caller.key);
