@@ -7,6 +7,7 @@
 // - an appended event is durable before append() resolves;
 // - the newest RETAINED_EVENTS events are readable; older ones are never returned, even when the
 //   engine still stores them.
+import { InvalidRequest } from '../catalog/errors.ts';
 import type { PriceEvent } from '../catalog/model.ts';
 
 export const RETAINED_EVENTS = 5000;
@@ -34,4 +35,33 @@ export interface PriceLog {
   /** Throws ServiceUnavailable when the engine cannot answer; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The topic of a payload: `price:<source>:<market in lowercase>`. */
+export function topicOf(event: Pick<PriceEvent, 'source' | 'market'>): string {
+  return `price:${event.source}:${event.market.toLowerCase()}`;
+}
+
+/**
+ * What an adapter stores for one appended item: a string is kept byte for byte (the payload
+ * "exactly as published"), an object is serialised once. Throws InvalidRequest when the payload
+ * is not a JSON object with a string `source` and `market`, so no adapter stores an unroutable event.
+ */
+export function toAppendRecord(item: PriceEvent | string): { topic: string; data: string } {
+  const data = typeof item === 'string' ? item : JSON.stringify(item);
+  const payload: unknown = typeof item === 'string' ? parseJson(item) : item;
+  if (typeof payload !== 'object' || payload === null) throw new InvalidRequest('A price event must be a JSON object.');
+  const { source, market } = payload as Record<string, unknown>;
+  if (typeof source !== 'string' || typeof market !== 'string' || source === '' || market === '') {
+    throw new InvalidRequest('A price event needs a string "source" and "market".');
+  }
+  return { topic: topicOf({ source: source as PriceEvent['source'], market }), data };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidRequest('A price event must be valid JSON.');
+  }
 }

@@ -1,0 +1,181 @@
+// SqlitePriceLog: the embedded price log, by default in the catalog's database file (its own
+// table, `price_events`), shared by every process that opens the same file.
+//
+// Guarantees:
+// - ids come from an AUTOINCREMENT rowid: SQLite keeps the highest id ever issued in
+//   `sqlite_sequence`, so ids are strictly increasing across processes and never reused, also
+//   after pruning, a crash or a restart;
+// - append() commits one IMMEDIATE transaction with `synchronous = FULL` in WAL mode: once it
+//   resolves the events survive `kill -9` and power loss;
+// - reads return only the newest RETAINED_EVENTS rows (by id) even when more are still stored;
+//   rows older than that are deleted in batches of `pruneBatchSize` after appends;
+// - follow() sees appends of this process at once and those of other processes within one
+//   poll interval (an indexed `id > ?` query, default every 15 ms).
+// Failure modes: a locked database waits up to `busyTimeoutMs` before failing; any engine error
+// surfaces as ServiceUnavailable. Calls are synchronous inside (node:sqlite), so a slow disk
+// stalls the event loop for the length of one commit.
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
+import type { PriceEvent } from '../../catalog/model.ts';
+import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+
+export interface SqlitePriceLogOptions {
+  /** How often follow() looks for appends by other processes. */
+  pollIntervalMs?: number;
+  /** Rows deleted per statement when pruning, and appends between prunes. */
+  pruneBatchSize?: number;
+  busyTimeoutMs?: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS price_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  topic TEXT NOT NULL,
+  data TEXT NOT NULL
+);`;
+
+/** The id of the oldest retained row: the RETAINED_EVENTS-th newest, or the oldest stored. */
+const OLDEST_RETAINED = `coalesce(
+  (SELECT id FROM price_events ORDER BY id DESC LIMIT 1 OFFSET ${RETAINED_EVENTS - 1}),
+  (SELECT min(id) FROM price_events))`;
+
+const FOLLOW_PAGE = 512;
+
+export class SqlitePriceLog implements PriceLog {
+  readonly #db: DatabaseSync;
+  readonly #pollIntervalMs: number;
+  readonly #pruneBatchSize: number;
+  readonly #insert: StatementSync;
+  readonly #readAfter: StatementSync;
+  readonly #tail: StatementSync;
+  readonly #bounds: StatementSync;
+  readonly #prune: StatementSync;
+  /** Followers of this process waiting for the next append or poll. */
+  readonly #wakers = new Set<() => void>();
+  #appendsSincePrune = 0;
+  #closed = false;
+
+  constructor(path: string, options: SqlitePriceLogOptions = {}) {
+    this.#pollIntervalMs = options.pollIntervalMs ?? 15;
+    this.#pruneBatchSize = options.pruneBatchSize ?? 1000;
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    try {
+      this.#db = new DatabaseSync(path, { timeout: busyTimeoutMs });
+      this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;`);
+      this.#db.exec(SCHEMA);
+      this.#insert = this.#db.prepare('INSERT INTO price_events (topic, data) VALUES (?, ?) RETURNING id');
+      this.#readAfter = this.#db.prepare(
+        `SELECT id, topic, data FROM price_events WHERE id > ? AND id >= coalesce(${OLDEST_RETAINED}, 0) ORDER BY id LIMIT ?`,
+      );
+      this.#tail = this.#db.prepare(`SELECT id, topic, data FROM price_events WHERE id > ? ORDER BY id LIMIT ${FOLLOW_PAGE}`);
+      this.#bounds = this.#db.prepare(`SELECT ${OLDEST_RETAINED} AS oldest, (SELECT max(id) FROM price_events) AS newest`);
+      this.#prune = this.#db.prepare(
+        'DELETE FROM price_events WHERE id IN (SELECT id FROM price_events WHERE id < ? ORDER BY id LIMIT ?)',
+      );
+    } catch (error) {
+      throw new ServiceUnavailable('price log', { cause: error });
+    }
+  }
+
+  async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {
+    // Validate every item before the transaction so a bad item stores nothing.
+    const records = (events as readonly (PriceEvent | string)[]).map(toAppendRecord);
+    if (records.length === 0) return [];
+    const stored = this.#guard(() => {
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        const out: StoredPriceEvent[] = [];
+        for (const { topic, data } of records) {
+          const row = this.#insert.get(topic, data) as { id: number };
+          out.push({ id: row.id, topic, data });
+        }
+        this.#db.exec('COMMIT');
+        return out;
+      } catch (error) {
+        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+    this.#wakeFollowers();
+    this.#appendsSincePrune += stored.length;
+    if (this.#appendsSincePrune >= this.#pruneBatchSize) {
+      this.#appendsSincePrune = 0;
+      this.#pruneOldRows();
+    }
+    return stored;
+  }
+
+  async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {
+    return this.#guard(() => this.#readAfter.all(afterId, limit) as unknown as StoredPriceEvent[]);
+  }
+
+  async bounds(): Promise<{ oldestId: number; newestId: number } | null> {
+    const row = this.#guard(() => this.#bounds.get() as { oldest: number | null; newest: number | null });
+    return row.oldest === null || row.newest === null ? null : { oldestId: row.oldest, newestId: row.newest };
+  }
+
+  async *follow(afterId: number, signal: AbortSignal): AsyncIterable<StoredPriceEvent> {
+    let cursor = afterId;
+    while (!signal.aborted && !this.#closed) {
+      const rows = this.#guard(() => this.#tail.all(cursor) as unknown as StoredPriceEvent[]);
+      for (const row of rows) {
+        cursor = row.id;
+        yield row;
+        if (signal.aborted) return;
+      }
+      if (rows.length < FOLLOW_PAGE) await this.#nextPoll(signal);
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.#guard(() => this.#db.prepare('SELECT 1').get());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wakeFollowers();
+    this.#db.close();
+  }
+
+  /** Deletes rows below the retained window, a batch per statement so writers are never held long. */
+  #pruneOldRows(): void {
+    try {
+      const bounds = this.#bounds.get() as { oldest: number | null };
+      if (bounds.oldest === null) return;
+      for (;;) {
+        const { changes } = this.#prune.run(bounds.oldest, this.#pruneBatchSize);
+        if (Number(changes) < this.#pruneBatchSize) break;
+      }
+    } catch {
+      // Pruning is housekeeping: reads never return old rows anyway, and the next append retries.
+    }
+  }
+
+  #nextPoll(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.#pollIntervalMs);
+      signal.addEventListener('abort', done, { once: true });
+      this.#wakers.add(done);
+    });
+  }
+
+  #wakeFollowers(): void {
+    for (const wake of [...this.#wakers]) wake();
+  }
+
+  #guard<T>(work: () => T): T {
+    if (this.#closed) throw new ServiceUnavailable('price log');
+    try {
+      return work();
+    } catch (error) {
+      throw new ServiceUnavailable('price log', { cause: error });
+    }
+  }
+}

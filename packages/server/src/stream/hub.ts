@@ -1,0 +1,118 @@
+// The in-process fan-out: ONE follow() of the price log per process feeds every subscription,
+// filtered by topic. Offering an event to a subscription only appends to its queue, so a slow
+// subscriber never delays the others; a subscription whose queue exceeds `maxQueuedBytes` is
+// ended with SubscriberOverflow. When the log fails, every subscription ends with
+// ServiceUnavailable (clients reconnect and resume) and the next subscribe starts over.
+import { ServiceUnavailable } from '../catalog/errors.ts';
+import type { Logger } from '../logger.ts';
+import type { PriceLog } from '../prices/price-log.ts';
+import { Subscription, type SubscriptionOptions } from './subscription.ts';
+
+export interface PriceHubOptions {
+  replayPageSize?: number;
+  maxQueuedBytes?: number;
+}
+
+export class PriceHub {
+  readonly #log: PriceLog;
+  readonly #logger: Logger;
+  readonly #replayPageSize: number;
+  readonly #maxQueuedBytes: number;
+  readonly #subscriptions = new Set<Subscription>();
+  /** The id of the newest event offered to subscribers. */
+  #lastSeenId = 0;
+  #started: Promise<void> | null = null;
+  #controller: AbortController | null = null;
+  #stopped = false;
+
+  constructor(log: PriceLog, logger: Logger, options: PriceHubOptions = {}) {
+    this.#log = log;
+    this.#logger = logger;
+    this.#replayPageSize = options.replayPageSize ?? 500;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+  }
+
+  get subscriberCount(): number {
+    return this.#subscriptions.size;
+  }
+
+  /**
+   * Opens a subscription. Throws ServiceUnavailable when the log cannot answer, before the
+   * caller has sent anything. `signal` ends the subscription.
+   */
+  async subscribe(request: { topics: ReadonlySet<string>; lastEventId: number | null; signal?: AbortSignal }): Promise<Subscription> {
+    if (this.#stopped) throw new ServiceUnavailable('price stream');
+    await this.#ensureStarted();
+    const liveAfter = this.#lastSeenId;
+    const options: SubscriptionOptions = {
+      topics: request.topics,
+      lastEventId: request.lastEventId,
+      liveAfter,
+      bounds: null,
+      log: this.#log,
+      replayPageSize: this.#replayPageSize,
+      maxQueuedBytes: this.#maxQueuedBytes,
+      onEnd: (subscription: Subscription) => this.#subscriptions.delete(subscription),
+    };
+    const subscription = new Subscription(options);
+    // Registered before the log is read, so nothing appended from here on can be missed.
+    this.#subscriptions.add(subscription);
+    try {
+      // The subscription reads its bounds from `options` only once iterated, i.e. after this.
+      options.bounds = await this.#log.bounds();
+    } catch (error) {
+      subscription.end();
+      throw error instanceof ServiceUnavailable ? error : new ServiceUnavailable('price log', { cause: error });
+    }
+    const { signal } = request;
+    if (signal !== undefined) {
+      if (signal.aborted) subscription.end();
+      else signal.addEventListener('abort', () => subscription.end(), { once: true });
+    }
+    return subscription;
+  }
+
+  /** Stops following the log and ends every subscription cleanly. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#controller?.abort();
+    for (const subscription of [...this.#subscriptions]) subscription.end();
+    await this.#started?.catch(() => {});
+  }
+
+  #ensureStarted(): Promise<void> {
+    this.#started ??= this.#start().catch((error: unknown) => {
+      this.#started = null;
+      throw error instanceof ServiceUnavailable ? error : new ServiceUnavailable('price log', { cause: error });
+    });
+    return this.#started;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#lastSeenId === 0) {
+      const bounds = await this.#log.bounds();
+      this.#lastSeenId = bounds?.newestId ?? 0;
+    }
+    const controller = new AbortController();
+    this.#controller = controller;
+    void this.#follow(controller.signal);
+  }
+
+  async #follow(signal: AbortSignal): Promise<void> {
+    let failure: unknown = null;
+    try {
+      for await (const event of this.#log.follow(this.#lastSeenId, signal)) {
+        this.#lastSeenId = event.id;
+        for (const subscription of this.#subscriptions) {
+          if (subscription.topics.has(event.topic)) subscription.offer(event);
+        }
+      }
+    } catch (error) {
+      failure = error;
+    }
+    if (signal.aborted) return;
+    this.#logger.error('price log follow stopped; ending all streams', { error: failure });
+    this.#started = null;
+    for (const subscription of [...this.#subscriptions]) subscription.end(new ServiceUnavailable('price log'));
+  }
+}
