@@ -26,10 +26,10 @@
 //   still retains. It blocks with XREAD on a dedicated connection: use one follow() per process
 //   (the fan-out hub), not one per subscriber.
 import { Redis, type RedisOptions } from 'ioredis';
-import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
-import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface RedisPriceLogOptions {
   /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`); tests use their own. */
@@ -114,26 +114,6 @@ function withScripts(client: Redis): ScriptedRedis {
   return client as ScriptedRedis;
 }
 
-/** `price:<source>:<market>` with the market lowercased, as subscribers name topics. */
-export function topicOfPriceEvent(event: Pick<PriceEvent, 'source' | 'market'>): string {
-  return `price:${event.source}:${event.market.toLowerCase()}`;
-}
-
-function toStored(event: PriceEvent | string): { topic: string; data: string } {
-  if (typeof event !== 'string') return { topic: topicOfPriceEvent(event), data: JSON.stringify(event) };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(event);
-  } catch {
-    throw new InvalidRequest('A price event is not valid JSON.');
-  }
-  const candidate = parsed as Partial<PriceEvent> | null;
-  if (typeof candidate?.source !== 'string' || typeof candidate.market !== 'string') {
-    throw new InvalidRequest('A price event needs string "source" and "market" fields.');
-  }
-  return { topic: topicOfPriceEvent({ source: candidate.source as PriceEvent['source'], market: candidate.market }), data: event };
-}
-
 function fromEntry([id, fields]: StreamEntry): StoredPriceEvent {
   let topic = '';
   let data = '';
@@ -210,7 +190,7 @@ export class RedisPriceLog implements PriceLog {
   }
 
   async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {
-    const stored = events.map((event) => toStored(event));
+    const stored = events.map((event) => toAppendRecord(event));
     if (stored.length === 0) return [];
     const args = [String(RETAINED_EVENTS), String(this.#highestSeen)];
     for (const { topic, data } of stored) args.push(topic, data);
