@@ -50,3 +50,6 @@ server.maxConnections = 100_000;
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ type: 'listening', port: (server.address() as AddressInfo).port });
 });
+
+// Exit normally on SIGTERM so `--cpu-prof` (BENCH_PROF=1) can write its profile.
+process.on('SIGTERM', () => process.exit(0));

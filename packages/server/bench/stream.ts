@@ -2,7 +2,8 @@
 // SECONDS, against the stream server and, in the same run, a bare node:http broadcaster. Prints
 // publish-to-receive p50/p99, delivered events/s and server memory per connection; asserts nothing.
 //
-//   node --expose-gc bench/stream.ts            SUBSCRIBERS=1000 RATE=100 SECONDS=10 by default
+//   node --expose-gc bench/stream.ts     SUBSCRIBERS=1000 RATE=100 SECONDS=10 TOPICS_PER_SUBSCRIBER=4
+//                                        by default; BENCH_PROF=1 writes the servers' CPU profiles to <tmp>/stream-bench-profiles/
 //
 // The stream server is fed the way `prices publish` feeds it: appends to the SQLite log from this
 // (another) process, so its latency includes the cross-process poll. The baseline gets each frame
@@ -29,6 +30,7 @@ function topicsOf(subscriber: number): string[] {
   return Array.from({ length: TOPICS_PER_SUBSCRIBER }, (_, k) => TOPICS[(subscriber + k * 3) % TOPICS.length] as string);
 }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PROFILE_DIR = path.join(os.tmpdir(), 'stream-bench-profiles');
 
 interface Memory {
   heapUsed: number;
@@ -157,7 +159,7 @@ async function run(target: 'bare' | 'stream'): Promise<Result> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stream-'));
   const dbFile = path.join(dir, 'catalog.db');
   const log = target === 'stream' ? new SqlitePriceLog(dbFile) : null;
-  const child = fork(path.join(HERE, 'stream-target.ts'), [target, dbFile], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(HERE, 'stream-target.ts'), [target, dbFile], { execArgv: ['--expose-gc', ...(process.env['BENCH_PROF'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     const { port } = await request<{ port: number }>(child, {}, 'listening');
     const before = await request<Memory>(child, { type: 'memory' }, 'memory');
@@ -205,7 +207,9 @@ async function run(target: 'bare' | 'stream'): Promise<Result> {
       rssPerConnection: (idle.rss - before.rss) / SUBSCRIBERS,
     };
   } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill();
+    await exited;
     await log?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -220,6 +224,7 @@ const results = [await run('bare'), await run('stream')];
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 console.log(`\nload average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ${SUBSCRIBERS} subscribers, ${RATE} events/s for ${SECONDS} s, each on ${TOPICS_PER_SUBSCRIBER} of ${TOPICS.length} topics, ${PROBES} probes timing every frame (${os.cpus().length} cores)\n`);
+if (process.env['BENCH_PROF'] !== undefined) console.log(`CPU profiles: ${PROFILE_DIR}`);
 console.table(
   results.map((r) => ({
     target: r.target,
