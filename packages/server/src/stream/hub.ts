@@ -8,6 +8,8 @@ import type { Logger } from '../logger.ts';
 import type { PriceLog } from '../prices/price-log.ts';
 import { Subscription, type SubscriptionOptions } from './subscription.ts';
 
+const YIELD_EVERY_BYTES = 64 * 1024;
+
 export interface PriceHubOptions {
   replayPageSize?: number;
   maxQueuedBytes?: number;
@@ -101,10 +103,18 @@ export class PriceHub {
   async #follow(signal: AbortSignal): Promise<void> {
     let failure: unknown = null;
     try {
+      let offeredBytes = 0;
       for await (const event of this.#log.follow(this.#lastSeenId, signal)) {
         this.#lastSeenId = event.id;
         for (const subscription of this.#subscriptions) {
           if (subscription.topics.has(event.topic)) subscription.offer(event);
+        }
+        // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
+        // instead of every queue filling at once.
+        offeredBytes += event.data.length;
+        if (offeredBytes >= YIELD_EVERY_BYTES) {
+          offeredBytes = 0;
+          await new Promise((resolve) => setImmediate(resolve));
         }
       }
     } catch (error) {

@@ -1,0 +1,216 @@
+// `catalog prices publish|simulate`: feeds the price log from another process; a running stream
+// server delivers what is appended here to its subscribers.
+//
+//   prices publish [--price-log <url>] FILE|-       NDJSON PriceEvents; bad lines are reported
+//                                                   (with line numbers) and skipped; exit 1 if any
+//   prices simulate --rate R [--price-log <url>] [--db <url>] [--variants N]
+//
+// Lines are appended exactly as written (the stream sends them byte for byte), in batches: a batch
+// is committed when it holds BATCH_LINES lines or FLUSH_MS after its first line, so a slow writer
+// on stdin sees each event delivered promptly.
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv';
+import type { CatalogVariant } from '../catalog/model.ts';
+import { DEFAULT_DATABASE_URL } from '../config.ts';
+import { openapiDocument } from '../generated/openapi.gen.ts';
+import { createLogger } from '../logger.ts';
+import { openPriceLog } from '../prices/open-price-log.ts';
+import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
+
+const BATCH_LINES = 500;
+const FLUSH_MS = 5;
+
+const USAGE = `usage:
+  catalog prices publish [--price-log <url>] FILE|-
+  catalog prices simulate --rate <events/s> [--price-log <url>] [--db <url>] [--variants <n>]
+
+--price-log defaults to PRICE_LOG_URL, then ${DEFAULT_DATABASE_URL}.
+`;
+
+export interface PricesCommandDeps {
+  /** Real catalog variants for the simulator; without it synthetic variants are used. */
+  sampleVariants?: (databaseUrl: string, limit: number) => Promise<CatalogVariant[]>;
+}
+
+export async function run(args: string[], deps: PricesCommandDeps = {}): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'publish':
+      return publish(rest);
+    case 'simulate':
+      return simulate(rest, deps);
+    case undefined:
+    case '--help':
+      process.stdout.write(USAGE);
+      return sub === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown prices command "${sub}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+function priceLogUrl(flag: string | undefined): string {
+  return flag ?? process.env['PRICE_LOG_URL'] ?? DEFAULT_DATABASE_URL;
+}
+
+/** A validator for one NDJSON line against the contract's PriceEvent schema. */
+export function createPriceEventValidator(): (line: string) => string | null {
+  const components = (openapiDocument['components'] as { schemas: Record<string, unknown> }).schemas;
+  const ajv = new Ajv2020({ allErrors: false, strict: false });
+  const validate = ajv.compile(components['PriceEvent'] as object);
+  return (line) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (validate(value)) return null;
+    return describe(validate.errors?.[0]);
+  };
+}
+
+function describe(error: ErrorObject | undefined): string {
+  if (error === undefined) return 'not a PriceEvent';
+  const where = error.instancePath === '' ? 'the event' : `"${error.instancePath.slice(1)}"`;
+  if (error.keyword === 'additionalProperties') {
+    return `${where} has an unknown field "${String((error.params as { additionalProperty: string }).additionalProperty)}"`;
+  }
+  return `${where} ${error.message ?? 'is invalid'}`;
+}
+
+function openInput(file: string): NodeJS.ReadableStream {
+  if (file === '-') return process.stdin;
+  // `pnpm catalog` runs in packages/server; a relative path may be meant from where pnpm was run.
+  const initCwd = process.env['INIT_CWD'];
+  const resolved = !fs.existsSync(file) && initCwd !== undefined && !path.isAbsolute(file) ? path.resolve(initCwd, file) : file;
+  return fs.createReadStream(resolved);
+}
+
+async function publish(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { 'price-log': { type: 'string' } }, allowPositionals: true });
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) {
+    process.stderr.write(`prices publish takes one FILE (or - for stdin)\n\n${USAGE}`);
+    return 2;
+  }
+  const input = openInput(file);
+  const opened = new Promise<void>((resolve, reject) => {
+    if (file === '-') resolve();
+    input.once('error', reject);
+    input.once('open', () => resolve());
+  });
+  await opened;
+  const logger = createLogger({ level: 'warn' });
+  const log = await openPriceLog(priceLogUrl(values['price-log']), logger);
+  const validate = createPriceEventValidator();
+  let published = 0;
+  let bad = 0;
+  let firstId: number | null = null;
+  let lastId: number | null = null;
+  let batch: string[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let flushing: Promise<void> = Promise.resolve();
+
+  const flush = (): Promise<void> => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    const lines = batch;
+    batch = [];
+    if (lines.length === 0) return flushing;
+    flushing = flushing.then(async () => {
+      const stored = await log.append(lines);
+      published += stored.length;
+      firstId ??= stored[0]?.id ?? null;
+      lastId = stored.at(-1)?.id ?? lastId;
+    });
+    return flushing;
+  };
+
+  try {
+    const lines = readline.createInterface({ input, crlfDelay: Infinity });
+    let lineNumber = 0;
+    for await (const raw of lines) {
+      lineNumber += 1;
+      const line = raw.trim();
+      if (line === '') continue;
+      const problem = validate(line);
+      if (problem !== null) {
+        bad += 1;
+        process.stderr.write(`line ${lineNumber}: ${problem}; skipped\n`);
+        continue;
+      }
+      batch.push(line);
+      if (batch.length >= BATCH_LINES) await flush();
+      else timer ??= setTimeout(() => void flush().catch(() => {}), FLUSH_MS);
+    }
+    await flush();
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+    await flushing.catch(() => {});
+    await log.close();
+  }
+  await flushing;
+  const ids = firstId === null ? '' : ` (ids ${firstId}–${lastId ?? firstId})`;
+  process.stdout.write(`published ${published} price event${published === 1 ? '' : 's'}${ids}; ${bad} bad line${bad === 1 ? '' : 's'} skipped\n`);
+  return bad > 0 ? 1 : 0;
+}
+
+async function simulate(args: string[], deps: PricesCommandDeps): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      rate: { type: 'string' },
+      'price-log': { type: 'string' },
+      db: { type: 'string' },
+      variants: { type: 'string' },
+    },
+    allowPositionals: false,
+  });
+  const rate = Number(values.rate);
+  if (values.rate === undefined || !Number.isFinite(rate) || rate <= 0 || rate > 100_000) {
+    process.stderr.write(`--rate must be a number of events per second above 0 and at most 100000, got "${values.rate ?? ''}"\n`);
+    return 2;
+  }
+  const variantCount = Number(values.variants ?? 500);
+  if (!Number.isInteger(variantCount) || variantCount < 1) {
+    process.stderr.write(`--variants must be a positive integer, got "${values.variants ?? ''}"\n`);
+    return 2;
+  }
+  const logger = createLogger({ level: 'info' });
+  const log = await openPriceLog(priceLogUrl(values['price-log']), logger);
+  const databaseUrl = values.db ?? process.env['DATABASE_URL'];
+  let variants: readonly SimulatedVariant[] = [];
+  if (deps.sampleVariants !== undefined && databaseUrl !== undefined) variants = await deps.sampleVariants(databaseUrl, variantCount);
+  if (variants.length === 0) variants = syntheticVariants(variantCount);
+
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let reported = 0;
+  const progress = setInterval(() => process.stderr.write(`published ${reported} simulated price events\n`), 5000);
+  progress.unref();
+  try {
+    process.stderr.write(`simulating ${rate} price events/s over ${variants.length} variants; Ctrl-C stops\n`);
+    const total = await runSimulator({
+      rate,
+      variants,
+      priceLog: log,
+      signal: controller.signal,
+      logger,
+      onPublished: (count) => (reported = count),
+    });
+    process.stdout.write(`published ${total} simulated price events\n`);
+    return 0;
+  } finally {
+    clearInterval(progress);
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await log.close();
+  }
+}

@@ -1,0 +1,298 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/catalog/model.ts';
+import { openapiDocument } from '../../src/generated/openapi.gen.ts';
+import { createStreamServer } from '../../src/http/stream-server.ts';
+import { createLogger, silentLogger } from '../../src/logger.ts';
+import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
+import type { KeyStore } from '../../src/store/key-store.ts';
+import { buildPriceEvent } from '../prices/builders.ts';
+import { openStream, type SseFrame, type SseStream } from './sse-client.ts';
+
+const PRO = 'ck_pro_test_key';
+const FREE = 'ck_free_test_key';
+const SERVER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function fakeKeyStore(plans: Record<string, Plan>): KeyStore {
+  return {
+    createKey: async () => {
+      throw new Error('not used');
+    },
+    findPlan: async (key) => plans[key] ?? null,
+  };
+}
+
+const components = (openapiDocument['components'] as { schemas: Record<string, object> }).schemas;
+const validateErrorBody = new Ajv2020({ strict: false }).compile(components['ErrorBody'] as object);
+
+interface Harness {
+  url: string;
+  log: PriceLog;
+  file: string;
+  close(): Promise<void>;
+  /** Closes the stream server only, leaving clients connected until it ends their streams. */
+  closeServer(): Promise<void>;
+  streams: SseStream[];
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startServer(options: { heartbeatMs?: number; maxBufferBytes?: number } = {}): Promise<Harness> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stream-server-'));
+  const file = path.join(dir, 'catalog.db');
+  const log = new SqlitePriceLog(file);
+  const stream = createStreamServer({
+    priceLog: log,
+    keys: fakeKeyStore({ [PRO]: 'pro', [FREE]: 'free' }),
+    logger: process.env['DEBUG_STREAM'] ? createLogger({ level: 'debug' }) : silentLogger,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    maxBufferBytes: options.maxBufferBytes ?? 1024 * 1024,
+  });
+  await new Promise<void>((resolve) => stream.server.listen(0, '127.0.0.1', resolve));
+  const { port } = stream.server.address() as AddressInfo;
+  const streams: SseStream[] = [];
+  let closed = false;
+  const harness: Harness = {
+    url: `http://127.0.0.1:${port}`,
+    log,
+    file,
+    streams,
+    closeServer: () => stream.close(),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const s of streams) s.close();
+      await stream.close();
+      await log.close();
+    },
+  };
+  cleanups.push(async () => {
+    await harness.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return harness;
+}
+
+async function subscribe(harness: Harness, topics: string, extra: Record<string, string> = {}): Promise<SseStream> {
+  const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: `Bearer ${PRO}`, Topics: topics, ...extra });
+  harness.streams.push(stream);
+  expect(stream.status).toBe(200);
+  expect(await stream.frames(1)).toEqual([{ retry: '2000', comments: [] }]);
+  return stream;
+}
+
+/** A published line, exactly as a feed would write it (not re-serialised). */
+function line(source: string, market: string, extra = '', sku = 'DD1391-100'): string {
+  const event = buildPriceEvent({ source: source as 'marketplacea', market, sku });
+  return JSON.stringify(event).replace('"price":189.99', `"price":189.90${extra}`);
+}
+
+function eventFrame(event: StoredPriceEvent): SseFrame {
+  return { id: String(event.id), event: event.topic, data: event.data, comments: [] };
+}
+
+async function refusal(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const response = await fetch(url, init);
+  const body = (await response.json()) as Record<string, unknown>;
+  expect(validateErrorBody(body), JSON.stringify(validateErrorBody.errors)).toBe(true);
+  expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  return { status: response.status, headers: response.headers, body };
+}
+
+describe('streamPrices', () => {
+  describe('refusals', () => {
+    const valid = { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' };
+    it.each([
+      ['no key', { Topics: valid.Topics }, 401, 'unauthorized', /Bearer/],
+      ['an unknown key', { ...valid, Authorization: 'Bearer nope' }, 401, 'unauthorized', /not known/],
+      ['a free plan key', { ...valid, Authorization: `Bearer ${FREE}` }, 403, 'forbidden', /Pro plan/],
+      ['no Topics', { Authorization: valid.Authorization }, 400, 'invalid_topics', /missing/],
+      ['empty Topics', { ...valid, Topics: ' ' }, 400, 'invalid_topics', /empty/],
+      ['an uppercase topic', { ...valid, Topics: 'price:marketplacea:us, price:marketplaceA:uk' }, 400, 'invalid_topics', /"price:marketplaceA:uk".*lowercase/],
+      ['an unknown source', { ...valid, Topics: 'price:shop:us' }, 400, 'invalid_topics', /"price:shop:us".*unknown source/],
+      ['an unknown event type', { ...valid, Topics: 'stock:marketplacea:us' }, 400, 'invalid_topics', /unknown event type/],
+      ['a bad market', { ...valid, Topics: 'price:marketplacea:usa' }, 400, 'invalid_topics', /not two lowercase letters/],
+      ['a non-numeric Last-Event-ID', { ...valid, 'Last-Event-ID': 'abc' }, 400, 'invalid_request', /Last-Event-ID/],
+    ])('refuses %s before any stream bytes', async (_case, headers: Record<string, string>, status, code, message) => {
+      const harness = await startServer();
+      const { status: got, headers: responseHeaders, body } = await refusal(`${harness.url}/v1/stream?x=1`, { headers });
+      expect(got).toBe(status);
+      expect(body).toMatchObject({ status: 'error', error: code, query: { x: '1' }, data: null, meta: null });
+      expect(body['message']).toMatch(message);
+      if (status === 401) expect(responseHeaders.get('www-authenticate')).toMatch(/^Bearer/);
+    });
+
+    it('answers 404 for another path and 405 with Allow for another method', async () => {
+      const harness = await startServer();
+      const notFound = await refusal(`${harness.url}/v1/streams`, { headers: { Authorization: `Bearer ${PRO}` } });
+      expect([notFound.status, notFound.body['error']]).toEqual([404, 'not_found']);
+      const notAllowed = await refusal(`${harness.url}/v1/stream`, { method: 'POST', headers: { Authorization: `Bearer ${PRO}` } });
+      expect([notAllowed.status, notAllowed.body['error']]).toEqual([405, 'method_not_allowed']);
+      expect(notAllowed.headers.get('allow')).toBe('GET, HEAD');
+    });
+
+    it('answers 503 when the price log is down', async () => {
+      const harness = await startServer();
+      await harness.log.close();
+      const { status, body } = await refusal(`${harness.url}/v1/stream`, { headers: valid });
+      expect([status, body['error']]).toEqual([503, 'service_unavailable']);
+    });
+  });
+
+  it('opens with the stream headers and a retry field, accepting a bare key too', async () => {
+    const harness = await startServer();
+    const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: PRO, Topics: 'price:marketplacea:us' });
+    harness.streams.push(stream);
+    expect(stream.status).toBe(200);
+    expect(stream.headers).toMatchObject({
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
+    expect(stream.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    await stream.frames(1);
+    expect(stream.raw()).toBe('retry: 2000\n\n');
+  });
+
+  it('answers HEAD with the stream headers and no body', async () => {
+    const harness = await startServer();
+    const response = await fetch(`${harness.url}/v1/stream`, { method: 'HEAD', headers: { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toBe('');
+  });
+
+  it('delivers only the subscribed topics, in id order, with the payload exactly as published', async () => {
+    const harness = await startServer();
+    const stream = await subscribe(harness, 'price:marketplacea:us , price:marketplaceb:nl');
+    const published = await harness.log.append([
+      line('marketplacea', 'US'),
+      line('marketplacea', 'UK'),
+      line('marketplaceb', 'NL', '', 'Ünïcödé-✓-日本'),
+      line('marketplaceb', 'US'),
+      line('marketplacea', 'US'),
+    ]);
+    const wanted = published.filter((event) => ['price:marketplacea:us', 'price:marketplaceb:nl'].includes(event.topic));
+    expect(await stream.frames(3)).toEqual(wanted.map(eventFrame));
+    expect(stream.raw()).toContain(`id: ${wanted[0]?.id}\nevent: price:marketplacea:us\ndata: ${wanted[0]?.data}\n\n`);
+    expect(JSON.parse(wanted[0]?.data ?? '{}')).toHaveProperty('timestamp', '2026-11-23T14:03:07.123456789Z');
+    expect(wanted[0]?.data).toContain('"price":189.90');
+    expect(wanted[1]?.data).toContain('"sku":"Ünïcödé-✓-日本"');
+  });
+
+  it('resumes after a disconnect with no gap and no duplicate while events are published', async () => {
+    const harness = await startServer();
+    const topic = 'price:marketplacea:us';
+    const first = await subscribe(harness, topic);
+    const before = await harness.log.append([line('marketplacea', 'US'), line('marketplaceb', 'US'), line('marketplacea', 'US')]);
+    const received = await first.frames(2);
+    first.close();
+    const missed = await harness.log.append([line('marketplacea', 'US'), line('marketplacea', 'UK'), line('marketplacea', 'US')]);
+    const reconnecting = openStream(`${harness.url}/v1/stream`, { Authorization: `Bearer ${PRO}`, Topics: topic, 'Last-Event-ID': received.at(-1)?.id ?? '' });
+    const during = await harness.log.append([line('marketplacea', 'US'), line('marketplacea', 'US')]);
+    const second = await reconnecting;
+    harness.streams.push(second);
+    const after = await harness.log.append([line('marketplacea', 'US')]);
+    const expected = [...missed, ...during, ...after].filter((event) => event.topic === topic);
+    const frames = await second.frames(1 + expected.length);
+    expect(frames).toEqual([{ retry: '2000', comments: [] }, ...expected.map(eventFrame)]);
+    expect(received).toEqual(before.filter((event) => event.topic === topic).map(eventFrame));
+  });
+
+  it(`sends a reset first, then exactly the ${RETAINED_EVENTS} retained events, for a Last-Event-ID 6,000 back`, async () => {
+    const harness = await startServer();
+    const stored: StoredPriceEvent[] = [];
+    for (let batch = 0; batch < 7; batch += 1) {
+      stored.push(...(await harness.log.append(Array.from({ length: 1000 }, (_, i) => line(i % 2 === 0 ? 'marketplacea' : 'marketplaceb', 'US')))));
+    }
+    const newest = stored.at(-1)?.id ?? 0;
+    const requested = newest - 6000;
+    const retained = stored.slice(-RETAINED_EVENTS);
+    const stream = await subscribe(harness, 'price:marketplacea:us,price:marketplaceb:us', { 'Last-Event-ID': String(requested) });
+    const [reset, ...events] = await stream.frames(1 + RETAINED_EVENTS, 20_000);
+    expect(reset).toEqual({ event: 'reset', data: JSON.stringify({ requested_id: requested, oldest_id: retained[0]?.id }), comments: [] });
+    expect(events.map((frame) => Number(frame.id))).toEqual(retained.map((event) => event.id));
+    expect(events.at(-1)).toEqual(eventFrame(stored.at(-1) as StoredPriceEvent));
+  }, 60_000);
+
+  it('sends a heartbeat comment every heartbeatMs', async () => {
+    const harness = await startServer({ heartbeatMs: 40 });
+    const stream = await subscribe(harness, 'price:marketplacea:us');
+    expect(await stream.frames(2, 2000)).toEqual([{ comments: ['heartbeat'] }, { comments: ['heartbeat'] }]);
+    expect(stream.raw()).toContain('retry: 2000\n\n: heartbeat\n');
+  });
+
+  it('disconnects a subscriber that stops reading while the others keep receiving', async () => {
+    const harness = await startServer({ maxBufferBytes: 256 * 1024 });
+    const slow = await subscribe(harness, 'price:marketplacea:us');
+    const fast = await subscribe(harness, 'price:marketplacea:us');
+    slow.response.pause();
+    const padding = 'x'.repeat(100_000);
+    const count = 200;
+    const published: StoredPriceEvent[] = [];
+    for (let batch = 0; batch < 4; batch += 1) {
+      published.push(...(await harness.log.append(Array.from({ length: count / 4 }, () => line('marketplacea', 'US', `,"pad":"${padding}"`)))));
+    }
+    const frames = await fast.frames(count, 20_000);
+    expect(frames.map((frame) => frame.id)).toEqual(published.map((event) => String(event.id)));
+    // A client that does not read cannot see the connection close; once it reads again it gets
+    // what the kernel held, then the cut.
+    slow.response.resume();
+    const outcome = await Promise.race([slow.ended(), new Promise((resolve) => setTimeout(() => resolve('still open'), 5000))]);
+    expect(outcome).toBe('aborted');
+    expect(slow.raw().length).toBeLessThan(count * 100_000);
+  }, 60_000);
+
+  it('ends every stream cleanly on close so clients reconnect elsewhere', async () => {
+    const harness = await startServer();
+    const a = await subscribe(harness, 'price:marketplacea:us');
+    const b = await subscribe(harness, 'price:marketplaceb:nl');
+    await harness.closeServer();
+    expect(await Promise.all([a.ended(), b.ended()])).toEqual(['end', 'end']);
+  });
+
+  it('delivers events published by another process (prices publish) promptly', async () => {
+    const harness = await startServer();
+    const stream = await subscribe(harness, 'price:marketplacea:us,price:marketplaceb:nl');
+    const child = spawn(process.execPath, ['src/cli/main.ts', 'prices', 'publish', '--price-log', `sqlite:${harness.file}`, '-'], {
+      cwd: SERVER_DIR,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Let the child start (loading node:sqlite and the validator) before timing.
+    child.stdin.write(`${line('marketplaceb', 'NL')}\n`);
+    await stream.frames(1, 20_000);
+    const lines: string[] = [];
+    const latencies: number[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const text = line(i % 2 === 0 ? 'marketplacea' : 'marketplaceb', i % 2 === 0 ? 'US' : 'NL');
+      lines.push(text);
+      const sent = performance.now();
+      child.stdin.write(`${text}\n`);
+      const [frame] = await stream.frames(1, 5000);
+      latencies.push(performance.now() - sent);
+      expect(frame?.data).toBe(text);
+    }
+    child.stdin.end();
+    expect(await exited, output).toBe(0);
+    expect(output).toContain('published 31 price events');
+    latencies.sort((x, y) => x - y);
+    const at = (q: number): string => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN).toFixed(1);
+    console.log(`cross-process publish-to-receive latency over ${latencies.length} events: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`);
+  });
+});
