@@ -1,0 +1,34 @@
+// Shared pieces of the data commands: the database flag, progress lines on a terminal, and usage
+// errors that print a message instead of a stack trace.
+import { DEFAULT_DATABASE_URL } from '../config.ts';
+
+export class UsageError extends Error {}
+
+export function databaseUrl(flag: string | undefined): string {
+  return flag ?? process.env['DATABASE_URL'] ?? DEFAULT_DATABASE_URL;
+}
+
+/** A positive integer flag, or the default. */
+export function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/u.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer, got "${value}"`);
+  return Number(value);
+}
+
+/** Rewrites one status line on stderr when it is a terminal, at most ~10 times a second. */
+export function createProgress(enabled = process.stderr.isTTY): { update(line: string): void; done(): void } {
+  let last = 0;
+  let shown = false;
+  return {
+    update(line) {
+      const now = Date.now();
+      if (!enabled || now - last < 100) return;
+      last = now;
+      shown = true;
+      process.stderr.write(`\r\x1b[2K${line}`);
+    },
+    done() {
+      if (shown) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// `catalog seed --db <url> [--products N] [--seed S] [--out DIR]`: writes a deterministic synthetic
+// catalog (N catalog products, about ten variants each, and N/2 storefront products) into the
+// database, or with --out as NDJSON files (catalog.ndjson, storefront.ndjson) for `catalog import`.
+// Products stream from the generator in batches; the catalog is never held in memory.
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  generateCatalogProducts,
+  generateStorefrontProducts,
+  storefrontCountFor,
+  type SeedOptions,
+} from '../catalog/seed/generate-catalog.ts';
+import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
+import { silentLogger } from '../logger.ts';
+import { openCatalogStores } from '../store/open-store.ts';
+import { createProgress, databaseUrl, positiveInteger, UsageError } from './cli-support.ts';
+
+const USAGE = 'usage: catalog seed [--db <url>] [--products N] [--seed S] [--out DIR]';
+const DEFAULT_PRODUCTS = 2_000;
+const BATCH = 500;
+
+export async function run(args: string[]): Promise<number> {
+  let options: SeedOptions;
+  let db: string;
+  let out: string | undefined;
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { db: { type: 'string' }, products: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]!}"\n${USAGE}`);
+    options = { products: positiveInteger('products', values.products, DEFAULT_PRODUCTS), seed: values.seed ?? 'catalog' };
+    db = databaseUrl(values.db);
+    out = values.out;
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  const started = performance.now();
+  const progress = createProgress();
+  const storefronts = storefrontCountFor(options.products);
+  let variants = 0;
+  const report = (done: number, what: string, total: number): void =>
+    progress.update(`seeding ${what}: ${done}/${total} products, ${variants} variants`);
+
+  if (out !== undefined) {
+    mkdirSync(out, { recursive: true });
+    const catalogFile = join(out, 'catalog.ndjson');
+    const storefrontFile = join(out, 'storefront.ndjson');
+    let done = 0;
+    await writeLines(catalogFile, generateCatalogProducts(options), (product) => {
+      variants += product.variants.length;
+      done += 1;
+      if (done % 1000 === 0) report(done, 'catalog', options.products);
+    });
+    await writeLines(storefrontFile, generateStorefrontProducts(options), () => {});
+    progress.done();
+    process.stdout.write(
+      `wrote ${options.products} catalog products (${variants} variants) to ${catalogFile} and ${storefronts} storefront products to ${storefrontFile} in ${seconds(started)}s (seed "${options.seed}")\n`,
+    );
+    return 0;
+  }
+
+  const stores = await openCatalogStores(db, silentLogger);
+  try {
+    let batch: CatalogProductPro[] = [];
+    let done = 0;
+    for (const product of generateCatalogProducts(options)) {
+      batch.push(product);
+      variants += product.variants.length;
+      if (batch.length === BATCH) {
+        await stores.catalog.upsertCatalogProducts(batch);
+        done += batch.length;
+        batch = [];
+        report(done, 'catalog', options.products);
+      }
+    }
+    if (batch.length > 0) await stores.catalog.upsertCatalogProducts(batch);
+    let storefrontBatch: StorefrontProductInput[] = [];
+    done = 0;
+    for (const product of generateStorefrontProducts(options)) {
+      storefrontBatch.push(product);
+      if (storefrontBatch.length === BATCH) {
+        await stores.catalog.upsertStorefrontProducts(storefrontBatch);
+        done += storefrontBatch.length;
+        storefrontBatch = [];
+        report(done, 'storefront', storefronts);
+      }
+    }
+    if (storefrontBatch.length > 0) await stores.catalog.upsertStorefrontProducts(storefrontBatch);
+  } finally {
+    progress.done();
+    await stores.close();
+  }
+  process.stdout.write(
+    `seeded ${options.products} catalog products (${variants} variants) and ${storefronts} storefront products into ${db} in ${seconds(started)}s (seed "${options.seed}")\n`,
+  );
+  return 0;
+}
+
+function seconds(started: number): string {
+  return ((performance.now() - started) / 1000).toFixed(1);
+}
+
+async function writeLines<T>(file: string, items: Iterable<T>, each: (item: T) => void): Promise<void> {
+  const stream: WriteStream = createWriteStream(file);
+  for (const item of items) {
+    each(item);
+    if (!stream.write(`${JSON.stringify(item)}\n`)) await once(stream, 'drain');
+  }
+  stream.end();
+  await once(stream, 'finish');
+}

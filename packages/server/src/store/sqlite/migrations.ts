@@ -1,0 +1,130 @@
+// Versioned schema for the SQLite catalog. Each migration runs once, in order, inside a transaction,
+// and is recorded in `schema_migrations`; a database newer than this code is refused rather than
+// guessed at. Never edit a released migration: append a new one.
+import type { DatabaseSync } from 'node:sqlite';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'catalog, storefront and keys',
+    sql: `
+      -- Catalog products keep their whole document (key order included); columns exist for look-ups.
+      CREATE TABLE catalog_products (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        slug TEXT NOT NULL,
+        brand TEXT NOT NULL,
+        doc TEXT NOT NULL
+      );
+      CREATE INDEX catalog_products_slug ON catalog_products (slug);
+      CREATE INDEX catalog_products_brand ON catalog_products (brand);
+
+      -- One row per variant; the variant itself is read from its product's document at \`position\`.
+      CREATE TABLE catalog_variants (
+        pk INTEGER PRIMARY KEY,
+        product_pk INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        sku TEXT NOT NULL COLLATE NOCASE,
+        gtin TEXT NOT NULL,
+        gtin14 TEXT NOT NULL
+      );
+      CREATE INDEX catalog_variants_product ON catalog_variants (product_pk);
+      CREATE INDEX catalog_variants_sku ON catalog_variants (sku);
+      CREATE INDEX catalog_variants_gtin14 ON catalog_variants (gtin14);
+      -- Substring search over stored GTINs: a trigram index, rowid = catalog_variants.pk.
+      CREATE VIRTUAL TABLE catalog_variants_gtin USING fts5 (
+        gtin, content='', contentless_delete=1, tokenize='trigram'
+      );
+      -- Approximate number of GTINs containing each trigram (only ever incremented): lets a search
+      -- query the index with the query's rarest window instead of its most common trigrams.
+      CREATE TABLE gtin_trigrams (
+        trigram TEXT PRIMARY KEY,
+        docs INTEGER NOT NULL
+      ) WITHOUT ROWID;
+
+      -- Storefront products: the cursor is the rowid, so "cursor > N" is a primary-key range.
+      CREATE TABLE storefront_products (
+        cursor INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        product_id TEXT NOT NULL COLLATE NOCASE,
+        shop_name TEXT NOT NULL COLLATE NOCASE,
+        brand TEXT NOT NULL COLLATE NOCASE,
+        product_type TEXT NOT NULL COLLATE NOCASE,
+        title TEXT NOT NULL COLLATE NOCASE,
+        slug TEXT NOT NULL COLLATE NOCASE,
+        price_min REAL NOT NULL,
+        price_max REAL NOT NULL,
+        price_display REAL NOT NULL,
+        available INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        product_created_at INTEGER NOT NULL,
+        product_published_at INTEGER NOT NULL,
+        doc TEXT NOT NULL
+      );
+      CREATE INDEX storefront_products_shop ON storefront_products (shop_name);
+      CREATE INDEX storefront_products_brand ON storefront_products (brand);
+      CREATE INDEX storefront_products_updated ON storefront_products (updated_at, cursor);
+      CREATE INDEX storefront_products_published ON storefront_products (product_published_at, cursor);
+      CREATE TABLE storefront_tags (
+        tag TEXT NOT NULL COLLATE NOCASE,
+        cursor INTEGER NOT NULL,
+        PRIMARY KEY (tag, cursor)
+      ) WITHOUT ROWID;
+      CREATE INDEX storefront_tags_cursor ON storefront_tags (cursor);
+      -- Word search over title, brand, product type and tags; rowid = cursor.
+      CREATE VIRTUAL TABLE storefront_text USING fts5 (
+        title, brand, product_type, tags, content='', contentless_delete=1
+      );
+
+      CREATE TABLE api_keys (
+        digest BLOB PRIMARY KEY,
+        plan TEXT NOT NULL CHECK (plan IN ('free', 'pro')),
+        label TEXT,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Applies every pending migration; idempotent, safe to call on each start. */
+export function migrateSqlite(db: DatabaseSync): { applied: number[] } {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`);
+  const applied: number[] = [];
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as
+      | { version: number | null }
+      | undefined;
+    const current = row?.version ?? 0;
+    if (current > LATEST_SCHEMA_VERSION) {
+      throw new Error(
+        `database schema version ${current} is newer than this build understands (${LATEST_SCHEMA_VERSION})`,
+      );
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, new Date().toISOString());
+      applied.push(migration.version);
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+  return { applied };
+}

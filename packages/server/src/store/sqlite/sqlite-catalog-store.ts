@@ -1,0 +1,399 @@
+// SqliteCatalogStore: the CatalogStore port on node:sqlite.
+// Guarantees:
+// - Every product is stored as its JSON document and read back unchanged (fields and key order);
+//   the columns beside it only serve look-ups. Variants are read from their product's document.
+// - Storefront cursors are the table's rowid: 17_000_000_000_000_000 + n × 1024, strictly
+//   increasing, assigned once on first insert and kept on re-import, exact as IEEE-754 doubles.
+// - Filters are compiled to parameterised SQL (compile-filter.ts); no user text reaches SQL.
+// - GTIN substring search goes through an FTS5 trigram index; SKU, slug, id, cursor look-ups
+//   through B-tree indexes. Totals are exact counts.
+// - Aggregates (top brands, GTIN count, variant count) are cached until any connection commits.
+// Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
+// every query; writes from another process wait up to the busy timeout, then fail.
+import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
+import type { FieldType, FilterLiteral } from '../../catalog/filter/ast.ts';
+import { normalizeGtin14 } from '../../catalog/gtin.ts';
+import type {
+  BrandCount,
+  CatalogProductPro,
+  CatalogVariant,
+  Page,
+  StorefrontProduct,
+  StorefrontProductInput,
+  StorefrontSort,
+} from '../../catalog/model.ts';
+import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
+import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
+import type { SqliteDatabase } from './sqlite-database.ts';
+
+/** The first cursor is CURSOR_BASE + CURSOR_STEP; every step is a multiple of 1024, hence exact. */
+export const CURSOR_BASE = 17_000_000_000_000_000n;
+export const CURSOR_STEP = 1024n;
+
+export const sqliteDialect: SqlDialect = {
+  placeholder: (index) => `?${index}`,
+  column: (field) => `p.${field}`,
+  caseInsensitiveEquals: (column, placeholder) => `${column} = ${placeholder} COLLATE NOCASE`,
+  tagMatch: (placeholder, negated) =>
+    `${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM storefront_tags t WHERE t.tag = ${placeholder} AND t.cursor = p.cursor)`,
+  bindValue: (value: FilterLiteral, type: FieldType) => {
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    // Cursors above 2^53 bind as integers so the rowid range stays an integer comparison.
+    if (type === 'integer' && typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+    return value;
+  },
+};
+
+const SORTS: Record<StorefrontSort, string> = {
+  'cursor:asc': 'p.cursor ASC',
+  'cursor:desc': 'p.cursor DESC',
+  'updated_at:asc': 'p.updated_at ASC, p.cursor ASC',
+  'updated_at:desc': 'p.updated_at DESC, p.cursor DESC',
+  'published_at:asc': 'p.product_published_at ASC, p.cursor ASC',
+  'published_at:desc': 'p.product_published_at DESC, p.cursor DESC',
+};
+
+/** FTS5 query: every whitespace-separated word as a quoted phrase, all required. */
+function textQuery(text: string): string | undefined {
+  const words = text
+    .split(/\s+/u)
+    .filter((word) => /[\p{L}\p{N}]/u.test(word))
+    .map((word) => `"${word.replaceAll('"', '""')}"`);
+  return words.length === 0 ? undefined : words.join(' ');
+}
+
+function epochMs(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+interface VariantRow {
+  product_pk: number;
+  position: number;
+}
+
+export class SqliteCatalogStore implements CatalogStore {
+  private readonly database: SqliteDatabase;
+  private aggregateVersion = '';
+  private readonly aggregates = new Map<string, unknown>();
+
+  constructor(database: SqliteDatabase) {
+    this.database = database;
+  }
+
+  private cached<T>(key: string, compute: () => T): T {
+    const version = this.database.version();
+    if (version !== this.aggregateVersion) {
+      this.aggregates.clear();
+      this.aggregateVersion = version;
+    }
+    if (this.aggregates.has(key)) return this.aggregates.get(key) as T;
+    const value = compute();
+    this.aggregates.set(key, value);
+    return value;
+  }
+
+  async listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    const text = query.text === undefined ? undefined : textQuery(query.text);
+    if (text !== undefined) {
+      params.push(text);
+      where.push(`p.cursor IN (SELECT rowid FROM storefront_text WHERE storefront_text MATCH ?${params.length})`);
+    }
+    if (query.shopName !== undefined) {
+      params.push(query.shopName);
+      where.push(`p.shop_name = ?${params.length}`);
+    }
+    if (query.filter !== undefined) where.push(compileFilter(query.filter, sqliteDialect, params));
+    const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    const countRow = this.database
+      .statement(`SELECT count(*) AS n FROM storefront_products p ${whereSql}`)
+      .get(...(params as never[])) as { n: number };
+    const limitIndex = params.length + 1;
+    const rows = this.database
+      .statement(
+        `SELECT p.doc FROM storefront_products p ${whereSql} ORDER BY ${SORTS[query.sort]} LIMIT ?${limitIndex} OFFSET ?${limitIndex + 1}`,
+      )
+      .all(...(params as never[]), query.limit, query.offset) as { doc: string }[];
+    return { items: rows.map((row) => JSON.parse(row.doc) as StorefrontProduct), total: countRow.n };
+  }
+
+  async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+    const params: (string | number)[] = [];
+    const where: string[] = [];
+    if (query.gtin !== undefined) {
+      if (!/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
+      // The index finds candidates through the query's rarest window; instr() keeps exact matches.
+      params.push(`"${this.rarestWindow(query.gtin)}"`);
+      where.push(`v.pk IN (SELECT rowid FROM catalog_variants_gtin WHERE catalog_variants_gtin MATCH ?${params.length})`);
+      params.push(query.gtin);
+      where.push(`instr(v.gtin, ?${params.length}) > 0`);
+    }
+    if (query.sku !== undefined) {
+      params.push(query.sku);
+      where.push(`v.sku = ?${params.length}`);
+    }
+    const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    const count = (): number =>
+      (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n;
+    const total = where.length === 0 ? this.cached('variant-count', count) : count();
+    const rows = this.database
+      .statement(
+        `SELECT v.product_pk, v.position FROM catalog_variants v ${whereSql} ORDER BY v.pk LIMIT ?${params.length + 1} OFFSET ?${params.length + 2}`,
+      )
+      .all(...params, query.limit, query.offset) as unknown as VariantRow[];
+    return { items: this.materializeVariants(rows), total };
+  }
+
+  /**
+   * The substring of `gtin` (three trigrams long) whose trigrams occur in the fewest stored GTINs.
+   * An FTS5 phrase reads the whole posting list of each of its trigrams, so a window without
+   * common trigrams such as "000" is several times cheaper than the full query.
+   */
+  private rarestWindow(gtin: string): string {
+    const width = 5;
+    if (gtin.length <= width) return gtin;
+    const counts = this.cached('trigram-counts', () => {
+      const rows = this.database.statement('SELECT trigram, docs FROM gtin_trigrams').all();
+      return new Map(rows.map((row) => [row.trigram as string, row.docs as number]));
+    });
+    let best = gtin.slice(-width);
+    let bestCost = Infinity;
+    for (let start = 0; start + width <= gtin.length; start += 1) {
+      const window = gtin.slice(start, start + width);
+      const cost = trigramsOf(window).reduce((sum, trigram) => sum + (counts.get(trigram) ?? 0), 0);
+      if (cost < bestCost) {
+        best = window;
+        bestCost = cost;
+      }
+    }
+    return best;
+  }
+
+  private materializeVariants(rows: readonly VariantRow[]): CatalogVariant[] {
+    const products = new Map<number, CatalogProductPro>();
+    const byPk = this.database.statement('SELECT doc FROM catalog_products WHERE pk = ?');
+    const variants: CatalogVariant[] = [];
+    for (const row of rows) {
+      let product = products.get(row.product_pk);
+      if (product === undefined) {
+        const found = byPk.get(row.product_pk) as { doc: string } | undefined;
+        if (found === undefined) continue;
+        product = JSON.parse(found.doc) as CatalogProductPro;
+        products.set(row.product_pk, product);
+      }
+      const variant = product.variants[row.position];
+      if (variant !== undefined) variants.push(variant);
+    }
+    return variants;
+  }
+
+  async topBrands(limit: number): Promise<BrandCount[]> {
+    const brands = this.cached(`brands:${limit}`, () =>
+      this.database
+        .statement(
+          'SELECT brand, count(*) AS count FROM catalog_products GROUP BY brand ORDER BY count DESC, brand ASC LIMIT ?',
+        )
+        .all(limit)
+        .map((row) => ({ brand: row.brand as string, count: row.count as number })),
+    );
+    return brands.map((entry) => ({ ...entry }));
+  }
+
+  async getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+    const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
+      this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(idOrSlug)) as
+      | { doc: string }
+      | undefined;
+    return row === undefined ? null : (JSON.parse(row.doc) as CatalogProductPro);
+  }
+
+  async countGtins(): Promise<number> {
+    return this.cached('gtin-count', () => {
+      const row = this.database.statement('SELECT count(DISTINCT gtin14) AS n FROM catalog_variants').get() as { n: number };
+      return row.n;
+    });
+  }
+
+  async upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
+    const db = this.database;
+    const report = db.transaction(() => {
+      const findProduct = db.statement('SELECT pk FROM catalog_products WHERE id = ?');
+      const insertProduct = db.statement('INSERT INTO catalog_products (id, slug, brand, doc) VALUES (?, ?, ?, ?)');
+      const updateProduct = db.statement('UPDATE catalog_products SET slug = ?, brand = ?, doc = ? WHERE pk = ?');
+      const oldVariants = db.statement('SELECT pk FROM catalog_variants WHERE product_pk = ?');
+      const deleteVariants = db.statement('DELETE FROM catalog_variants WHERE product_pk = ?');
+      const deleteGtin = db.statement('DELETE FROM catalog_variants_gtin WHERE rowid = ?');
+      const insertVariant = db.statement(
+        'INSERT INTO catalog_variants (product_pk, position, sku, gtin, gtin14) VALUES (?, ?, ?, ?, ?)',
+      );
+      const countTrigram = db.statement(
+        'INSERT INTO gtin_trigrams (trigram, docs) VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE SET docs = docs + excluded.docs',
+      );
+      const trigramCounts = new Map<string, number>();
+      const insertGtin = db.statement('INSERT INTO catalog_variants_gtin (rowid, gtin) VALUES (?, ?)');
+      let inserted = 0;
+      let updated = 0;
+      for (const product of products) {
+        const doc = JSON.stringify(product);
+        const existing = findProduct.get(product.id) as { pk: number } | undefined;
+        let productPk: number;
+        if (existing === undefined) {
+          productPk = Number(insertProduct.run(product.id, product.slug, product.brand, doc).lastInsertRowid);
+          inserted += 1;
+        } else {
+          productPk = existing.pk;
+          updateProduct.run(product.slug, product.brand, doc, productPk);
+          for (const old of oldVariants.all(productPk)) deleteGtin.run(old.pk as number);
+          deleteVariants.run(productPk);
+          updated += 1;
+        }
+        product.variants.forEach((variant, position) => {
+          const variantPk = insertVariant.run(
+            productPk,
+            position,
+            variant.sku,
+            variant.gtin,
+            normalizeGtin14(variant.gtin) ?? variant.gtin,
+          ).lastInsertRowid;
+          insertGtin.run(variantPk, variant.gtin);
+          for (const trigram of new Set(trigramsOf(variant.gtin))) {
+            trigramCounts.set(trigram, (trigramCounts.get(trigram) ?? 0) + 1);
+          }
+        });
+      }
+      for (const [trigram, docs] of trigramCounts) countTrigram.run(trigram, docs);
+      return { inserted, updated };
+    });
+    return report;
+  }
+
+  async upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport> {
+    const db = this.database;
+    const report = db.transaction(() => {
+      const find = db.statement(
+        "SELECT CAST(cursor AS TEXT) AS cursor, json_extract(doc, '$.created_at') AS created_at FROM storefront_products WHERE id = ?",
+      );
+      const maxCursor = db.statement('SELECT CAST(max(cursor) AS TEXT) AS cursor FROM storefront_products').get() as {
+        cursor: string | null;
+      };
+      let last = maxCursor.cursor === null ? CURSOR_BASE : BigInt(maxCursor.cursor);
+      const upsert = db.statement(`INSERT OR REPLACE INTO storefront_products (
+          cursor, id, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
+          price_display, available, created_at, updated_at, product_created_at, product_published_at, doc
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      const deleteTags = db.statement('DELETE FROM storefront_tags WHERE cursor = ?');
+      const insertTag = db.statement('INSERT OR IGNORE INTO storefront_tags (tag, cursor) VALUES (?, ?)');
+      const deleteText = db.statement('DELETE FROM storefront_text WHERE rowid = ?');
+      const insertText = db.statement(
+        'INSERT INTO storefront_text (rowid, title, brand, product_type, tags) VALUES (?, ?, ?, ?, ?)',
+      );
+      let inserted = 0;
+      let updated = 0;
+      const now = new Date().toISOString();
+      for (const input of products) {
+        const existing = find.get(input.id) as { cursor: string; created_at: string | null } | undefined;
+        let cursor: bigint;
+        if (existing === undefined) {
+          last = last - (last % CURSOR_STEP) + CURSOR_STEP;
+          cursor = last;
+          inserted += 1;
+        } else {
+          cursor = BigInt(existing.cursor);
+          deleteTags.run(cursor);
+          deleteText.run(cursor);
+          updated += 1;
+        }
+        const createdAt = input.created_at ?? existing?.created_at ?? now;
+        const updatedAt = input.updated_at ?? now;
+        const product = withServiceFields(input, Number(cursor), createdAt, updatedAt);
+        upsert.run(
+          cursor,
+          product.id,
+          product.product_id,
+          product.shop_name,
+          product.brand,
+          product.product_type,
+          product.title,
+          product.slug,
+          product.price_min,
+          product.price_max,
+          product.price_display,
+          product.available ? 1 : 0,
+          epochMs(product.created_at),
+          epochMs(product.updated_at),
+          epochMs(product.product_created_at),
+          epochMs(product.product_published_at),
+          JSON.stringify(product),
+        );
+        for (const tag of product.tags) insertTag.run(tag, cursor);
+        insertText.run(cursor, product.title, product.brand, product.product_type, product.tags.join(' '));
+      }
+      return { inserted, updated };
+    });
+    return report;
+  }
+
+  async sampleVariants(limit: number): Promise<CatalogVariant[]> {
+    const bounds = this.database.statement('SELECT min(pk) AS lo, max(pk) AS hi FROM catalog_variants').get() as {
+      lo: number | null;
+      hi: number | null;
+    };
+    if (bounds.lo === null || bounds.hi === null || limit <= 0) return [];
+    const at = this.database.statement('SELECT pk, product_pk, position FROM catalog_variants WHERE pk >= ? ORDER BY pk LIMIT 1');
+    const step = Math.max(1, (bounds.hi - bounds.lo + 1) / limit);
+    const seen = new Set<number>();
+    const rows: VariantRow[] = [];
+    for (let i = 0; i < limit; i += 1) {
+      const row = at.get(Math.floor(bounds.lo + i * step)) as (VariantRow & { pk: number }) | undefined;
+      if (row === undefined || seen.has(row.pk)) continue;
+      seen.add(row.pk);
+      rows.push(row);
+    }
+    return this.materializeVariants(rows);
+  }
+
+  async ping(): Promise<void> {
+    try {
+      this.database.statement('SELECT 1').get();
+    } catch (error) {
+      throw error instanceof ServiceUnavailable ? error : new ServiceUnavailable('catalog database', { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.database.close();
+  }
+}
+
+function trigramsOf(text: string): string[] {
+  const trigrams: string[] = [];
+  for (let i = 0; i + 3 <= text.length; i += 1) trigrams.push(text.slice(i, i + 3));
+  return trigrams;
+}
+
+/**
+ * The stored document: the input's fields in their order, with `created_at`, `updated_at` and
+ * `cursor` placed where the contract lists them (before `variants`) when the input lacks them.
+ */
+function withServiceFields(
+  input: StorefrontProductInput,
+  cursor: number,
+  createdAt: string,
+  updatedAt: string,
+): StorefrontProduct {
+  const service: Record<string, unknown> = { created_at: createdAt, updated_at: updatedAt, cursor };
+  const out: Record<string, unknown> = {};
+  const place = (): void => {
+    for (const [key, value] of Object.entries(service)) if (!(key in out)) out[key] = value;
+  };
+  for (const [key, value] of Object.entries(input)) {
+    if (key === 'variants') place();
+    if (key === 'cursor') out.cursor = cursor;
+    else out[key] = key in service ? (service[key] ?? value) : value;
+  }
+  place();
+  return out as StorefrontProduct;
+}
+

@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidFilter } from '../../../src/catalog/errors.ts';
+import type { FilterExpr } from '../../../src/catalog/filter/ast.ts';
+import { parseFilter } from '../../../src/catalog/filter/parse-filter.ts';
+
+function refusal(text: string): { position: number; message: string } {
+  try {
+    parseFilter(text);
+  } catch (error) {
+    if (error instanceof InvalidFilter) return { position: error.position, message: error.message };
+    throw error;
+  }
+  throw new Error(`"${text}" was accepted`);
+}
+
+describe('parseFilter', () => {
+  describe('accepts', () => {
+    const cases: [string, FilterExpr][] = [
+      ['shop_name = "Sneaker Hub"', { type: 'compare', field: 'shop_name', operator: '=', value: 'Sneaker Hub' }],
+      ["brand = 'Nike'", { type: 'compare', field: 'brand', operator: '=', value: 'Nike' }],
+      ['brand = Nike', { type: 'compare', field: 'brand', operator: '=', value: 'Nike' }],
+      ['title = "say \\"hi\\" \\\\ ok"', { type: 'compare', field: 'title', operator: '=', value: 'say "hi" \\ ok' }],
+      ["title = 'it\\'s'", { type: 'compare', field: 'title', operator: '=', value: "it's" }],
+      ['product_id = 7741029384721', { type: 'compare', field: 'product_id', operator: '=', value: '7741029384721' }],
+      ['price_min >= 100', { type: 'compare', field: 'price_min', operator: '>=', value: 100 }],
+      ['price_max<-1.5', { type: 'compare', field: 'price_max', operator: '<', value: -1.5 }],
+      ['price_display != 0.25', { type: 'compare', field: 'price_display', operator: '!=', value: 0.25 }],
+      ['price_min > "12"', { type: 'compare', field: 'price_min', operator: '>', value: 12 }],
+      ['available = true', { type: 'compare', field: 'available', operator: '=', value: true }],
+      ['available = FALSE', { type: 'compare', field: 'available', operator: '=', value: false }],
+      ['cursor > 17000000000001536', { type: 'compare', field: 'cursor', operator: '>', value: 17000000000001536 }],
+      ['tags = COLOR_White', { type: 'compare', field: 'tags', operator: '=', value: 'COLOR_White' }],
+      ['updated_at >= 2026-01-01', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1) }],
+      [
+        'created_at < "2026-01-01T10:00:00.5+02:00"',
+        { type: 'compare', field: 'created_at', operator: '<', value: Date.UTC(2026, 0, 1, 8, 0, 0, 500) },
+      ],
+      ['product_published_at = 2025-03-02T08:30:00', { type: 'compare', field: 'product_published_at', operator: '=', value: Date.UTC(2025, 2, 2, 8, 30) }],
+      ['brand IN ["Nike", \'Jordan\', Adidas]', { type: 'in', field: 'brand', values: ['Nike', 'Jordan', 'Adidas'], negated: false }],
+      ['brand not in [Adidas]', { type: 'in', field: 'brand', values: ['Adidas'], negated: true }],
+      ['price_min IN [1, 2.5]', { type: 'in', field: 'price_min', values: [1, 2.5], negated: false }],
+    ];
+    for (const [text, expected] of cases) {
+      it(`parses ${text}`, () => {
+        expect(parseFilter(text)).toStrictEqual(expected);
+      });
+    }
+
+    it('binds AND tighter than OR', () => {
+      expect(parseFilter('brand = a OR brand = b AND available = true')).toStrictEqual({
+        type: 'or',
+        operands: [
+          { type: 'compare', field: 'brand', operator: '=', value: 'a' },
+          {
+            type: 'and',
+            operands: [
+              { type: 'compare', field: 'brand', operator: '=', value: 'b' },
+              { type: 'compare', field: 'available', operator: '=', value: true },
+            ],
+          },
+        ],
+      });
+    });
+
+    it('honours parentheses, NOT and lowercase keywords', () => {
+      expect(parseFilter('not (brand = a or brand = b) and price_min > 1')).toStrictEqual({
+        type: 'and',
+        operands: [
+          {
+            type: 'not',
+            operand: {
+              type: 'or',
+              operands: [
+                { type: 'compare', field: 'brand', operator: '=', value: 'a' },
+                { type: 'compare', field: 'brand', operator: '=', value: 'b' },
+              ],
+            },
+          },
+          { type: 'compare', field: 'price_min', operator: '>', value: 1 },
+        ],
+      });
+    });
+
+    it('accepts keywords as values when quoted', () => {
+      expect(parseFilter('title = "AND"')).toStrictEqual({ type: 'compare', field: 'title', operator: '=', value: 'AND' });
+    });
+
+    it('accepts 16 levels of nesting', () => {
+      expect(() => parseFilter(`${'('.repeat(16)}brand = a${')'.repeat(16)}`)).not.toThrow();
+    });
+
+    it('accepts a filter of exactly 2,000 characters', () => {
+      const text = `title = "${'x'.repeat(2000 - 10)}"`;
+      expect(text).toHaveLength(2000);
+      expect(() => parseFilter(text)).not.toThrow();
+    });
+  });
+
+  describe('refuses', () => {
+    const cases: [string, number, string][] = [
+      ['shop_name =', 11, 'expected a value after "="'],
+      ['', 1, 'expected a filter expression'],
+      ['   ', 1, 'expected a filter expression'],
+      ['colour = red', 1, 'unknown field "colour"; filterable fields are cursor, id, product_id, shop_name'],
+      ['brand = "Nike', 9, 'unterminated string'],
+      ["brand = 'Nike\\'", 9, 'unterminated string'],
+      ['price_min = cheap', 13, '"price_min" needs a number, got "cheap"'],
+      ['price_min > 1e999', 13, '"price_min" needs a number, got "1e999"'],
+      ['available = yes', 13, '"available" needs true or false, got "yes"'],
+      ['cursor > 1.5', 10, '"cursor" needs an integer, got "1.5"'],
+      ['cursor > 17000000000000001', 10, 'cannot be represented exactly'],
+      ['updated_at > yesterday', 14, '"updated_at" needs an ISO 8601 date or date-time, got "yesterday"'],
+      ['updated_at > 2026-02-31', 14, 'needs an ISO 8601 date'],
+      ['brand > Nike', 7, '">" cannot compare "brand", a string field; use =, != or IN'],
+      ['tags <= x', 6, '"<=" cannot compare "tags"'],
+      ['available < true', 11, '"<" cannot compare "available", a boolean field'],
+      ['brand = Nike AND', 17, 'expected a field name, got the end of the filter'],
+      ['brand = Nike brand = Adidas', 14, 'expected AND, OR or the end of the filter, got "brand"'],
+      ['brand = Nike)', 13, 'unmatched ")"'],
+      ['(brand = Nike', 14, 'expected ")" to close the "(" at position 1'],
+      ['()', 2, 'empty parentheses'],
+      ['brand Nike', 7, 'expected an operator (=, !=, >, >=, <, <=, IN or NOT IN) after "brand", got "Nike"'],
+      ['brand NOT Nike', 11, 'expected IN after NOT after "brand"'],
+      ['brand IN Nike', 10, 'expected "[" after IN, got "Nike"'],
+      ['brand IN []', 11, 'the list after IN is empty'],
+      ['brand IN [a b]', 13, 'expected "," or "]" in the list, got "b"'],
+      ['brand IN [a,', 13, 'expected a value in the list, got the end of the filter'],
+      ['brand = = x', 9, 'expected a value after "=", got "="'],
+      ['brand ! x', 7, 'unexpected "!"'],
+      ['brand = AND', 9, 'expected a value after "="'],
+      ['= x', 1, 'expected a field name, got "="'],
+      ['price_min IN [1, x]', 18, '"price_min" needs a number, got "x"'],
+    ];
+    for (const [text, position, problem] of cases) {
+      it(`"${text}" at position ${position}: ${problem}`, () => {
+        const { position: actual, message } = refusal(text);
+        expect(message).toContain(problem);
+        expect(message).toContain(`position ${position}:`);
+        expect(actual).toBe(position);
+      });
+    }
+
+    it('refuses filters over 2,000 characters', () => {
+      const { position, message } = refusal(`title = "${'x'.repeat(2000)}"`);
+      expect(position).toBe(2001);
+      expect(message).toContain('the limit is 2000');
+    });
+
+    it('refuses nesting deeper than 16 levels, at the opening parenthesis that exceeds it', () => {
+      const { position, message } = refusal(`${'('.repeat(17)}brand = a${')'.repeat(17)}`);
+      expect(position).toBe(17);
+      expect(message).toContain('nested deeper than 16 levels');
+      expect(refusal(`${'NOT '.repeat(17)}brand = a`).position).toBe(65);
+    });
+  });
+});

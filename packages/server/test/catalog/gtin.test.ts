@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { gtinCheckDigit, isValidGtin, normalizeGtin14 } from '../../src/catalog/gtin.ts';
+
+describe('gtin', () => {
+  it('computes check digits of GTIN-8, 12, 13 and 14', () => {
+    expect(gtinCheckDigit('1234567')).toBe(0); // 12345670
+    expect(gtinCheckDigit('03600029145')).toBe(2); // UPC-A 036000291452
+    expect(gtinCheckDigit('400638133393')).toBe(1); // EAN-13 4006381333931
+    expect(gtinCheckDigit('0400638133393')).toBe(1); // GTIN-14 04006381333931
+  });
+
+  it('validates length and check digit', () => {
+    expect(isValidGtin('4006381333931')).toBe(true);
+    expect(isValidGtin('04006381333931')).toBe(true);
+    expect(isValidGtin('036000291452')).toBe(true);
+    expect(isValidGtin('4006381333932')).toBe(false);
+    expect(isValidGtin('400638133393')).toBe(false);
+    expect(isValidGtin('40063813339x1')).toBe(false);
+  });
+
+  it('normalises to 14 digits and refuses non-digits or longer input', () => {
+    expect(normalizeGtin14('195866123456')).toBe('00195866123456');
+    expect(normalizeGtin14('00195866123456')).toBe('00195866123456');
+    expect(normalizeGtin14('123456789012345')).toBeUndefined();
+    expect(normalizeGtin14('12a')).toBeUndefined();
+    expect(() => gtinCheckDigit('')).toThrow(RangeError);
+  });
+});

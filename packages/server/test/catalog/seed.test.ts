@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { isValidGtin, normalizeGtin14 } from '../../src/catalog/gtin.ts';
+import {
+  catalogProductAt,
+  generateCatalogProducts,
+  generateStorefrontProducts,
+  storefrontCountFor,
+} from '../../src/catalog/seed/generate-catalog.ts';
+import { describeViolation, importValidators } from '../../src/cli/resource-validators.ts';
+
+const TAG_PREFIXES = ['AUTO', 'COLOR', 'FUNCTIONALITY', 'HEELTYPE', 'REL_DATE', 'SEASON', 'SOLEMATERIAL', 'STYLE', 'TOETYPE'];
+
+describe('seed generator', () => {
+  const catalog = [...generateCatalogProducts({ products: 300, seed: 'test' })];
+  const storefront = [...generateStorefrontProducts({ products: 300, seed: 'test' })];
+
+  it('is deterministic for a seed and differs between seeds', () => {
+    expect(JSON.stringify([...generateCatalogProducts({ products: 20, seed: 'test' })])).toBe(JSON.stringify(catalog.slice(0, 20)));
+    expect(JSON.stringify([...generateStorefrontProducts({ products: 20, seed: 'test' })])).toBe(JSON.stringify(storefront.slice(0, 10)));
+    expect(catalogProductAt('other', 0).id).not.toBe(catalog[0]!.id);
+    expect(catalogProductAt('test', 123)).toStrictEqual(catalog[123]);
+  });
+
+  it('produces catalog and storefront products that validate against the contract', () => {
+    const validators = importValidators();
+    for (const product of catalog) expect(validators.catalog(product) || describeViolation(validators.catalog.errors)).toBe(true);
+    for (const product of storefront) expect(validators.storefront(product) || describeViolation(validators.storefront.errors)).toBe(true);
+    expect(storefront).toHaveLength(storefrontCountFor(300));
+  });
+
+  it('gives unique ids and slugs, valid GTINs of several lengths and about ten variants per product', () => {
+    expect(new Set(catalog.map((product) => product.id)).size).toBe(catalog.length);
+    expect(new Set(catalog.map((product) => product.slug)).size).toBe(catalog.length);
+    const variants = catalog.flatMap((product) => product.variants);
+    expect(new Set(variants.map((variant) => variant.id)).size).toBe(variants.length);
+    expect(variants.length / catalog.length).toBeGreaterThan(7);
+    const lengths = new Set(variants.map((variant) => variant.gtin.length));
+    expect([...lengths].sort()).toStrictEqual([12, 13, 14]);
+    for (const variant of variants) expect(isValidGtin(normalizeGtin14(variant.gtin)!)).toBe(true);
+    expect(variants.some((variant) => variant.gtin.startsWith('00'))).toBe(true);
+    expect(new Set(variants.map((variant) => variant.source))).toStrictEqual(new Set(['marketplacea', 'marketplaceb']));
+  });
+
+  it('uses real-looking brands, both release date precisions and both retail price sources', () => {
+    const brands = new Set(catalog.map((product) => product.brand));
+    for (const brand of ['Nike', 'Jordan', 'Adidas', 'New Balance']) expect(brands.has(brand)).toBe(true);
+    const dates = catalog.flatMap((product) => product.release_dates);
+    expect(dates.some((date) => /^\d{4}$/u.test(date.release_date) && /_\d{4}$/u.test(date.source))).toBe(true);
+    expect(dates.some((date) => /^\d{4}-\d{2}-\d{2}$/u.test(date.release_date) && /_\d{4}_\d{2}_\d{2}$/u.test(date.source))).toBe(true);
+    const retailSources = new Set(catalog.flatMap((product) => product.retail_prices.map((price) => price.source)));
+    expect(retailSources).toStrictEqual(new Set(['srp', 'extracting']));
+  });
+
+  it('tags storefront products with barcodes and every documented prefix', () => {
+    const tags = storefront.flatMap((product) => product.tags);
+    for (const prefix of TAG_PREFIXES) expect(tags.some((tag) => tag.startsWith(`${prefix}_`))).toBe(true);
+    expect(tags.some((tag) => /^\d{12,14}$/u.test(tag))).toBe(true);
+    expect(new Set(storefront.map((product) => product.shop_name)).size).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,362 @@
+// The one conformance suite every CatalogStore/KeyStore adapter must pass. Invoke it from an
+// adapter's *.test.ts (or *.integration.test.ts) with a factory that opens an empty store.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
+import type { CatalogProductPro, StorefrontProduct, StorefrontProductInput } from '../../src/catalog/model.ts';
+import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
+import type { KeyStore } from '../../src/store/key-store.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+
+export interface OpenedStores {
+  catalog: CatalogStore;
+  keys: KeyStore;
+  cleanup(): Promise<void>;
+}
+
+function query(overrides: Partial<StorefrontQuery> = {}): StorefrontQuery {
+  return { sort: 'cursor:asc', offset: 0, limit: 100, ...overrides };
+}
+
+/** The ids a storefront query returns, in order. */
+async function ids(catalog: CatalogStore, overrides: Partial<StorefrontQuery> = {}): Promise<string[]> {
+  return (await catalog.listStorefrontProducts(query(overrides))).items.map((product) => product.id);
+}
+
+export function describeCatalogStoreConformance(name: string, open: () => Promise<OpenedStores>): void {
+  describe(`CatalogStore conformance: ${name}`, () => {
+    let stores: OpenedStores;
+    let catalog: CatalogStore;
+    beforeEach(async () => {
+      stores = await open();
+      catalog = stores.catalog;
+    });
+    afterEach(async () => {
+      await stores.cleanup();
+    });
+
+    describe('getProduct', () => {
+      it('returns every imported field unchanged, in the same key order, by id and by slug', async () => {
+        const product = buildCatalogProduct({ images: ['https://cdn.example.com/a.jpg'], description: 'A<br>B "quoted" é' });
+        await catalog.upsertCatalogProducts([product, buildCatalogProduct()]);
+        const byId = await catalog.getProduct(product.id);
+        expect(JSON.stringify(byId)).toBe(JSON.stringify(product));
+        const bySlug = await catalog.getProduct(product.slug);
+        expect(bySlug).toStrictEqual(product);
+      });
+
+      it('returns null for an unknown id or slug', async () => {
+        await catalog.upsertCatalogProducts([buildCatalogProduct()]);
+        expect(await catalog.getProduct('00000000-0000-4000-8000-000000000000')).toBeNull();
+        expect(await catalog.getProduct('no-such-slug')).toBeNull();
+      });
+
+      it('replaces a product and its variants when the same id is imported again', async () => {
+        const first = buildCatalogProduct();
+        const oldGtin = first.variants[0]!.gtin;
+        expect(await catalog.upsertCatalogProducts([first])).toEqual({ inserted: 1, updated: 0 });
+        const second = buildCatalogProduct({
+          id: first.id,
+          title: 'Renamed',
+          variants: [buildCatalogVariant({ product_id: first.id, sku: first.sku })],
+        });
+        expect(await catalog.upsertCatalogProducts([second])).toEqual({ inserted: 0, updated: 1 });
+        expect(await catalog.getProduct(first.id)).toStrictEqual(second);
+        expect((await catalog.searchVariants({ gtin: oldGtin, offset: 0, limit: 10 })).total).toBe(0);
+        expect((await catalog.searchVariants({ sku: first.sku, offset: 0, limit: 10 })).total).toBe(1);
+      });
+    });
+
+    describe('searchVariants', () => {
+      it('finds every variant of a SKU exactly and case-insensitively, with an exact total', async () => {
+        const product = buildCatalogProduct({ sku: 'CW2288-111' });
+        await catalog.upsertCatalogProducts([product, buildCatalogProduct({ sku: 'CW2288-1110' })]);
+        const page = await catalog.searchVariants({ sku: 'cw2288-111', offset: 0, limit: 10 });
+        expect(page.total).toBe(2);
+        expect(page.items).toStrictEqual(product.variants);
+        expect((await catalog.searchVariants({ sku: 'CW2288', offset: 0, limit: 10 })).total).toBe(0);
+      });
+
+      it('finds a GTIN as stored, without its leading zeros and by a fragment', async () => {
+        const target = buildCatalogVariant({ gtin: '00195866123456' });
+        const other = buildCatalogVariant({ gtin: '0887791234567' });
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [target, other] })]);
+        for (const gtin of ['00195866123456', '195866123456', '5866123']) {
+          const page = await catalog.searchVariants({ gtin, offset: 0, limit: 10 });
+          expect(page.total).toBe(1);
+          expect(page.items).toStrictEqual([target]);
+        }
+        expect((await catalog.searchVariants({ gtin: '99999999', offset: 0, limit: 10 })).total).toBe(0);
+      });
+
+      it('pages a GTIN fragment shared by many variants without duplicates or gaps', async () => {
+        const variants = Array.from({ length: 7 }, (_, i) => buildCatalogVariant({ gtin: `0042424242${String(i).padStart(4, '0')}` }));
+        await catalog.upsertCatalogProducts([
+          buildCatalogProduct({ variants: variants.slice(0, 4) }),
+          buildCatalogProduct({ variants: variants.slice(4) }),
+        ]);
+        const seen: string[] = [];
+        for (let offset = 0; offset < 10; offset += 3) {
+          const page = await catalog.searchVariants({ gtin: '42424242', offset, limit: 3 });
+          expect(page.total).toBe(7);
+          seen.push(...page.items.map((variant) => variant.id));
+        }
+        expect(seen.sort()).toStrictEqual(variants.map((variant) => variant.id).sort());
+      });
+
+      it('lists every variant exactly once when paging without a filter', async () => {
+        const products = Array.from({ length: 9 }, () => buildCatalogProduct());
+        await catalog.upsertCatalogProducts(products);
+        const expected = products.flatMap((product) => product.variants.map((variant) => variant.id)).sort();
+        const seen: string[] = [];
+        for (let offset = 0; offset < expected.length + 5; offset += 5) {
+          const page = await catalog.searchVariants({ offset, limit: 5 });
+          expect(page.total).toBe(expected.length);
+          seen.push(...page.items.map((variant) => variant.id));
+        }
+        expect(seen.sort()).toStrictEqual(expected);
+      });
+
+      it('combines sku and gtin', async () => {
+        const product = buildCatalogProduct({ sku: 'AB1234-001' });
+        await catalog.upsertCatalogProducts([product]);
+        const gtin = product.variants[1]!.gtin;
+        const page = await catalog.searchVariants({ sku: 'AB1234-001', gtin, offset: 0, limit: 10 });
+        expect(page.items).toStrictEqual([product.variants[1]]);
+        expect((await catalog.searchVariants({ sku: 'ZZ0000-000', gtin, offset: 0, limit: 10 })).total).toBe(0);
+      });
+    });
+
+    describe('topBrands', () => {
+      it('orders brands by product count descending, ties by name, up to the limit', async () => {
+        const brands = ['Puma', 'Nike', 'Adidas', 'Nike', 'Asics', 'Nike', 'Adidas', 'Vans'];
+        await catalog.upsertCatalogProducts(brands.map((brand) => buildCatalogProduct({ brand })));
+        expect(await catalog.topBrands(50)).toStrictEqual([
+          { brand: 'Nike', count: 3 },
+          { brand: 'Adidas', count: 2 },
+          { brand: 'Asics', count: 1 },
+          { brand: 'Puma', count: 1 },
+          { brand: 'Vans', count: 1 },
+        ]);
+        expect(await catalog.topBrands(2)).toStrictEqual([
+          { brand: 'Nike', count: 3 },
+          { brand: 'Adidas', count: 2 },
+        ]);
+      });
+
+      it('reflects products imported after a first call', async () => {
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ brand: 'Hoka' })]);
+        expect(await catalog.topBrands(50)).toStrictEqual([{ brand: 'Hoka', count: 1 }]);
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ brand: 'Hoka' })]);
+        expect(await catalog.topBrands(50)).toStrictEqual([{ brand: 'Hoka', count: 2 }]);
+      });
+    });
+
+    describe('countGtins', () => {
+      it('counts distinct GTINs after normalising each to 14 digits', async () => {
+        expect(await catalog.countGtins()).toBe(0);
+        await catalog.upsertCatalogProducts([
+          buildCatalogProduct({
+            variants: [
+              buildCatalogVariant({ gtin: '00195866123456' }),
+              buildCatalogVariant({ gtin: '195866123456' }),
+              buildCatalogVariant({ gtin: '0195866123456' }),
+            ],
+          }),
+          buildCatalogProduct({
+            variants: [buildCatalogVariant({ gtin: '195866123456' }), buildCatalogVariant({ gtin: '4006381333931' })],
+          }),
+        ]);
+        expect(await catalog.countGtins()).toBe(2);
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '12345670' })] })]);
+        expect(await catalog.countGtins()).toBe(3);
+      });
+    });
+
+    describe('listStorefrontProducts', () => {
+      it('returns imported fields unchanged and assigns cursor and timestamps', async () => {
+        const input = buildStorefrontProduct();
+        const before = Date.now();
+        expect(await catalog.upsertStorefrontProducts([input])).toEqual({ inserted: 1, updated: 0 });
+        const [stored] = (await catalog.listStorefrontProducts(query())).items;
+        expect(stored).toBeDefined();
+        const product = stored!;
+        const { cursor, created_at: createdAt, updated_at: updatedAt, ...rest } = product;
+        expect(rest).toStrictEqual(input);
+        expect(String(cursor)).toMatch(/^\d{17}$/u);
+        expect(Number.isSafeInteger(cursor)).toBe(false);
+        expect(JSON.parse(JSON.stringify(cursor))).toBe(cursor);
+        expect(BigInt(cursor) % 1024n).toBe(0n);
+        for (const stamp of [createdAt, updatedAt]) {
+          expect(stamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/u);
+          expect(Date.parse(stamp)).toBeGreaterThanOrEqual(before - 1000);
+        }
+        expect(Object.keys(product).indexOf('cursor')).toBeLessThan(Object.keys(product).indexOf('variants'));
+      });
+
+      it('keeps created_at and updated_at when the import carries them', async () => {
+        const input = buildStorefrontProduct({ created_at: '2026-01-05T12:00:00.000Z', updated_at: '2026-11-20T09:14:02.512Z' });
+        await catalog.upsertStorefrontProducts([input]);
+        const [product] = (await catalog.listStorefrontProducts(query())).items;
+        const { cursor: _cursor, ...rest } = product!;
+        expect(rest).toStrictEqual(input);
+      });
+
+      it('keeps the cursor and created_at of a product imported again, and updates its fields', async () => {
+        const first = buildStorefrontProduct();
+        await catalog.upsertStorefrontProducts([first, buildStorefrontProduct()]);
+        const [original] = (await catalog.listStorefrontProducts(query())).items;
+        const again = { ...first, title: 'Renamed Dunk', price_min: 99 };
+        expect(await catalog.upsertStorefrontProducts([again, buildStorefrontProduct()])).toEqual({ inserted: 1, updated: 1 });
+        const page = await catalog.listStorefrontProducts(query());
+        expect(page.total).toBe(3);
+        const reread = page.items.find((product) => product.id === first.id)!;
+        expect(reread.cursor).toBe(original!.cursor);
+        expect(reread.created_at).toBe(original!.created_at);
+        expect(reread.title).toBe('Renamed Dunk');
+        expect(page.items[0]!.id).toBe(first.id);
+        expect(await ids(catalog, { text: 'renamed' })).toStrictEqual([first.id]);
+        expect(await ids(catalog, { filter: parseFilter('price_min = 99') })).toStrictEqual([first.id]);
+      });
+
+      it('assigns strictly increasing cursors in import order', async () => {
+        const inputs = Array.from({ length: 5 }, () => buildStorefrontProduct());
+        await catalog.upsertStorefrontProducts(inputs.slice(0, 2));
+        await catalog.upsertStorefrontProducts(inputs.slice(2));
+        const page = await catalog.listStorefrontProducts(query());
+        expect(page.items.map((product) => product.id)).toStrictEqual(inputs.map((input) => input.id));
+        const cursors = page.items.map((product) => BigInt(product.cursor));
+        for (let i = 1; i < cursors.length; i += 1) expect(cursors[i]! > cursors[i - 1]!).toBe(true);
+      });
+
+      it('filters by shop name case-insensitively and exactly', async () => {
+        const hub = buildStorefrontProduct({ shop_name: 'Sneaker Hub' });
+        const other = buildStorefrontProduct({ shop_name: 'Sneaker Hub Outlet' });
+        await catalog.upsertStorefrontProducts([hub, other]);
+        expect(await ids(catalog, { shopName: 'sneaker hub' })).toStrictEqual([hub.id]);
+        expect(await ids(catalog, { filter: parseFilter('shop_name = "SNEAKER HUB"') })).toStrictEqual([hub.id]);
+        expect(await ids(catalog, { filter: parseFilter('shop_name != "Sneaker Hub"') })).toStrictEqual([other.id]);
+      });
+
+      it('applies boolean, number, string, tag, timestamp and logical filters', async () => {
+        const a = buildStorefrontProduct({ brand: 'Nike', available: true, price_min: 90, tags: ['COLOR_Black', 'STYLE_Low'], product_published_at: '2025-01-01T00:00:00Z' });
+        const b = buildStorefrontProduct({ brand: 'Adidas', available: false, price_min: 150, tags: ['COLOR_White'], product_published_at: '2025-06-01T00:00:00Z' });
+        const c = buildStorefrontProduct({ brand: 'Jordan', available: true, price_min: 210, tags: ['color_white', '195866123458'], product_published_at: '2026-01-01T00:00:00Z' });
+        await catalog.upsertStorefrontProducts([a, b, c]);
+        const cases: [string, string[]][] = [
+          ['available = true', [a.id, c.id]],
+          ['available = false', [b.id]],
+          ['available != true', [b.id]],
+          ['price_min >= 150', [b.id, c.id]],
+          ['price_min < 150 OR brand = jordan', [a.id, c.id]],
+          ['brand IN [nike, "ADIDAS"]', [a.id, b.id]],
+          ['brand NOT IN [nike, adidas]', [c.id]],
+          ['tags = COLOR_WHITE', [b.id, c.id]],
+          ['tags != COLOR_White', [a.id]],
+          ['tags IN [STYLE_Low, 195866123458]', [a.id, c.id]],
+          ['tags NOT IN [STYLE_Low, 195866123458]', [b.id]],
+          ['product_published_at >= 2025-06-01', [b.id, c.id]],
+          ['product_published_at < "2025-06-01T00:00:00Z"', [a.id]],
+          ['NOT (available = true AND price_min > 100)', [a.id, b.id]],
+          ['available = true AND (brand = Nike OR price_min > 200)', [a.id, c.id]],
+          [`id = ${a.id}`, [a.id]],
+          [`slug = "${b.slug}"`, [b.id]],
+        ];
+        for (const [filter, expected] of cases) {
+          expect({ filter, ids: await ids(catalog, { filter: parseFilter(filter) }) }).toStrictEqual({ filter, ids: expected });
+        }
+        const page = await catalog.listStorefrontProducts(query({ filter: parseFilter('available = true'), limit: 1 }));
+        expect(page.total).toBe(2);
+        expect(page.items).toHaveLength(1);
+      });
+
+      it('finds products whose title, brand, product type or tags contain every word', async () => {
+        const dunk = buildStorefrontProduct({ title: 'Dunk Low Panda', brand: 'Nike', product_type: 'Sneakers', tags: ['COLOR_Black'] });
+        const boot = buildStorefrontProduct({ title: 'Trail Boot', brand: 'Salomon', product_type: 'Boots', tags: ['SEASON_FW26'] });
+        await catalog.upsertStorefrontProducts([dunk, boot]);
+        expect(await ids(catalog, { text: 'nike panda' })).toStrictEqual([dunk.id]);
+        expect(await ids(catalog, { text: 'BOOTS salomon' })).toStrictEqual([boot.id]);
+        expect(await ids(catalog, { text: 'season_fw26' })).toStrictEqual([boot.id]);
+        expect(await ids(catalog, { text: 'nike boot' })).toStrictEqual([]);
+      });
+
+      it('sorts by cursor, updated_at and published_at, ties by cursor', async () => {
+        const p1 = buildStorefrontProduct({ updated_at: '2026-03-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
+        const p2 = buildStorefrontProduct({ updated_at: '2026-01-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
+        const p3 = buildStorefrontProduct({ updated_at: '2026-02-01T00:00:00.000Z', product_published_at: '2025-01-01T00:00:00Z' });
+        await catalog.upsertStorefrontProducts([p1, p2, p3]);
+        expect(await ids(catalog, { sort: 'cursor:asc' })).toStrictEqual([p1.id, p2.id, p3.id]);
+        expect(await ids(catalog, { sort: 'cursor:desc' })).toStrictEqual([p3.id, p2.id, p1.id]);
+        expect(await ids(catalog, { sort: 'updated_at:asc' })).toStrictEqual([p2.id, p3.id, p1.id]);
+        expect(await ids(catalog, { sort: 'updated_at:desc' })).toStrictEqual([p1.id, p3.id, p2.id]);
+        expect(await ids(catalog, { sort: 'published_at:asc' })).toStrictEqual([p3.id, p1.id, p2.id]);
+        expect(await ids(catalog, { sort: 'published_at:desc' })).toStrictEqual([p2.id, p1.id, p3.id]);
+        expect(await ids(catalog, { sort: 'cursor:asc', offset: 1, limit: 1 })).toStrictEqual([p2.id]);
+      });
+
+      it('reaches every one of more than 2,500 products exactly once through 50 pages and cursor filters', async () => {
+        const inputs: StorefrontProductInput[] = Array.from({ length: 2_600 }, (_, i) =>
+          buildStorefrontProduct({ shop_name: i % 2 === 0 ? 'Sneaker Hub' : 'Kicks Depot' }),
+        );
+        for (let i = 0; i < inputs.length; i += 500) await catalog.upsertStorefrontProducts(inputs.slice(i, i + 500));
+        const limit = 20;
+        const seen: string[] = [];
+        let last: StorefrontProduct | undefined;
+        for (;;) {
+          const filter = last === undefined ? undefined : parseFilter(`cursor > ${JSON.parse(JSON.stringify(last.cursor)) as number}`);
+          let received = 0;
+          for (let page = 1; page <= 50; page += 1) {
+            const result = await catalog.listStorefrontProducts(
+              filter === undefined ? query({ offset: (page - 1) * limit, limit }) : query({ filter, offset: (page - 1) * limit, limit }),
+            );
+            if (page === 1) expect(result.total).toBe(inputs.length - seen.length);
+            seen.push(...result.items.map((product) => product.id));
+            received += result.items.length;
+            last = result.items.at(-1) ?? last;
+            if (result.items.length < limit) break;
+          }
+          if (received === 0) break;
+        }
+        expect(seen).toHaveLength(inputs.length);
+        expect(new Set(seen).size).toBe(inputs.length);
+        const hub = await catalog.listStorefrontProducts(query({ shopName: 'SNEAKER HUB', filter: parseFilter('available = true'), limit: 1 }));
+        expect(hub.total).toBe(1_300);
+      });
+    });
+
+    describe('sampleVariants', () => {
+      it('returns distinct variants spread over the catalog, at most the limit', async () => {
+        const products: CatalogProductPro[] = Array.from({ length: 10 }, () => buildCatalogProduct());
+        await catalog.upsertCatalogProducts(products);
+        const all = new Set(products.flatMap((product) => product.variants.map((variant) => variant.id)));
+        const sample = await catalog.sampleVariants(5);
+        expect(sample.length).toBeGreaterThan(0);
+        expect(sample.length).toBeLessThanOrEqual(5);
+        expect(new Set(sample.map((variant) => variant.id)).size).toBe(sample.length);
+        for (const variant of sample) expect(all.has(variant.id)).toBe(true);
+        expect(await catalog.sampleVariants(100)).toHaveLength(20);
+      });
+    });
+
+    describe('KeyStore', () => {
+      it('returns the plan of a created key and null for an unknown key', async () => {
+        const pro = await stores.keys.createKey('pro', 'test');
+        const free = await stores.keys.createKey('free');
+        expect(pro).not.toBe(free);
+        expect(await stores.keys.findPlan(pro)).toBe('pro');
+        expect(await stores.keys.findPlan(free)).toBe('free');
+        expect(await stores.keys.findPlan(`${pro}x`)).toBeNull();
+        expect(await stores.keys.findPlan('')).toBeNull();
+      });
+    });
+
+    describe('ping', () => {
+      it('resolves while open and rejects with ServiceUnavailable once closed', async () => {
+        await expect(catalog.ping()).resolves.toBeUndefined();
+        await catalog.close();
+        await expect(catalog.ping()).rejects.toBeInstanceOf(ServiceUnavailable);
+        await expect(catalog.getProduct('x')).rejects.toBeInstanceOf(ServiceUnavailable);
+      });
+    });
+  });
+}
