@@ -6,6 +6,8 @@
 //   what was imported must read back byte-for-byte as it came in.
 // - Every string column the filter language or a sort touches is `COLLATE "C"`, so ordering and
 //   comparisons are by code point whatever the database's default collation (as in SQLite).
+// - Storefront text search is by word, like SQLite's FTS5 unicode61 tokenizer: `search_words` holds
+//   the lowercased, diacritic-free words of title, brand, product type and tags (GIN-indexed).
 // - Timestamps that filters and sorts use are epoch milliseconds (`double precision`), the unit the
 //   filter compiler binds.
 // - Storefront cursors come from a sequence: 17_000_000_000_000_000 + n * 1024 is exact as a double
@@ -66,7 +68,7 @@ CREATE TABLE storefront_products (
   updated_at_ms double precision NOT NULL,
   product_created_at_ms double precision NOT NULL,
   product_published_at_ms double precision NOT NULL,
-  search_text text COLLATE "C" NOT NULL,
+  search_words text[] COLLATE "C" NOT NULL,
   document text NOT NULL
 );
 -- Keyset paging for every sort (ties broken by cursor); cursor:asc/desc use the UNIQUE index.
@@ -74,7 +76,7 @@ CREATE INDEX storefront_updated ON storefront_products (updated_at_ms, cursor);
 CREATE INDEX storefront_published ON storefront_products (product_published_at_ms, cursor);
 CREATE INDEX storefront_shop ON storefront_products (lower(shop_name), cursor);
 CREATE INDEX storefront_tags ON storefront_products USING gin (tags_lower);
-CREATE INDEX storefront_search ON storefront_products USING gin (search_text gin_trgm_ops);
+CREATE INDEX storefront_search ON storefront_products USING gin (search_words);
 
 CREATE TABLE api_keys (
   digest bytea PRIMARY KEY,

@@ -28,10 +28,7 @@ export async function openPostgresStores(url: string, logger: Logger): Promise<P
     await pool.end().catch(() => {});
     throw error;
   }
-  let closed: Promise<void> | null = null;
-  return {
-    catalog: new PostgresCatalogStore(pool),
-    keys: new PostgresKeyStore(pool),
-    close: () => (closed ??= pool.end()),
-  };
+  // The catalog store owns the pool: closing either it or the pair ends every connection.
+  const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
+  return { catalog, keys: new PostgresKeyStore(pool), close: () => catalog.close() };
 }

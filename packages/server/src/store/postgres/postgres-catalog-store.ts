@@ -15,10 +15,11 @@
 // - Database unreachable, too busy or a statement over statement_timeout: ServiceUnavailable (the
 //   pool reconnects by itself once the database answers again). Other engine errors propagate.
 import type pg from 'pg';
-import type { FilterField } from '../../catalog/filter/ast.ts';
+import type { FieldType, FilterField, FilterLiteral } from '../../catalog/filter/ast.ts';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput, StorefrontSort } from '../../catalog/model.ts';
 import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
 import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 
 const WHAT = 'catalog database';
@@ -26,7 +27,10 @@ const CURSOR_BASE = 17_000_000_000_000_000n;
 const CURSOR_STEP = 1024n;
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
 
-const COLUMNS: Record<FilterField, string> = {
+const INT8_MAX = 9_223_372_036_854_775_807n;
+const INT8_MIN = -9_223_372_036_854_775_808n;
+
+const COLUMNS: Record<Exclude<FilterField, 'tags'>, string> = {
   cursor: 'cursor',
   id: 'id',
   product_id: 'product_id',
@@ -39,7 +43,6 @@ const COLUMNS: Record<FilterField, string> = {
   price_max: 'price_max',
   price_display: 'price_display',
   available: 'available',
-  tags: 'tags_lower',
   created_at: 'created_at_ms',
   updated_at: 'updated_at_ms',
   product_created_at: 'product_created_at_ms',
@@ -49,11 +52,30 @@ const COLUMNS: Record<FilterField, string> = {
 /** The PostgreSQL spelling of the shared filter compiler's building blocks. */
 export const postgresDialect: SqlDialect = {
   placeholder: (index: number) => `$${index}`,
-  column: (field: FilterField) => COLUMNS[field],
+  column: (field: Exclude<FilterField, 'tags'>) => COLUMNS[field],
   caseInsensitiveEquals: (column: string, placeholder: string) => `lower(${column}) = lower(${placeholder}::text)`,
   tagMatch: (placeholder: string, negated: boolean) =>
     negated ? `NOT (tags_lower @> ARRAY[lower(${placeholder}::text)])` : `tags_lower @> ARRAY[lower(${placeholder}::text)]`,
+  bindValue: (value: FilterLiteral, type: FieldType) => {
+    // Integers bind as decimal text, clamped to int8: the comparison keeps its meaning and the
+    // cursor index stays usable (a numeric parameter would force a cast of the column).
+    if (type === 'integer' && typeof value === 'number' && Number.isInteger(value)) {
+      const exact = BigInt(value);
+      return String(exact > INT8_MAX ? INT8_MAX : exact < INT8_MIN ? INT8_MIN : exact);
+    }
+    return value;
+  },
 };
+
+/** Lowercased, diacritic-free words, split like SQLite FTS5's unicode61 tokenizer. */
+export function wordsOf(text: string): string[] {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '');
+}
 
 const ORDER_BY: Record<StorefrontSort, string> = {
   'cursor:asc': 'cursor ASC',
@@ -89,45 +111,44 @@ function lastById<T extends { id: string }>(items: readonly T[]): T[] {
 }
 
 /**
- * The stored storefront document: the input's own keys in their order, with `created_at`,
- * `updated_at` and `cursor` filled in where absent (placed before `variants`, as in the contract).
+ * The stored storefront document: the input's fields in their order, with `created_at`,
+ * `updated_at` and `cursor` placed where the contract lists them (before `variants`) when the input
+ * lacks them; the service's cursor replaces any imported one. Same layout as SQLite's.
  */
 function storefrontDocument(input: StorefrontProductInput, cursor: number, createdAt: string, updatedAt: string): StorefrontProduct {
-  const added: Record<string, unknown> = {};
-  if (!('created_at' in input)) added['created_at'] = createdAt;
-  if (!('updated_at' in input)) added['updated_at'] = updatedAt;
-  added['cursor'] = cursor;
+  const service: Record<string, unknown> = { created_at: createdAt, updated_at: updatedAt, cursor };
   const output: Record<string, unknown> = {};
-  let placed = false;
+  const place = (): void => {
+    for (const [key, value] of Object.entries(service)) if (!(key in output)) output[key] = value;
+  };
   for (const [key, value] of Object.entries(input)) {
-    if (key === 'variants' && !placed) {
-      Object.assign(output, added);
-      placed = true;
-    }
-    if (key === 'cursor') continue;
-    output[key] = value;
+    if (key === 'variants') place();
+    if (key === 'cursor') output['cursor'] = cursor;
+    else output[key] = key in service ? (service[key] ?? value) : value;
   }
-  if (!placed) Object.assign(output, added);
+  place();
   return output as StorefrontProduct;
 }
 
 export class PostgresCatalogStore implements CatalogStore {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
+  #closed = false;
 
-  /** `ownsPool`: close() ends the pool (false when a KeyStore shares it). */
+  /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
     this.#pool = pool;
     this.#ownsPool = options.ownsPool ?? false;
   }
 
   listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       const params: unknown[] = [];
       const where: string[] = [];
-      for (const word of (query.text ?? '').toLowerCase().split(/\s+/).filter((w) => w !== '')) {
-        params.push(`%${escapeLike(word)}%`);
-        where.push(`search_text LIKE $${params.length}`);
+      const words = wordsOf(query.text ?? '');
+      if (words.length > 0) {
+        params.push(words);
+        where.push(`search_words @> $${params.length}::text[]`);
       }
       if (query.shopName !== undefined) {
         params.push(query.shopName);
@@ -148,7 +169,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       const params: unknown[] = [];
       const where: string[] = [];
       if (query.sku !== undefined) {
@@ -172,7 +193,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   topBrands(limit: number): Promise<BrandCount[]> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       const { rows } = await this.#pool.query<BrandCount>(
         'SELECT brand, count(*) AS count FROM catalog_products GROUP BY brand ORDER BY count(*) DESC, brand ASC LIMIT $1',
         [limit],
@@ -182,7 +203,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       const { rows } = await this.#pool.query<{ document: string }>(
         'SELECT document FROM catalog_products WHERE id = $1 OR slug = $1 ORDER BY (id = $1) DESC, id LIMIT 1',
         [idOrSlug],
@@ -193,7 +214,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   countGtins(): Promise<number> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       const { rows } = await this.#pool.query<{ count: number }>("SELECT count(DISTINCT gtin14) AS count FROM catalog_variants WHERE gtin <> ''");
       return rows[0]?.count ?? 0;
     });
@@ -201,7 +222,7 @@ export class PostgresCatalogStore implements CatalogStore {
 
   upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
     if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
-    return unavailableOnOutage(WHAT, () =>
+    return this.#run(() =>
       inTransaction(this.#pool, async (client) => {
         const unique = lastById(products);
         const { rows } = await client.query<{ inserted: boolean }>(
@@ -241,7 +262,7 @@ export class PostgresCatalogStore implements CatalogStore {
 
   upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport> {
     if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
-    return unavailableOnOutage(WHAT, () =>
+    return this.#run(() =>
       inTransaction(this.#pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [STOREFRONT_IMPORT_LOCK]);
         const unique = lastById(products);
@@ -263,30 +284,30 @@ export class PostgresCatalogStore implements CatalogStore {
           const previous = known.get(input.id);
           if (previous !== undefined) {
             const old = JSON.parse(previous.document) as StorefrontProduct;
-            return storefrontDocument(input, previous.cursor, old.created_at, now);
+            return storefrontDocument(input, previous.cursor, input.created_at ?? old.created_at, input.updated_at ?? now);
           }
           const cursor = cursors[next++];
           if (cursor === undefined) throw new Error('cursor sequence returned too few values');
-          return storefrontDocument(input, cursor, now, now);
+          return storefrontDocument(input, cursor, input.created_at ?? now, input.updated_at ?? now);
         });
         await client.query(
           `INSERT INTO storefront_products (id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
              price_display, available, tags_lower, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms,
-             search_text, document)
+             search_words, document)
            SELECT id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display, available,
              ARRAY(SELECT json_array_elements_text(tags::json)), created_at_ms, updated_at_ms, product_created_at_ms,
-             product_published_at_ms, search_text, document
+             product_published_at_ms, ARRAY(SELECT json_array_elements_text(search_words::json)), document
            FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
              $9::float8[], $10::float8[], $11::float8[], $12::boolean[], $13::text[], $14::float8[], $15::float8[], $16::float8[],
              $17::float8[], $18::text[], $19::text[])
              AS input(id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display,
-               available, tags, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, search_text, document)
+               available, tags, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, search_words, document)
            ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, shop_name = excluded.shop_name, brand = excluded.brand,
              product_type = excluded.product_type, title = excluded.title, slug = excluded.slug, price_min = excluded.price_min,
              price_max = excluded.price_max, price_display = excluded.price_display, available = excluded.available,
              tags_lower = excluded.tags_lower, created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
              product_created_at_ms = excluded.product_created_at_ms, product_published_at_ms = excluded.product_published_at_ms,
-             search_text = excluded.search_text, document = excluded.document`,
+             search_words = excluded.search_words, document = excluded.document`,
           [
             documents.map((d) => d.id),
             documents.map((d) => String(d.cursor)),
@@ -305,7 +326,7 @@ export class PostgresCatalogStore implements CatalogStore {
             documents.map((d) => epochMs(d.updated_at)),
             documents.map((d) => epochMs(d.product_created_at)),
             documents.map((d) => epochMs(d.product_published_at)),
-            documents.map((d) => [d.title, d.brand, d.product_type, ...d.tags].join('\n').toLowerCase()),
+            documents.map((d) => JSON.stringify([...new Set(wordsOf([d.title, d.brand, d.product_type, ...d.tags].join(' ')))])),
             documents.map((d) => JSON.stringify(d)),
           ],
         );
@@ -315,7 +336,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   sampleVariants(limit: number): Promise<CatalogVariant[]> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       // Every k-th variant by insertion order, so the sample covers the whole catalog.
       const { rows } = await this.#pool.query<{ document: string }>(
         `WITH total AS (SELECT greatest(1, ceil(count(*)::numeric / greatest($1, 1)))::bigint AS step FROM catalog_variants)
@@ -328,12 +349,20 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   ping(): Promise<void> {
-    return unavailableOnOutage(WHAT, async () => {
+    return this.#run(async () => {
       await this.#pool.query('SELECT 1');
     });
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     if (this.#ownsPool) await this.#pool.end();
+  }
+
+  /** Every public method runs through here: a closed store answers like an unreachable one. */
+  #run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new ServiceUnavailable(WHAT, { cause: new Error('store closed') }));
+    return unavailableOnOutage(WHAT, work);
   }
 }
