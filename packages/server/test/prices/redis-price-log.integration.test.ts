@@ -1,5 +1,6 @@
-// RedisPriceLog against the Redis on 127.0.0.1:6379; every test uses its own key prefix, deleted
-// afterwards.
+// RedisPriceLog against the Redis on 127.0.0.1:6379: the shared PriceLog conformance suite, then
+// what only Redis has (several instances on one stream, trimming, outages through a proxy). Every
+// test uses its own key prefix, deleted afterwards.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { openRedisPriceLog } from '../../src/prices/redis/redis-price-log.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { describePriceLogConformance } from './price-log.suite.ts';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const admin = new Redis(REDIS_URL, { lazyConnect: true });
@@ -64,6 +66,19 @@ afterAll(async () => {
     if (keys.length > 0) await admin.del(...keys);
   }
   await admin.quit();
+});
+
+describePriceLogConformance('RedisPriceLog', async () => {
+  const prefix = newPrefix();
+  const options = { keyPrefix: prefix };
+  return {
+    log: await openRedisPriceLog(REDIS_URL, silentLogger, options),
+    reopen: () => openRedisPriceLog(REDIS_URL, silentLogger, options),
+    cleanup: async () => {
+      if (admin.status === 'wait') await admin.connect();
+      await admin.del(`${prefix}stream`, `${prefix}floor`);
+    },
+  };
 });
 
 describe('RedisPriceLog', () => {
