@@ -24,8 +24,8 @@ function newPrefix(): string {
   return prefix;
 }
 
-async function open(prefix: string, url = REDIS_URL): Promise<PriceLog> {
-  const log = await openRedisPriceLog(url, silentLogger, { keyPrefix: prefix });
+async function open(prefix: string, url = REDIS_URL, options: { followGiveUpAfterMs?: number } = {}): Promise<PriceLog> {
+  const log = await openRedisPriceLog(url, silentLogger, { keyPrefix: prefix, ...options });
   opened.push(log);
   return log;
 }
@@ -52,6 +52,20 @@ async function collect(log: PriceLog, afterId: number, count: number, signal: Ab
     if (received.length === count) break;
   }
   return received;
+}
+
+/** Retries `check` until it resolves, for at most 5 s (the client reconnects at least every 2 s). */
+async function eventually(check: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }
 
 afterEach(async () => {
@@ -189,6 +203,29 @@ describe('RedisPriceLog', () => {
     const events = await received;
     controller.abort();
     expect(events.map((event) => event.id)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
-    await expect(viaProxy.ping()).resolves.toBeUndefined();
+    await eventually(() => viaProxy.ping());
+  });
+
+  it('opens while Redis is down and serves once it comes back, without operator action', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 6379);
+    proxies.push(proxy);
+    proxy.cut();
+    const log = await open(newPrefix(), `redis://127.0.0.1:${proxy.port}`);
+    await expect(log.ping()).rejects.toBeInstanceOf(ServiceUnavailable);
+    proxy.restore();
+    await eventually(() => log.ping());
+    expect((await log.append([priceEvent(1)]))[0]?.id).toBe(1);
+  });
+
+  it('ends follow() with ServiceUnavailable after followGiveUpAfterMs without Redis, when asked to', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 6379);
+    proxies.push(proxy);
+    const log = await open(newPrefix(), `redis://127.0.0.1:${proxy.port}`, { followGiveUpAfterMs: 300 });
+    const controller = new AbortController();
+    const following = collect(log, 0, 1, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    proxy.cut();
+    await expect(following).rejects.toBeInstanceOf(ServiceUnavailable);
+    controller.abort();
   });
 });

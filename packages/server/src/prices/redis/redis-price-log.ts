@@ -19,7 +19,7 @@
 //
 // Failure modes
 // - Redis unreachable: append/readAfter/bounds/ping reject with ServiceUnavailable within about
-//   the command timeout (no offline queue, one retry per request). An append that times out may
+//   the command timeout (no offline queue, no retries). An append that times out may
 //   still have been applied by Redis: a retry can store the events twice under new ids.
 // - follow() never fails because of Redis: it retries with capped exponential backoff on its own
 //   connection and resumes after the last id it yielded, so a subscriber loses nothing the stream
@@ -36,6 +36,11 @@ export interface RedisPriceLogOptions {
   keyPrefix?: string;
   /** Milliseconds before a command to an unresponsive Redis fails. */
   commandTimeoutMs?: number;
+  /**
+   * When set, follow() throws ServiceUnavailable once Redis has been unreachable this long, so a
+   * caller can end its streams; by default it retries forever and resumes where it stopped.
+   */
+  followGiveUpAfterMs?: number;
 }
 
 export const DEFAULT_KEY_PREFIX = 'catalog:prices:';
@@ -143,8 +148,11 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 function clientOptions(commandTimeoutMs: number): RedisOptions {
   return {
     lazyConnect: true,
+    // Fail fast instead of queueing: nothing waits for a reconnect, and a command in flight when
+    // the connection drops is failed, not silently re-sent later.
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
     connectTimeout: 2000,
     commandTimeout: commandTimeoutMs,
     // Reconnect forever, at most every 2 s: commands fail fast meanwhile (no offline queue).
@@ -159,6 +167,7 @@ export class RedisPriceLog implements PriceLog {
   readonly #streamKey: string;
   readonly #floorKey: string;
   readonly #commandTimeoutMs: number;
+  readonly #followGiveUpAfterMs: number;
   readonly #followers = new Set<Redis>();
   /** The highest id this instance has appended, read or yielded. */
   #highestSeen = 0;
@@ -171,6 +180,7 @@ export class RedisPriceLog implements PriceLog {
     this.#streamKey = `${prefix}stream`;
     this.#floorKey = `${prefix}floor`;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#followGiveUpAfterMs = options.followGiveUpAfterMs ?? Number.POSITIVE_INFINITY;
     this.#client = withScripts(new Redis(url, clientOptions(this.#commandTimeoutMs)));
     this.#client.on('error', (error: Error) => this.#logger.debug('price log Redis connection error', { error: error.message }));
     this.#client.on('ready', () => {
@@ -222,6 +232,7 @@ export class RedisPriceLog implements PriceLog {
     let last = afterId;
     let catchUp = true;
     let failures = 0;
+    let outageSince = 0;
     try {
       while (!signal.aborted && !this.#closed) {
         try {
@@ -244,6 +255,7 @@ export class RedisPriceLog implements PriceLog {
           }
           if (failures > 0) this.#logger.info('price log follow resumed', { afterId: last });
           failures = 0;
+          outageSince = 0;
           for (const event of batch) {
             if (event.id <= last) continue;
             last = event.id;
@@ -255,6 +267,8 @@ export class RedisPriceLog implements PriceLog {
           if (signal.aborted || this.#closed) return;
           if (failures === 0) this.#logger.warn('price log follow lost Redis; retrying', { afterId: last, error: (error as Error).message });
           failures += 1;
+          outageSince ||= Date.now();
+          if (Date.now() - outageSince >= this.#followGiveUpAfterMs) throw new ServiceUnavailable(WHAT, { cause: error });
           catchUp = true;
           await abortableSleep(Math.min(100 * 2 ** Math.min(failures, 6), MAX_BACKOFF_MS), signal);
         }
