@@ -54,7 +54,7 @@ async function collect(log: PriceLog, afterId: number, count: number, signal: Ab
   return received;
 }
 
-/** Retries `check` until it resolves, for at most 5 s (the client reconnects at least every 2 s). */
+/** Retries `check` until it resolves, for at most 5 s (the client reconnects at least every 500 ms). */
 async function eventually(check: () => Promise<unknown>): Promise<void> {
   const deadline = Date.now() + 5000;
   for (;;) {
@@ -227,5 +227,32 @@ describe('RedisPriceLog', () => {
     proxy.cut();
     await expect(following).rejects.toBeInstanceOf(ServiceUnavailable);
     controller.abort();
+  });
+
+  it('keeps ids above everything a live follower saw when Redis comes back empty', async () => {
+    const prefix = newPrefix();
+    const proxy = await startTcpProxy('127.0.0.1', 6379);
+    proxies.push(proxy);
+    const server = await open(prefix, `redis://127.0.0.1:${proxy.port}`);
+    await server.append([priceEvent(1), priceEvent(2), priceEvent(3)]);
+    const controller = new AbortController();
+    const received = collect(server, 0, 4, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    // Redis restarts without persistence: the connection drops and the data is gone.
+    proxy.cut();
+    if (admin.status === 'wait') await admin.connect();
+    await admin.del(`${prefix}stream`, `${prefix}floor`);
+    proxy.restore();
+    await eventually(() => server.ping());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    // A publisher process that has never seen an id appends next.
+    const publisher = await open(prefix);
+    const [next] = await publisher.append([priceEvent(4)]);
+    expect(next?.id).toBe(4);
+    const events = await received;
+    controller.abort();
+    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4]);
   });
 });

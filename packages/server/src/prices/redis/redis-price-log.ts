@@ -21,10 +21,12 @@
 // - Redis unreachable: append/readAfter/bounds/ping reject with ServiceUnavailable within about
 //   the command timeout (no offline queue, no retries). An append that times out may
 //   still have been applied by Redis: a retry can store the events twice under new ids.
-// - follow() never fails because of Redis: it retries with capped exponential backoff on its own
-//   connection and resumes after the last id it yielded, so a subscriber loses nothing the stream
-//   still retains. It blocks with XREAD on a dedicated connection: use one follow() per process
+// - follow() does not fail because of Redis (unless `followGiveUpAfterMs` is set): it retries with
+//   exponential backoff capped at 1 s on its own connection and resumes after the last id it
+//   yielded, so a subscriber loses nothing the stream still retains. It blocks with XREAD on a dedicated connection: use one follow() per process
 //   (the fan-out hub), not one per subscriber.
+// - Redis Cluster: the append script touches two keys, so the prefix must carry a hash tag
+//   (`{catalog}:prices:`) to keep them in one slot.
 import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
@@ -48,7 +50,7 @@ export const DEFAULT_KEY_PREFIX = 'catalog:prices:';
 const WHAT = 'price log (Redis)';
 const FOLLOW_BLOCK_MS = 5000;
 const FOLLOW_BATCH = 1000;
-const MAX_BACKOFF_MS = 5000;
+const MAX_BACKOFF_MS = 1000;
 
 // KEYS: stream, floor. ARGV: retained, callerFloor, then topic/data pairs. Returns the ids as
 // strings. Next id = 1 + max(stream top id, floor key, caller's floor): the stream itself is the
@@ -155,8 +157,9 @@ function clientOptions(commandTimeoutMs: number): RedisOptions {
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2000,
     commandTimeout: commandTimeoutMs,
-    // Reconnect forever, at most every 2 s: commands fail fast meanwhile (no offline queue).
-    retryStrategy: (times: number) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+    // Reconnect forever, at least every 500 ms (a returning Redis is noticed, and the id floor
+    // raised, promptly); commands fail fast meanwhile (no offline queue).
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
   };
 }
 
@@ -270,7 +273,7 @@ export class RedisPriceLog implements PriceLog {
           outageSince ||= Date.now();
           if (Date.now() - outageSince >= this.#followGiveUpAfterMs) throw new ServiceUnavailable(WHAT, { cause: error });
           catchUp = true;
-          await abortableSleep(Math.min(100 * 2 ** Math.min(failures, 6), MAX_BACKOFF_MS), signal);
+          await abortableSleep(Math.min(50 * 2 ** Math.min(failures, 5), MAX_BACKOFF_MS), signal);
         }
       }
     } finally {
