@@ -1,6 +1,7 @@
 // Shared pieces of the data commands: the database flag, progress lines on a terminal, and usage
 // errors that print a message instead of a stack trace.
 import { DEFAULT_DATABASE_URL } from '../config.ts';
+import type { CatalogStore } from '../store/catalog-store.ts';
 
 export class UsageError extends Error {}
 
@@ -31,4 +32,10 @@ export function createProgress(enabled = process.stderr.isTTY): { update(line: s
       if (shown) process.stderr.write('\r\x1b[2K');
     },
   };
+}
+
+/** Lets an adapter that can compact its indexes after a bulk load do so (SqliteCatalogStore can). */
+export async function optimizeAfterBulkLoad(catalog: CatalogStore): Promise<void> {
+  const optional = catalog as CatalogStore & { optimize?: () => Promise<void> };
+  if (typeof optional.optimize === 'function') await optional.optimize();
 }

@@ -10,7 +10,7 @@ import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model
 import { silentLogger } from '../logger.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { createProgress, databaseUrl, UsageError } from './cli-support.ts';
+import { createProgress, databaseUrl, optimizeAfterBulkLoad, UsageError } from './cli-support.ts';
 import { describeViolation, importValidators, type ImportKind } from './resource-validators.ts';
 
 const USAGE = 'usage: catalog import [--db <url>] --kind catalog|storefront FILE...';
@@ -59,6 +59,8 @@ export async function run(args: string[]): Promise<number> {
   const progress = createProgress();
   try {
     for (const file of files) await importFile(stores.catalog, kind, file, totals, progress.update);
+    progress.update('optimizing search indexes');
+    await optimizeAfterBulkLoad(stores.catalog);
   } finally {
     progress.done();
     await stores.close();

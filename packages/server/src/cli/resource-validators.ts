@@ -34,10 +34,38 @@ export function importValidators(): Record<ImportKind, ValidateFunction> {
     required: (storefront.required as string[]).filter((field) => !SERVICE_ASSIGNED.has(field)),
   };
   compiled = {
-    catalog: ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/CatalogProductPro` }),
+    catalog: ajv.compile({ $id: `${DOCUMENT_ID}/catalog-input`, ...(rewriteRefs(catalogInput()) as Record<string, unknown>) }),
     storefront: ajv.compile({ $id: `${DOCUMENT_ID}/storefront-input`, ...(rewriteRefs(storefrontInput) as Record<string, unknown>) }),
   };
   return compiled;
+}
+
+/**
+ * CatalogProductPro as import accepts it. Two deliberate relaxations of the contract, where the
+ * product specification is looser than the schema and refusing a line would lose a product:
+ * - a release date's `source` may end in the literal precision suffix (`marketplacea_yyyy`,
+ *   `marketplacea_yyyy_mm_dd`), the specification's own wording, as well as in digits;
+ * - `weekly_orders` (shape "not shown" in the specification) may be absent or of any shape.
+ */
+function catalogInput(): Record<string, unknown> {
+  const product = structuredClone(schemaOf('CatalogProductPro'));
+  const properties = product.properties as Record<string, unknown>;
+  product.required = (product.required as string[]).filter((field) => field !== 'weekly_orders');
+  properties.weekly_orders = {};
+  properties.release_dates = {
+    type: 'array',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['sku', 'release_date', 'source'],
+      properties: {
+        sku: { type: 'string' },
+        release_date: { type: 'string', pattern: '^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$' },
+        source: { type: 'string', pattern: '^[a-z0-9]+_(?:[0-9]{4}|yyyy)(?:_(?:[0-9]{2}|mm)_(?:[0-9]{2}|dd))?$' },
+      },
+    },
+  };
+  return product;
 }
 
 /** Points local `#/components/...` references of a copied fragment back at the whole document. */

@@ -15,7 +15,7 @@ import {
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { createProgress, databaseUrl, positiveInteger, UsageError } from './cli-support.ts';
+import { createProgress, databaseUrl, optimizeAfterBulkLoad, positiveInteger, UsageError } from './cli-support.ts';
 
 const USAGE = 'usage: catalog seed [--db <url>] [--products N] [--seed S] [--out DIR]';
 const DEFAULT_PRODUCTS = 2_000;
@@ -91,6 +91,7 @@ export async function run(args: string[]): Promise<number> {
       }
     }
     if (storefrontBatch.length > 0) await stores.catalog.upsertStorefrontProducts(storefrontBatch);
+    await optimizeAfterBulkLoad(stores.catalog);
   } finally {
     progress.done();
     await stores.close();

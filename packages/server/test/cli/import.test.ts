@@ -61,6 +61,27 @@ describe('catalog import', () => {
     }
   });
 
+  it('accepts release date sources with the literal precision suffix and products without weekly_orders', async () => {
+    const { weekly_orders: _omitted, ...withoutOrders } = buildCatalogProduct();
+    const product = {
+      ...withoutOrders,
+      release_dates: [
+        { sku: withoutOrders.sku, release_date: '2021', source: 'marketplacea_yyyy' },
+        { sku: withoutOrders.sku, release_date: '2021-03-10', source: 'marketplaceb_yyyy_mm_dd' },
+      ],
+    };
+    const file = join(dir, 'catalog.ndjson');
+    writeFileSync(file, `${JSON.stringify(product)}\n`);
+    const result = await runCli(['import', '--db', db, '--kind', 'catalog', file]);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const stores = await openCatalogStores(db, silentLogger);
+    try {
+      expect(JSON.stringify(await stores.catalog.getProduct(product.id))).toBe(JSON.stringify(product));
+    } finally {
+      await stores.close();
+    }
+  });
+
   it('refuses a missing --kind with exit status 2 and a missing file with 1', async () => {
     const usage = await runCli(['import', '--db', db, join(dir, 'x.ndjson')]);
     expect(usage.code).toBe(2);

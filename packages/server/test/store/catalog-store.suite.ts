@@ -294,6 +294,27 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         expect(await ids(catalog, { sort: 'cursor:asc', offset: 1, limit: 1 })).toStrictEqual([p2.id]);
       });
 
+      it('counts exact totals for cursor ranges of every operator', async () => {
+        const inputs = Array.from({ length: 30 }, () => buildStorefrontProduct());
+        await catalog.upsertStorefrontProducts(inputs);
+        const all = (await catalog.listStorefrontProducts(query())).items.map((product) => BigInt(product.cursor));
+        const pivot = all[9]!;
+        // Probes on, between, below and above the assigned cursors; all exact doubles.
+        const probes = [pivot, pivot + 512n, all[0]! - 1024n, all[0]!, all[29]!, all[29]! + 2048n];
+        for (const value of probes) {
+          const expected: Record<string, number> = {
+            '>': all.filter((c) => c > value).length,
+            '>=': all.filter((c) => c >= value).length,
+            '<': all.filter((c) => c < value).length,
+            '<=': all.filter((c) => c <= value).length,
+          };
+          for (const [operator, count] of Object.entries(expected)) {
+            const page = await catalog.listStorefrontProducts(query({ filter: parseFilter(`cursor ${operator} ${value}`), limit: 2 }));
+            expect({ operator, value: String(value), total: page.total }).toStrictEqual({ operator, value: String(value), total: count });
+          }
+        }
+      });
+
       it('reaches every one of more than 2,500 products exactly once through 50 pages and cursor filters', async () => {
         const inputs: StorefrontProductInput[] = Array.from({ length: 2_600 }, (_, i) =>
           buildStorefrontProduct({ shop_name: i % 2 === 0 ? 'Sneaker Hub' : 'Kicks Depot' }),

@@ -26,10 +26,10 @@ describeCatalogStoreConformance('SqliteCatalogStore', async () => {
 describe('SqliteCatalogStore', () => {
   it('records each migration once in schema_migrations', () => {
     const db = new DatabaseSync(':memory:');
-    expect(migrateSqlite(db).applied).toStrictEqual([1]);
+    expect(migrateSqlite(db).applied).toStrictEqual([1, 2]);
     expect(migrateSqlite(db).applied).toStrictEqual([]);
     const rows = db.prepare('SELECT version FROM schema_migrations').all();
-    expect(rows.map((row) => row.version)).toStrictEqual([LATEST_SCHEMA_VERSION]);
+    expect(rows.map((row) => row.version)).toStrictEqual([1, LATEST_SCHEMA_VERSION]);
     db.close();
   });
 
@@ -50,16 +50,27 @@ describe('SqliteCatalogStore', () => {
     expect(plan.some((detail) => /^SCAN v\b/u.test(detail))).toBe(false);
   });
 
-  it('pages after a deep cursor through the primary key range', async () => {
+  it('pages and counts after a deep cursor through an index range, without sorting', async () => {
     const url = freshUrl();
     const stores = await openCatalogStores(url, silentLogger);
     await stores.close();
     const db = new DatabaseSync(url.slice('sqlite:'.length));
     const plan = db
-      .prepare('EXPLAIN QUERY PLAN SELECT p.doc FROM storefront_products p WHERE p.cursor > ?1 ORDER BY p.cursor ASC LIMIT ?2 OFFSET ?3')
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT d.doc FROM storefront_products p JOIN storefront_documents d ON d.cursor = p.cursor
+         WHERE p.cursor > ?1 ORDER BY p.cursor ASC LIMIT ?2 OFFSET ?3`,
+      )
       .all(17000000000001024n, 10, 0)
       .map((row) => String(row.detail));
+    const count = db
+      .prepare('EXPLAIN QUERY PLAN SELECT count(*) AS n FROM storefront_products p WHERE p.cursor > ?1')
+      .all(17000000000001024n)
+      .map((row) => String(row.detail));
     db.close();
-    expect(plan).toContainEqual(expect.stringMatching(/USING INTEGER PRIMARY KEY \(rowid>\?\)/u));
+    for (const lines of [plan, count]) {
+      expect(lines).toContainEqual(expect.stringMatching(/^SEARCH p USING .*\((rowid|cursor)>\?\)/u));
+      expect(lines).not.toContainEqual(expect.stringMatching(/^SCAN p\b/u));
+      expect(lines).not.toContainEqual(expect.stringMatching(/TEMP B-TREE/u));
+    }
   });
 });

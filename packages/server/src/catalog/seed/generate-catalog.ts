@@ -85,16 +85,25 @@ function identityAt(seed: string, index: number): Identity {
   };
 }
 
+/**
+ * Spreads sequential numbers over all item references, as real assignments look: an affine map
+ * modulo 10^digits with a multiplier coprime to 10 is a bijection, so GTINs stay unique.
+ */
+function itemReference(n: number, digits: number): string {
+  const modulus = 10n ** BigInt(digits);
+  return String((BigInt(n) * 387_420_489n + 104_729n) % modulus).padStart(digits, '0');
+}
+
 /** A GTIN for number `n` in the brand's numbering, written in one of the lengths sources use. */
 function gtinFor(brand: BrandProfile, n: number, random: Random): string {
   if (brand.gtinPrefix.startsWith('1') || brand.gtinPrefix.startsWith('8')) {
     // UPC-A (12 digits); sources store it bare, with one leading zero (EAN-13) or two (GTIN-14).
-    const body = `${brand.gtinPrefix}${String(n).padStart(9, '0')}`;
+    const body = `${brand.gtinPrefix}${itemReference(n, 9)}`;
     const upc = `${body}${gtinCheckDigit(body)}`;
     const roll = random.next();
     return roll < 0.4 ? upc : roll < 0.8 ? `00${upc}` : `0${upc}`;
   }
-  const body = `${brand.gtinPrefix}${String(n).padStart(10, '0')}`;
+  const body = `${brand.gtinPrefix}${itemReference(n, 10)}`;
   const ean = `${body}${gtinCheckDigit(body)}`;
   return random.chance(0.6) ? ean : `0${ean}`;
 }

@@ -27,10 +27,7 @@ export function compileFilter(expr: FilterExpr, dialect: SqlDialect, params: unk
 
   const compare = (field: FilterField, operator: string, value: FilterLiteral): string => {
     const type = FILTER_FIELDS[field];
-    if (field === 'tags') {
-      const match = dialect.tagMatch(bind(value, type), operator === '!=');
-      return match;
-    }
+    if (field === 'tags') return dialect.tagMatch(bind(value, type), operator === '!=');
     const column = dialect.column(field);
     if (type === 'string') {
       const equals = dialect.caseInsensitiveEquals(column, bind(value, type));

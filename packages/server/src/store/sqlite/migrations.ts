@@ -91,6 +91,22 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'narrow storefront rows for fast counts',
+    sql: `
+      -- Documents move to their own table: a filtered count then scans ~150-byte rows, not
+      -- multi-kilobyte ones. The cursor index makes "cursor > N" counts a dense index range.
+      CREATE TABLE storefront_documents (
+        cursor INTEGER PRIMARY KEY,
+        doc TEXT NOT NULL
+      );
+      INSERT INTO storefront_documents (cursor, doc) SELECT cursor, doc FROM storefront_products;
+      ALTER TABLE storefront_products DROP COLUMN doc;
+      CREATE INDEX storefront_products_cursor ON storefront_products (cursor);
+      CREATE INDEX storefront_products_available ON storefront_products (available, cursor);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
