@@ -1,6 +1,7 @@
-// A stream server under benchmark, run as a child process of bench/stream.ts so that its memory
-// is measured alone: `stream <db file>` (createStreamServer on a SqlitePriceLog) or `bare` (a bare
-// node:http broadcaster writing each published frame to every connection, the baseline).
+// A child process of bench/stream.ts, so that each side is measured alone: `stream <db file>`
+// (createStreamServer on a SqlitePriceLog), `bare` (a bare node:http broadcaster writing each
+// published frame to every subscribed connection, the baseline) or `publisher <db file>` (appends
+// each published event to the SQLite log, as `prices publish` does).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createStreamServer } from '../src/http/stream-server.ts';
@@ -11,8 +12,14 @@ import { encodeEvent, encodeRetry } from '../src/stream/frames.ts';
 type Message = { type: 'memory' } | { type: 'publish'; id: number; event: string; data: string };
 
 const [kind, dbFile] = process.argv.slice(2);
-let server: http.Server;
-if (kind === 'stream') {
+let server: http.Server | null = null;
+if (kind === 'publisher') {
+  const log = new SqlitePriceLog(dbFile ?? 'bench.db');
+  process.on('message', (message: Message) => {
+    if (message.type === 'publish') void log.append([message.data]);
+  });
+  process.send?.({ type: 'listening', port: 0 });
+} else if (kind === 'stream') {
   const log = new SqlitePriceLog(dbFile ?? 'bench.db');
   server = createStreamServer({
     priceLog: log,
@@ -46,10 +53,12 @@ process.on('message', (message: Message) => {
   process.send?.({ type: 'memory', heapUsed, rss, external, arrayBuffers });
 });
 
-server.maxConnections = 100_000;
-server.listen(0, '127.0.0.1', () => {
-  process.send?.({ type: 'listening', port: (server.address() as AddressInfo).port });
-});
+if (server !== null) {
+  const listening = server;
+  listening.listen(0, '127.0.0.1', () => {
+    process.send?.({ type: 'listening', port: (listening.address() as AddressInfo).port });
+  });
+}
 
 // Exit normally on SIGTERM so `--cpu-prof` (BENCH_PROF=1) can write its profile.
 process.on('SIGTERM', () => process.exit(0));

@@ -5,16 +5,16 @@
 //   node --expose-gc bench/stream.ts     SUBSCRIBERS=1000 RATE=100 SECONDS=10 TOPICS_PER_SUBSCRIBER=4
 //                                        by default; BENCH_PROF=1 writes the servers' CPU profiles to <tmp>/stream-bench-profiles/
 //
-// The stream server is fed the way `prices publish` feeds it: appends to the SQLite log from this
-// (another) process, so its latency includes the cross-process poll. The baseline gets each frame
-// over IPC and writes it at once. Clients run in this process, sharing the machine's cores.
+// The stream server is fed the way `prices publish` feeds it: a publisher process appends to the
+// SQLite log (commit with fsync), so its latency includes the commit and the cross-process poll.
+// The baseline gets each frame over IPC and writes it at once. Both are timed from the moment
+// this process sends the event. Clients run in this process, sharing the machine's cores.
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
 import { formatNanoseconds } from '../src/prices/simulator.ts';
 
 const SUBSCRIBERS = Number(process.env['SUBSCRIBERS'] ?? 1000);
@@ -44,9 +44,6 @@ interface Result {
   p50: number;
   p99: number;
   max: number;
-  /** Commit time of one append (fsync), part of the stream server's latency. */
-  appendP50: number;
-  appendP99: number;
   delivered: number;
   expected: number;
   eventsPerSecond: number;
@@ -158,14 +155,14 @@ async function connectAll(port: number, sent: Map<number, number>, latencies: nu
 async function run(target: 'bare' | 'stream'): Promise<Result> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stream-'));
   const dbFile = path.join(dir, 'catalog.db');
-  const log = target === 'stream' ? new SqlitePriceLog(dbFile) : null;
   const child = fork(path.join(HERE, 'stream-target.ts'), [target, dbFile], { execArgv: ['--expose-gc', ...(process.env['BENCH_PROF'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const publisher = target === 'stream' ? fork(path.join(HERE, 'stream-target.ts'), ['publisher', dbFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }) : child;
   try {
     const { port } = await request<{ port: number }>(child, {}, 'listening');
+    if (publisher !== child) await request(publisher, {}, 'listening');
     const before = await request<Memory>(child, { type: 'memory' }, 'memory');
     const sent = new Map<number, number>();
     const latencies: number[] = [];
-    const appendTimes: number[] = [];
     progress(`${target}: connecting ${SUBSCRIBERS} subscribers`);
     const clients = await connectAll(port, sent, latencies);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -178,13 +175,8 @@ async function run(target: 'bare' | 'stream'): Promise<Result> {
       const wait = due - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const { topic, data } = buildLine(n);
-      const before = performance.now();
-      sent.set(n, before);
-      if (log !== null) {
-        await log.append([data]);
-        appendTimes.push(performance.now() - before);
-      }
-      else child.send({ type: 'publish', id: n + 1, event: topic, data });
+      sent.set(n, performance.now());
+      publisher.send({ type: 'publish', id: n + 1, event: topic, data });
     }
     const expected = clients.expected(total);
     const deadline = performance.now() + 10_000;
@@ -192,14 +184,11 @@ async function run(target: 'bare' | 'stream'): Promise<Result> {
     const elapsed = (performance.now() - started) / 1000;
     for (const socket of clients.sockets) socket.destroy();
     const at = percentile(latencies);
-    const appendAt = percentile(appendTimes);
     return {
       target: target === 'bare' ? 'bare node:http broadcaster' : 'stream server (SQLite log, cross-process publish)',
       p50: at(0.5),
       p99: at(0.99),
       max: at(1),
-      appendP50: appendAt(0.5),
-      appendP99: appendAt(0.99),
       delivered: clients.received(),
       expected,
       eventsPerSecond: clients.received() / elapsed,
@@ -207,10 +196,11 @@ async function run(target: 'bare' | 'stream'): Promise<Result> {
       rssPerConnection: (idle.rss - before.rss) / SUBSCRIBERS,
     };
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill();
-    await exited;
-    await log?.close();
+    for (const process of new Set([child, publisher])) {
+      const exited = new Promise((resolve) => process.once('exit', resolve));
+      process.kill();
+      await exited;
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -231,7 +221,6 @@ console.table(
     'p50': ms(r.p50),
     'p99': ms(r.p99),
     'max': ms(r.max),
-    'append p50/p99': Number.isNaN(r.appendP50) ? '-' : `${ms(r.appendP50)} / ${ms(r.appendP99)}`,
     'delivered': `${r.delivered}/${r.expected}`,
     'delivered/s': Math.round(r.eventsPerSecond),
     'heap+external/conn': kb(r.heapPerConnection),

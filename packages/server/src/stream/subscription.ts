@@ -35,6 +35,11 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 const sizeOf = (event: StoredPriceEvent): number => event.data.length + event.topic.length;
 
+/** The iterator result for a live event; read-only, so one may be shared by every subscriber. */
+export function liveResult(event: StoredPriceEvent): IteratorYieldResult<StreamItem> {
+  return { done: false, value: { kind: 'event', event } };
+}
+
 export class Subscription implements AsyncIterable<StreamItem> {
   readonly topics: ReadonlySet<string>;
   readonly #options: SubscriptionOptions;
@@ -46,7 +51,7 @@ export class Subscription implements AsyncIterable<StreamItem> {
   /** The replay still to be read, or null once live. */
   #replay: AsyncGenerator<StreamItem> | null = null;
   /** A consumer waiting in next() while live and the queue is empty. */
-  #waiting: PromiseWithResolvers<IteratorResult<StreamItem>> | null = null;
+  #waiting: { resolve(result: IteratorResult<StreamItem>): void; reject(error: unknown): void } | null = null;
   #ended = false;
   #error: Error | null = null;
   #errorDelivered = false;
@@ -72,8 +77,11 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return this.#endedSignal.promise;
   }
 
-  /** Called by the hub for each event on one of this subscription's topics; never waits. */
-  offer(event: StoredPriceEvent): void {
+  /**
+   * Called by the hub for each event on one of this subscription's topics; never waits. `result`
+   * is the iterator result to hand out, which the hub builds once per event for all subscribers.
+   */
+  offer(event: StoredPriceEvent, result: IteratorYieldResult<StreamItem> = liveResult(event)): void {
     if (this.#ended) return;
     const waiting = this.#waiting;
     if (waiting !== null && this.#replay === null) {
@@ -81,7 +89,7 @@ export class Subscription implements AsyncIterable<StreamItem> {
       if (event.id <= this.#lastYielded) return;
       this.#waiting = null;
       this.#lastYielded = event.id;
-      waiting.resolve({ done: false, value: { kind: 'event', event } });
+      waiting.resolve(result);
       return;
     }
     this.#queue.push(event);
@@ -151,11 +159,12 @@ export class Subscription implements AsyncIterable<StreamItem> {
       }
       if (event.id <= this.#lastYielded) continue;
       this.#lastYielded = event.id;
-      return Promise.resolve({ done: false, value: { kind: 'event', event } });
+      return Promise.resolve(liveResult(event));
     }
     if (this.#ended) return this.#finish();
-    this.#waiting = Promise.withResolvers<IteratorResult<StreamItem>>();
-    return this.#waiting.promise;
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
   }
 
   /** After the end: the error once (if any), then done. */
