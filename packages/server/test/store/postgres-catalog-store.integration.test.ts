@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
 import { parseExactInt8 } from '../../src/store/postgres/pg-pool.ts';
+import type { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -93,6 +94,17 @@ describe('PostgresCatalogStore indexes', () => {
     );
     expect(await plan('SELECT document FROM storefront_products ORDER BY updated_at_ms DESC, cursor DESC LIMIT 20', [])).toMatch(/storefront_updated/u);
     expect(await plan('SELECT document FROM storefront_products ORDER BY product_published_at_ms, cursor LIMIT 20', [])).toMatch(/storefront_published/u);
+  });
+
+  it('merges pending index entries and refreshes statistics after a bulk load', async () => {
+    await (stores.catalog as PostgresCatalogStore).optimize();
+    const pool = new pg.Pool({ connectionString: database.url() });
+    try {
+      const { rows } = await pool.query<{ analyzed: Date | null }>("SELECT last_analyze AS analyzed FROM pg_stat_user_tables WHERE relname = 'catalog_variants'");
+      expect(rows[0]?.analyzed).toBeInstanceOf(Date);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('treats cursors beyond int8 as empty or full ranges instead of failing', async () => {
