@@ -83,6 +83,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       const request = await admit(req, url);
       if (closing) throw new Refusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
       if (req.method === 'HEAD') {
+        await priceLog.ping();
         res.writeHead(200, streamHeaders()).end();
         return;
       }

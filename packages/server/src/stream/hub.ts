@@ -6,7 +6,7 @@
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { PriceLog } from '../prices/price-log.ts';
-import { Subscription, type SubscriptionOptions } from './subscription.ts';
+import { liveResult, Subscription, type SubscriptionOptions } from './subscription.ts';
 
 const YIELD_EVERY_BYTES = 64 * 1024;
 
@@ -106,8 +106,9 @@ export class PriceHub {
       let offeredBytes = 0;
       for await (const event of this.#log.follow(this.#lastSeenId, signal)) {
         this.#lastSeenId = event.id;
+        const result = liveResult(event);
         for (const subscription of this.#subscriptions) {
-          if (subscription.topics.has(event.topic)) subscription.offer(event);
+          if (subscription.topics.has(event.topic)) subscription.offer(event, result);
         }
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
         // instead of every queue filling at once.

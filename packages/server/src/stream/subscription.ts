@@ -31,15 +31,30 @@ export interface SubscriptionOptions {
   onEnd: (subscription: Subscription) => void;
 }
 
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+const sizeOf = (event: StoredPriceEvent): number => event.data.length + event.topic.length;
+
+/** The iterator result for a live event; read-only, so one may be shared by every subscriber. */
+export function liveResult(event: StoredPriceEvent): IteratorYieldResult<StreamItem> {
+  return { done: false, value: { kind: 'event', event } };
+}
+
 export class Subscription implements AsyncIterable<StreamItem> {
   readonly topics: ReadonlySet<string>;
   readonly #options: SubscriptionOptions;
+  /** Live events not yet taken; `#head` is the next one (the array is compacted as it drains). */
   #queue: StoredPriceEvent[] = [];
+  #head = 0;
   #queuedBytes = 0;
   #lastYielded = 0;
-  #wake: (() => void) | null = null;
+  /** The replay still to be read, or null once live. */
+  #replay: AsyncGenerator<StreamItem> | null = null;
+  /** A consumer waiting in next() while live and the queue is empty. */
+  #waiting: { resolve(result: IteratorResult<StreamItem>): void; reject(error: unknown): void } | null = null;
   #ended = false;
   #error: Error | null = null;
+  #errorDelivered = false;
   #iterating = false;
   readonly #endedSignal = Promise.withResolvers<void>();
 
@@ -62,16 +77,24 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return this.#endedSignal.promise;
   }
 
-  /** Called by the hub for each event on one of this subscription's topics; never waits. */
-  offer(event: StoredPriceEvent): void {
+  /**
+   * Called by the hub for each event on one of this subscription's topics; never waits. `result`
+   * is the iterator result to hand out, which the hub builds once per event for all subscribers.
+   */
+  offer(event: StoredPriceEvent, result: IteratorYieldResult<StreamItem> = liveResult(event)): void {
     if (this.#ended) return;
-    this.#queue.push(event);
-    this.#queuedBytes += event.data.length + event.topic.length;
-    if (this.#queuedBytes > this.#options.maxQueuedBytes) {
-      this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
+    const waiting = this.#waiting;
+    if (waiting !== null && this.#replay === null) {
+      // Live and the consumer is waiting: hand the event over directly (or drop a duplicate).
+      if (event.id <= this.#lastYielded) return;
+      this.#waiting = null;
+      this.#lastYielded = event.id;
+      waiting.resolve(result);
       return;
     }
-    this.#signal();
+    this.#queue.push(event);
+    this.#queuedBytes += sizeOf(event);
+    if (this.#queuedBytes > this.#options.maxQueuedBytes) this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
   }
 
   /** Ends the iteration: cleanly without an error, or by throwing `error` to the consumer. */
@@ -80,47 +103,80 @@ export class Subscription implements AsyncIterable<StreamItem> {
     this.#ended = true;
     this.#error = error ?? null;
     this.#queue = [];
+    this.#head = 0;
     this.#queuedBytes = 0;
     this.#options.onEnd(this);
     this.#endedSignal.resolve();
-    this.#signal();
+    const waiting = this.#waiting;
+    this.#waiting = null;
+    if (waiting !== null) this.#finish().then(waiting.resolve, waiting.reject);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
     if (this.#iterating) throw new Error('a subscription can be iterated once');
     this.#iterating = true;
-    return this.#run();
-  }
-
-  async *#run(): AsyncGenerator<StreamItem> {
-    try {
-      const { lastEventId, liveAfter } = this.#options;
-      if (lastEventId === null) {
-        // Live only: from the newest event in the log, which the hub may not have offered yet.
-        this.#lastYielded = Math.max(liveAfter, this.#options.bounds?.newestId ?? 0);
-      } else {
-        yield* this.#replay(lastEventId);
-      }
-      for (;;) {
-        const batch = this.#queue;
-        this.#queue = [];
-        this.#queuedBytes = 0;
-        for (const event of batch) {
-          if (this.#ended) break;
-          if (event.id <= this.#lastYielded) continue;
-          this.#lastYielded = event.id;
-          yield { kind: 'event', event };
-        }
-        if (this.#ended) break;
-        if (this.#queue.length === 0) await new Promise<void>((resolve) => (this.#wake = resolve));
-      }
-      if (this.#error !== null) throw this.#error;
-    } finally {
-      this.end();
+    const { lastEventId, liveAfter, bounds } = this.#options;
+    if (lastEventId === null) {
+      // Live only: from the newest event in the log, which the hub may not have offered yet.
+      this.#lastYielded = Math.max(liveAfter, bounds?.newestId ?? 0);
+    } else {
+      this.#replay = this.#replayFrom(lastEventId);
     }
+    return {
+      next: () => (this.#replay !== null ? this.#nextReplayed() : this.#nextLive()),
+      return: async () => {
+        this.end();
+        await this.#replay?.return(undefined);
+        return DONE;
+      },
+    };
   }
 
-  async *#replay(requestedId: number): AsyncGenerator<StreamItem> {
+  async #nextReplayed(): Promise<IteratorResult<StreamItem>> {
+    const replay = this.#replay;
+    if (replay === null) return this.#nextLive();
+    let result: IteratorResult<StreamItem>;
+    try {
+      result = await replay.next();
+    } catch (error) {
+      this.end(error instanceof Error ? error : new Error(String(error)));
+      return this.#finish();
+    }
+    if (this.#ended) return this.#finish();
+    if (result.done !== true) return result;
+    this.#replay = null;
+    return this.#nextLive();
+  }
+
+  #nextLive(): Promise<IteratorResult<StreamItem>> {
+    while (this.#head < this.#queue.length) {
+      const event = this.#queue[this.#head] as StoredPriceEvent;
+      this.#head += 1;
+      this.#queuedBytes -= sizeOf(event);
+      if (this.#head === this.#queue.length) {
+        this.#queue = [];
+        this.#head = 0;
+      }
+      if (event.id <= this.#lastYielded) continue;
+      this.#lastYielded = event.id;
+      return Promise.resolve(liveResult(event));
+    }
+    if (this.#ended) return this.#finish();
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  /** After the end: the error once (if any), then done. */
+  #finish(): Promise<IteratorResult<StreamItem>> {
+    if (this.#error !== null && !this.#errorDelivered) {
+      this.#errorDelivered = true;
+      return Promise.reject(this.#error);
+    }
+    return Promise.resolve(DONE);
+  }
+
+  async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem> {
     const { bounds, liveAfter, topics, log, replayPageSize } = this.#options;
     let cursor: number;
     if (bounds === null) {
@@ -147,11 +203,5 @@ export class Subscription implements AsyncIterable<StreamItem> {
       }
       if (page.length < replayPageSize) return;
     }
-  }
-
-  #signal(): void {
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.();
   }
 }

@@ -225,7 +225,7 @@ describe('streamPrices', () => {
     expect(reset).toEqual({ event: 'reset', data: JSON.stringify({ requested_id: requested, oldest_id: retained[0]?.id }), comments: [] });
     expect(events.map((frame) => Number(frame.id))).toEqual(retained.map((event) => event.id));
     expect(events.at(-1)).toEqual(eventFrame(stored.at(-1) as StoredPriceEvent));
-  });
+  }, 60_000);
 
   it('sends a heartbeat comment every heartbeatMs', async () => {
     const harness = await startServer({ heartbeatMs: 40 });
@@ -253,7 +253,7 @@ describe('streamPrices', () => {
     const outcome = await Promise.race([slow.ended(), new Promise((resolve) => setTimeout(() => resolve('still open'), 5000))]);
     expect(outcome).toBe('aborted');
     expect(slow.raw().length).toBeLessThan(count * 100_000);
-  });
+  }, 60_000);
 
   it('ends every stream cleanly on close so clients reconnect elsewhere', async () => {
     const harness = await startServer();
@@ -276,7 +276,7 @@ describe('streamPrices', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     // Let the child start (loading node:sqlite and the validator) before timing.
     child.stdin.write(`${line('marketplaceb', 'NL')}\n`);
-    await stream.frames(1, 10_000);
+    await stream.frames(1, 20_000);
     const lines: string[] = [];
     const latencies: number[] = [];
     for (let i = 0; i < 30; i += 1) {

@@ -20,6 +20,8 @@ export interface PriceLogFixture {
 export const FC_SEED = Number(process.env['FC_SEED'] ?? 20261123);
 const HUB_RUNS = 400;
 const LOG_RUNS = 600;
+/** The properties run long on a loaded machine; they are bounded by their run counts instead. */
+const PROPERTY_TIMEOUT_MS = 180_000;
 
 export function describePriceLogConformance(name: string, factory: () => Promise<PriceLogFixture>): void {
   describe(`PriceLog conformance: ${name}`, () => {
@@ -165,7 +167,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
         }),
         { numRuns: LOG_RUNS, seed: FC_SEED },
       );
-    });
+    }, PROPERTY_TIMEOUT_MS);
 
     it(`delivers exactly the retained ids above the resume point on the subscribed topics (${HUB_RUNS} runs)`, async () => {
       console.log(`fast-check seed ${FC_SEED} (set FC_SEED to override)`);
@@ -205,7 +207,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
             const items: StreamItem[] = [];
             const delivered: number[] = [];
             const take = async (): Promise<void> => {
-              const item = await nextWithin(iterator, 2000);
+              const item = await nextWithin(iterator, 5000);
               items.push(item);
               if (item.kind === 'event') delivered.push(item.event.id);
             };
@@ -264,7 +266,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       } finally {
         await hub.stop();
       }
-    });
+    }, PROPERTY_TIMEOUT_MS);
   });
 }
 

@@ -10,7 +10,7 @@
 // - reads return only the newest RETAINED_EVENTS rows (by id) even when more are still stored;
 //   rows older than that are deleted in batches of `pruneBatchSize` after appends;
 // - follow() sees appends of this process at once and those of other processes within one
-//   poll interval (an indexed `id > ?` query, default every 15 ms).
+//   poll interval (an indexed `id > ?` query, default every 10 ms).
 // Failure modes: a locked database waits up to `busyTimeoutMs` before failing; any engine error
 // surfaces as ServiceUnavailable. Calls are synchronous inside (node:sqlite), so a slow disk
 // stalls the event loop for the length of one commit.
@@ -56,7 +56,7 @@ export class SqlitePriceLog implements PriceLog {
   #closed = false;
 
   constructor(path: string, options: SqlitePriceLogOptions = {}) {
-    this.#pollIntervalMs = options.pollIntervalMs ?? 15;
+    this.#pollIntervalMs = options.pollIntervalMs ?? 10;
     this.#pruneBatchSize = options.pruneBatchSize ?? 1000;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     try {

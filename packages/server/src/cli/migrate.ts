@@ -1,0 +1,37 @@
+// `catalog migrate --db <url>`: applies pending schema migrations (SQLite or PostgreSQL) and says
+// where the schema stands. Opening a store also migrates; this command lets operators migrate
+// ahead of a roll-out, or check that nothing is pending.
+import { parseArgs } from 'node:util';
+import { validateStorageUrl } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import { sqlitePath } from '../store/open-store.ts';
+import { migratePostgres } from '../store/postgres/migrate-postgres.ts';
+import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations.ts';
+import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts';
+import { LATEST_SCHEMA_VERSION } from '../store/sqlite/migrations.ts';
+import { SqliteDatabase } from '../store/sqlite/sqlite-database.ts';
+import { databaseUrl } from './cli-support.ts';
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { db: { type: 'string' } }, allowPositionals: false, strict: true });
+  const url = validateStorageUrl('db', databaseUrl(values.db), ['sqlite', 'postgres', 'postgresql']);
+  const logger = createLogger({ base: { command: 'migrate' } });
+  if (url.startsWith('sqlite:')) {
+    // SqliteDatabase applies its migrations (and the file settings they rely on) when it opens.
+    const database = new SqliteDatabase(sqlitePath(url));
+    database.close();
+    process.stdout.write(`sqlite schema is at version ${LATEST_SCHEMA_VERSION}\n`);
+    return 0;
+  }
+  const pool = createPgPool(url, logger);
+  try {
+    const applied = await unavailableOnOutage('catalog database', () => migratePostgres(pool, logger));
+    const latest = Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version));
+    process.stdout.write(
+      applied.length === 0 ? `postgres schema is up to date (version ${latest})\n` : `applied postgres migrations ${applied.join(', ')}; schema is at version ${latest}\n`,
+    );
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,323 @@
+// RedisPriceLog: the price log on ONE global Redis stream, shared by every service instance and
+// every `prices publish` process pointed at the same Redis and key prefix.
+//
+// Guarantees
+// - Ids are integers, strictly increasing and contiguous inside the stream, assigned atomically by
+//   one Lua script that reads the stream's top id and XADDs `<n>-0` for each event of a batch: two
+//   processes appending at once never interleave inside a batch nor reuse an id.
+// - Ids survive restarts of this process and of Redis as long as Redis persists its data (AOF or
+//   RDB). A Redis that comes back EMPTY (no persistence) has lost the stream; to keep ids from being
+//   reused, every instance remembers the highest id it has seen and raises the shared floor key to
+//   it on every (re)connect and with every append, so new ids continue above everything this
+//   instance delivered. A publisher that appends to an empty Redis before any instance reconnects
+//   can still reuse ids: run Redis with persistence in production.
+// - The stream is trimmed with `MAXLEN ~ 5000`: at least the newest RETAINED_EVENTS entries remain
+//   (approximate trimming never goes below the threshold). Reads never return an event older than
+//   the newest RETAINED_EVENTS, even when Redis still stores it.
+// - append() resolves after Redis acknowledged the XADDs (durable as far as Redis' persistence
+//   settings make it).
+//
+// Failure modes
+// - Redis unreachable: append/readAfter/bounds/ping reject with ServiceUnavailable within about
+//   the command timeout (no offline queue, no retries). An append that times out may
+//   still have been applied by Redis: a retry can store the events twice under new ids.
+// - follow() does not fail because of Redis (unless `followGiveUpAfterMs` is set): it retries with
+//   exponential backoff capped at 1 s on its own connection and resumes after the last id it
+//   yielded, so a subscriber loses nothing the stream still retains. It blocks with XREAD on a dedicated connection: use one follow() per process
+//   (the fan-out hub), not one per subscriber.
+// - Redis Cluster: the append script touches two keys, so the prefix must carry a hash tag
+//   (`{catalog}:prices:`) to keep them in one slot.
+import { Redis, type RedisOptions } from 'ioredis';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
+import type { PriceEvent } from '../../catalog/model.ts';
+import type { Logger } from '../../logger.ts';
+import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+
+export interface RedisPriceLogOptions {
+  /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`); tests use their own. */
+  keyPrefix?: string;
+  /** Milliseconds before a command to an unresponsive Redis fails. */
+  commandTimeoutMs?: number;
+  /**
+   * When set, follow() throws ServiceUnavailable once Redis has been unreachable this long, so a
+   * caller can end its streams; by default it retries forever and resumes where it stopped.
+   */
+  followGiveUpAfterMs?: number;
+}
+
+export const DEFAULT_KEY_PREFIX = 'catalog:prices:';
+
+const WHAT = 'price log (Redis)';
+const FOLLOW_BLOCK_MS = 5000;
+const FOLLOW_BATCH = 1000;
+const MAX_BACKOFF_MS = 1000;
+
+// KEYS: stream, floor. ARGV: retained, callerFloor, then topic/data pairs. Returns the ids as
+// strings. Next id = 1 + max(stream top id, floor key, caller's floor): the stream itself is the
+// source of truth, the floor only matters once the stream has been lost.
+const APPEND_SCRIPT = `
+local function topOf(stream)
+  local top = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+  if top[1] then return tonumber(string.match(top[1][1], '^(%d+)')) end
+  return 0
+end
+local last = topOf(KEYS[1])
+local floor = tonumber(redis.call('GET', KEYS[2]) or '0')
+local callerFloor = tonumber(ARGV[2])
+if floor > last then last = floor end
+if callerFloor > last then last = callerFloor end
+local ids = {}
+for i = 3, #ARGV, 2 do
+  last = last + 1
+  local id = string.format('%.0f', last)
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id .. '-0', 't', ARGV[i], 'd', ARGV[i + 1])
+  ids[#ids + 1] = id
+end
+redis.call('SET', KEYS[2], string.format('%.0f', last))
+return ids
+`;
+
+// KEYS: floor. ARGV: callerFloor. Raises the floor; returns nothing useful.
+const RAISE_FLOOR_SCRIPT = `
+local floor = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > floor then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`;
+
+// KEYS: stream. ARGV: retained, afterId, limit. Returns { oldest, newest, entries } where oldest is
+// the oldest REPLAYABLE id (0 when empty) and entries are XRANGE rows above afterId in the window.
+const READ_SCRIPT = `
+local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+if not first[1] then return { '0', '0', {} } end
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local newest = tonumber(string.match(top[1][1], '^(%d+)'))
+local oldest = tonumber(string.match(first[1][1], '^(%d+)'))
+local windowStart = newest - tonumber(ARGV[1]) + 1
+if windowStart > oldest then oldest = windowStart end
+local limit = tonumber(ARGV[3])
+local entries = {}
+if limit > 0 then
+  local from = tonumber(ARGV[2]) + 1
+  if from < oldest then from = oldest end
+  if from <= newest then
+    entries = redis.call('XRANGE', KEYS[1], string.format('%.0f', from) .. '-0', '+', 'COUNT', limit)
+  end
+end
+return { string.format('%.0f', oldest), string.format('%.0f', newest), entries }
+`;
+
+type StreamEntry = [id: string, fields: string[]];
+
+interface ScriptedRedis extends Redis {
+  priceLogAppend(stream: string, floor: string, ...args: string[]): Promise<string[]>;
+  priceLogRaiseFloor(floor: string, callerFloor: string): Promise<number>;
+  priceLogRead(stream: string, retained: string, afterId: string, limit: string): Promise<[string, string, StreamEntry[]]>;
+}
+
+function withScripts(client: Redis): ScriptedRedis {
+  client.defineCommand('priceLogAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
+  client.defineCommand('priceLogRaiseFloor', { numberOfKeys: 1, lua: RAISE_FLOOR_SCRIPT });
+  client.defineCommand('priceLogRead', { numberOfKeys: 1, lua: READ_SCRIPT });
+  return client as ScriptedRedis;
+}
+
+function fromEntry([id, fields]: StreamEntry): StoredPriceEvent {
+  let topic = '';
+  let data = '';
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === 't') topic = fields[i + 1] ?? '';
+    else if (fields[i] === 'd') data = fields[i + 1] ?? '';
+  }
+  return { id: Number(id.slice(0, id.indexOf('-'))), topic, data };
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function clientOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    lazyConnect: true,
+    // Fail fast instead of queueing: nothing waits for a reconnect, and a command in flight when
+    // the connection drops is failed, not silently re-sent later.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: 2000,
+    commandTimeout: commandTimeoutMs,
+    // Reconnect forever, at least every 500 ms (a returning Redis is noticed, and the id floor
+    // raised, promptly); commands fail fast meanwhile (no offline queue).
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
+  };
+}
+
+export class RedisPriceLog implements PriceLog {
+  readonly #url: string;
+  readonly #client: ScriptedRedis;
+  readonly #logger: Logger;
+  readonly #streamKey: string;
+  readonly #floorKey: string;
+  readonly #commandTimeoutMs: number;
+  readonly #followGiveUpAfterMs: number;
+  readonly #followers = new Set<Redis>();
+  /** The highest id this instance has appended, read or yielded. */
+  #highestSeen = 0;
+  #closed = false;
+
+  constructor(url: string, logger: Logger, options: RedisPriceLogOptions = {}) {
+    const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.#url = url;
+    this.#logger = logger;
+    this.#streamKey = `${prefix}stream`;
+    this.#floorKey = `${prefix}floor`;
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#followGiveUpAfterMs = options.followGiveUpAfterMs ?? Number.POSITIVE_INFINITY;
+    this.#client = withScripts(new Redis(url, clientOptions(this.#commandTimeoutMs)));
+    this.#client.on('error', (error: Error) => this.#logger.debug('price log Redis connection error', { error: error.message }));
+    this.#client.on('ready', () => {
+      if (this.#highestSeen > 0) {
+        this.#client.priceLogRaiseFloor(this.#floorKey, String(this.#highestSeen)).catch(() => {});
+      }
+    });
+  }
+
+  /** Connects once; a Redis that is down now is not fatal (the client keeps reconnecting). */
+  async connect(): Promise<void> {
+    try {
+      await this.#client.connect();
+    } catch (error) {
+      this.#logger.warn('price log Redis is unreachable; retrying in the background', { error: (error as Error).message });
+    }
+  }
+
+  async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {
+    const stored = events.map((event) => toAppendRecord(event));
+    if (stored.length === 0) return [];
+    const args = [String(RETAINED_EVENTS), String(this.#highestSeen)];
+    for (const { topic, data } of stored) args.push(topic, data);
+    const ids = await this.#call(() => this.#client.priceLogAppend(this.#streamKey, this.#floorKey, ...args));
+    const result = stored.map((event, index) => ({ id: Number(ids[index]), ...event }));
+    this.#see(result.at(-1)?.id ?? 0);
+    return result;
+  }
+
+  async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {
+    const [, , entries] = await this.#call(() => this.#read(this.#client, afterId, limit));
+    return entries.map(fromEntry);
+  }
+
+  async bounds(): Promise<{ oldestId: number; newestId: number } | null> {
+    const [oldest, newest] = await this.#call(() => this.#read(this.#client, 0, 0));
+    const newestId = Number(newest);
+    if (newestId === 0) return null;
+    this.#see(newestId);
+    return { oldestId: Number(oldest), newestId };
+  }
+
+  async *follow(afterId: number, signal: AbortSignal): AsyncIterable<StoredPriceEvent> {
+    const connection = withScripts(new Redis(this.#url, { ...clientOptions(FOLLOW_BLOCK_MS + 5000), commandTimeout: FOLLOW_BLOCK_MS + 5000 }));
+    connection.on('error', () => {});
+    this.#followers.add(connection);
+    const onAbort = (): void => connection.disconnect();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let last = afterId;
+    let catchUp = true;
+    let failures = 0;
+    let outageSince = 0;
+    try {
+      while (!signal.aborted && !this.#closed) {
+        try {
+          if (connection.status === 'wait') await connection.connect();
+          let batch: StoredPriceEvent[];
+          if (catchUp) {
+            // The script clamps to the retained window, so a follower far behind never sees an
+            // event older than the newest RETAINED_EVENTS.
+            const [, newest, entries] = await this.#read(connection, last, FOLLOW_BATCH);
+            if (Number(newest) < last) await connection.priceLogRaiseFloor(this.#floorKey, String(last));
+            batch = entries.map(fromEntry);
+            catchUp = batch.length === FOLLOW_BATCH;
+          } else {
+            const result = (await connection.xread('COUNT', FOLLOW_BATCH, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', this.#streamKey, `${last}-0`)) as
+              | [string, StreamEntry[]][]
+              | null;
+            batch = (result?.[0]?.[1] ?? []).map(fromEntry);
+            // A full batch may mean the reader fell behind: go through the window-clamped path.
+            catchUp = batch.length === FOLLOW_BATCH;
+          }
+          if (failures > 0) this.#logger.info('price log follow resumed', { afterId: last });
+          failures = 0;
+          outageSince = 0;
+          for (const event of batch) {
+            if (event.id <= last) continue;
+            last = event.id;
+            this.#see(last);
+            yield event;
+            if (signal.aborted) return;
+          }
+        } catch (error) {
+          if (signal.aborted || this.#closed) return;
+          if (failures === 0) this.#logger.warn('price log follow lost Redis; retrying', { afterId: last, error: (error as Error).message });
+          failures += 1;
+          outageSince ||= Date.now();
+          if (Date.now() - outageSince >= this.#followGiveUpAfterMs) throw new ServiceUnavailable(WHAT, { cause: error });
+          catchUp = true;
+          await abortableSleep(Math.min(50 * 2 ** Math.min(failures, 5), MAX_BACKOFF_MS), signal);
+        }
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.#followers.delete(connection);
+      connection.disconnect();
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.#call(() => this.#client.ping());
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const follower of this.#followers) follower.disconnect();
+    this.#followers.clear();
+    try {
+      await this.#client.quit();
+    } catch {
+      this.#client.disconnect();
+    }
+  }
+
+  #read(client: ScriptedRedis, afterId: number, limit: number): Promise<[string, string, StreamEntry[]]> {
+    return client.priceLogRead(this.#streamKey, String(RETAINED_EVENTS), String(Math.max(0, Math.floor(afterId))), String(limit));
+  }
+
+  #see(id: number): void {
+    if (id > this.#highestSeen) this.#highestSeen = id;
+  }
+
+  async #call<T>(command: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new ServiceUnavailable(WHAT, { cause: new Error('closed') });
+    try {
+      return await command();
+    } catch (error) {
+      throw new ServiceUnavailable(WHAT, { cause: error });
+    }
+  }
+}
+
+export async function openRedisPriceLog(url: string, logger: Logger, options: RedisPriceLogOptions = {}): Promise<PriceLog> {
+  const log = new RedisPriceLog(url, logger.child({ component: 'redis-price-log' }), options);
+  await log.connect();
+  return log;
+}

@@ -1,0 +1,89 @@
+// Versioned PostgreSQL schema. Each migration runs once, in its own transaction, and is recorded in
+// `schema_migrations`; never edit a released migration, append a new one.
+//
+// Design notes the SQL cannot say:
+// - Documents are stored as `text`, not `jsonb`: jsonb reorders keys and normalises numbers, and
+//   what was imported must read back byte-for-byte as it came in.
+// - Every string column the filter language or a sort touches is `COLLATE "C"`, so ordering and
+//   comparisons are by code point whatever the database's default collation (as in SQLite).
+// - Storefront text search is by word, like SQLite's FTS5 unicode61 tokenizer: `search_words` holds
+//   the lowercased, diacritic-free words of title, brand, product type and tags (GIN-indexed).
+// - Timestamps that filters and sorts use are epoch milliseconds (`double precision`), the unit the
+//   filter compiler binds.
+// - Storefront cursors come from a sequence: 17_000_000_000_000_000 + n * 1024 is exact as a double
+//   for n below ~990 billion, so JSON.parse in JavaScript reads every cursor without loss.
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'catalog, storefront and api keys',
+    sql: `
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+CREATE TABLE catalog_products (
+  id text COLLATE "C" PRIMARY KEY,
+  slug text COLLATE "C" NOT NULL,
+  brand text COLLATE "C" NOT NULL,
+  document text NOT NULL
+);
+CREATE INDEX catalog_products_slug ON catalog_products (slug);
+CREATE INDEX catalog_products_brand ON catalog_products (brand);
+
+CREATE TABLE catalog_variants (
+  seq bigserial NOT NULL UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  product_id text COLLATE "C" NOT NULL REFERENCES catalog_products (id) ON DELETE CASCADE,
+  position integer NOT NULL,
+  sku_lower text COLLATE "C" NOT NULL,
+  gtin text COLLATE "C" NOT NULL,
+  gtin14 text COLLATE "C" NOT NULL,
+  document text NOT NULL
+);
+CREATE INDEX catalog_variants_product ON catalog_variants (product_id, position);
+CREATE INDEX catalog_variants_sku ON catalog_variants (sku_lower, seq);
+CREATE INDEX catalog_variants_gtin_trgm ON catalog_variants USING gin (gtin gin_trgm_ops);
+CREATE INDEX catalog_variants_gtin14 ON catalog_variants (gtin14);
+
+CREATE SEQUENCE storefront_cursor_seq AS bigint MINVALUE 1;
+CREATE TABLE storefront_products (
+  id text COLLATE "C" PRIMARY KEY,
+  cursor bigint NOT NULL UNIQUE,
+  product_id text COLLATE "C" NOT NULL,
+  shop_name text COLLATE "C" NOT NULL,
+  brand text COLLATE "C" NOT NULL,
+  product_type text COLLATE "C" NOT NULL,
+  title text COLLATE "C" NOT NULL,
+  slug text COLLATE "C" NOT NULL,
+  price_min double precision NOT NULL,
+  price_max double precision NOT NULL,
+  price_display double precision NOT NULL,
+  available boolean NOT NULL,
+  tags_lower text[] COLLATE "C" NOT NULL,
+  created_at_ms double precision NOT NULL,
+  updated_at_ms double precision NOT NULL,
+  product_created_at_ms double precision NOT NULL,
+  product_published_at_ms double precision NOT NULL,
+  search_words text[] COLLATE "C" NOT NULL,
+  document text NOT NULL
+);
+-- Keyset paging for every sort (ties broken by cursor); cursor:asc/desc use the UNIQUE index.
+CREATE INDEX storefront_updated ON storefront_products (updated_at_ms, cursor);
+CREATE INDEX storefront_published ON storefront_products (product_published_at_ms, cursor);
+CREATE INDEX storefront_shop ON storefront_products (lower(shop_name), cursor);
+CREATE INDEX storefront_tags ON storefront_products USING gin (tags_lower);
+CREATE INDEX storefront_search ON storefront_products USING gin (search_words);
+
+CREATE TABLE api_keys (
+  digest bytea PRIMARY KEY,
+  plan text NOT NULL CHECK (plan IN ('free', 'pro')),
+  label text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
+];

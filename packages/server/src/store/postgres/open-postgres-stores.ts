@@ -1,0 +1,34 @@
+// Opens the catalog and key stores on one PostgreSQL pool for a `postgres://` URL, applying any
+// pending migration first. Rejects with ServiceUnavailable when the database cannot be reached.
+import type { Logger } from '../../logger.ts';
+import type { CatalogStore } from '../catalog-store.ts';
+import type { KeyStore } from '../key-store.ts';
+import { migratePostgres } from './migrate-postgres.ts';
+import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
+import { PostgresCatalogStore } from './postgres-catalog-store.ts';
+import { PostgresKeyStore } from './postgres-key-store.ts';
+
+export interface PostgresStores {
+  catalog: CatalogStore;
+  keys: KeyStore;
+  close(): Promise<void>;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://');
+}
+
+export async function openPostgresStores(url: string, logger: Logger): Promise<PostgresStores> {
+  const log = logger.child({ component: 'postgres' });
+  const pool = createPgPool(url, log);
+  try {
+    const applied = await unavailableOnOutage('catalog database', () => migratePostgres(pool, log));
+    log.debug('PostgreSQL stores opened', { migrationsApplied: applied });
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  // The catalog store owns the pool: closing either it or the pair ends every connection.
+  const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
+  return { catalog, keys: new PostgresKeyStore(pool), close: () => catalog.close() };
+}

@@ -1,0 +1,381 @@
+// PostgresCatalogStore: the catalog on PostgreSQL, for several service instances sharing one
+// database. Same observable behaviour as SqliteCatalogStore; the shared conformance suite runs
+// against both.
+//
+// Guarantees
+// - Documents are stored as text and read back exactly as imported (key order, number spelling).
+// - Storefront cursors are 17_000_000_000_000_000 + n * 1024 (n from a sequence): exact doubles,
+//   strictly increasing in import order, kept when a product is re-imported. Storefront imports
+//   serialise on an advisory lock, so concurrent importers never give one id two cursors.
+// - GTIN substring search goes through a pg_trgm GIN index; SKU search through a btree on the
+//   lowercased SKU; every storefront sort has a (key, cursor) index.
+// - Filters compile to parameterised SQL through the shared compiler; no user text is ever part of
+//   the SQL string.
+// Failure modes
+// - Database unreachable, too busy or a statement over statement_timeout: ServiceUnavailable (the
+//   pool reconnects by itself once the database answers again). Other engine errors propagate.
+import type pg from 'pg';
+import type { FieldType, FilterField, FilterLiteral } from '../../catalog/filter/ast.ts';
+import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput, StorefrontSort } from '../../catalog/model.ts';
+import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
+import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
+import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
+
+const WHAT = 'catalog database';
+const CURSOR_BASE = 17_000_000_000_000_000n;
+const CURSOR_STEP = 1024n;
+const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
+
+const INT8_MAX = 9_223_372_036_854_775_807n;
+const INT8_MIN = -9_223_372_036_854_775_808n;
+
+const COLUMNS: Record<Exclude<FilterField, 'tags'>, string> = {
+  cursor: 'cursor',
+  id: 'id',
+  product_id: 'product_id',
+  shop_name: 'shop_name',
+  brand: 'brand',
+  product_type: 'product_type',
+  title: 'title',
+  slug: 'slug',
+  price_min: 'price_min',
+  price_max: 'price_max',
+  price_display: 'price_display',
+  available: 'available',
+  created_at: 'created_at_ms',
+  updated_at: 'updated_at_ms',
+  product_created_at: 'product_created_at_ms',
+  product_published_at: 'product_published_at_ms',
+};
+
+/** The PostgreSQL spelling of the shared filter compiler's building blocks. */
+export const postgresDialect: SqlDialect = {
+  placeholder: (index: number) => `$${index}`,
+  column: (field: Exclude<FilterField, 'tags'>) => COLUMNS[field],
+  caseInsensitiveEquals: (column: string, placeholder: string) => `lower(${column}) = lower(${placeholder}::text)`,
+  tagMatch: (placeholder: string, negated: boolean) =>
+    negated ? `NOT (tags_lower @> ARRAY[lower(${placeholder}::text)])` : `tags_lower @> ARRAY[lower(${placeholder}::text)]`,
+  bindValue: (value: FilterLiteral, type: FieldType) => {
+    // Integers bind as decimal text, clamped to int8: the comparison keeps its meaning and the
+    // cursor index stays usable (a numeric parameter would force a cast of the column).
+    if (type === 'integer' && typeof value === 'number' && Number.isInteger(value)) {
+      const exact = BigInt(value);
+      return String(exact > INT8_MAX ? INT8_MAX : exact < INT8_MIN ? INT8_MIN : exact);
+    }
+    return value;
+  },
+};
+
+/** Lowercased, diacritic-free words, split like SQLite FTS5's unicode61 tokenizer. */
+export function wordsOf(text: string): string[] {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '');
+}
+
+const ORDER_BY: Record<StorefrontSort, string> = {
+  'cursor:asc': 'cursor ASC',
+  'cursor:desc': 'cursor DESC',
+  'updated_at:asc': 'updated_at_ms ASC, cursor ASC',
+  'updated_at:desc': 'updated_at_ms DESC, cursor DESC',
+  'published_at:asc': 'product_published_at_ms ASC, cursor ASC',
+  'published_at:desc': 'product_published_at_ms DESC, cursor DESC',
+};
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (match) => `\\${match}`);
+}
+
+/** GTINs compare as 14 digits: shorter ones are left-padded with zeros, longer ones kept. */
+export function normaliseGtin(gtin: string): string {
+  return gtin.length >= 14 ? gtin : gtin.padStart(14, '0');
+}
+
+function epochMs(iso: string): number {
+  const value = Date.parse(iso);
+  return Number.isNaN(value) ? 0 : value;
+}
+
+/** Keeps the last occurrence of each id, as an upsert of the lines one by one would. */
+function lastById<T extends { id: string }>(items: readonly T[]): T[] {
+  const byId = new Map<string, T>();
+  for (const item of items) {
+    byId.delete(item.id);
+    byId.set(item.id, item);
+  }
+  return [...byId.values()];
+}
+
+/**
+ * The stored storefront document: the input's fields in their order, with `created_at`,
+ * `updated_at` and `cursor` placed where the contract lists them (before `variants`) when the input
+ * lacks them; the service's cursor replaces any imported one. Same layout as SQLite's.
+ */
+function storefrontDocument(input: StorefrontProductInput, cursor: number, createdAt: string, updatedAt: string): StorefrontProduct {
+  const service: Record<string, unknown> = { created_at: createdAt, updated_at: updatedAt, cursor };
+  const output: Record<string, unknown> = {};
+  const place = (): void => {
+    for (const [key, value] of Object.entries(service)) if (!(key in output)) output[key] = value;
+  };
+  for (const [key, value] of Object.entries(input)) {
+    if (key === 'variants') place();
+    if (key === 'cursor') output['cursor'] = cursor;
+    else output[key] = key in service ? (service[key] ?? value) : value;
+  }
+  place();
+  return output as StorefrontProduct;
+}
+
+export class PostgresCatalogStore implements CatalogStore {
+  readonly #pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  #closed = false;
+
+  /** `ownsPool`: close() also ends the pool. */
+  constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
+    this.#pool = pool;
+    this.#ownsPool = options.ownsPool ?? false;
+  }
+
+  listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+    return this.#run(async () => {
+      const params: unknown[] = [];
+      const where: string[] = [];
+      const words = wordsOf(query.text ?? '');
+      if (words.length > 0) {
+        params.push(words);
+        where.push(`search_words @> $${params.length}::text[]`);
+      }
+      if (query.shopName !== undefined) {
+        params.push(query.shopName);
+        where.push(`lower(shop_name) = lower($${params.length}::text)`);
+      }
+      if (query.filter !== undefined) where.push(`(${compileFilter(query.filter, postgresDialect, params)})`);
+      const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+      const pageParams = [...params, query.limit, query.offset];
+      const [rows, count] = await Promise.all([
+        this.#pool.query<{ document: string }>(
+          `SELECT document FROM storefront_products ${whereSql} ORDER BY ${ORDER_BY[query.sort]} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+          pageParams,
+        ),
+        this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM storefront_products ${whereSql}`, params),
+      ]);
+      return { items: rows.rows.map((row) => JSON.parse(row.document) as StorefrontProduct), total: count.rows[0]?.total ?? 0 };
+    });
+  }
+
+  searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+    return this.#run(async () => {
+      const params: unknown[] = [];
+      const where: string[] = [];
+      if (query.sku !== undefined) {
+        params.push(query.sku.toLowerCase());
+        where.push(`sku_lower = $${params.length}`);
+      }
+      if (query.gtin !== undefined) {
+        params.push(`%${escapeLike(query.gtin)}%`);
+        where.push(`gtin LIKE $${params.length}`);
+      }
+      const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+      const [rows, count] = await Promise.all([
+        this.#pool.query<{ document: string }>(
+          `SELECT document FROM catalog_variants ${whereSql} ORDER BY seq LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+          [...params, query.limit, query.offset],
+        ),
+        this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM catalog_variants ${whereSql}`, params),
+      ]);
+      return { items: rows.rows.map((row) => JSON.parse(row.document) as CatalogVariant), total: count.rows[0]?.total ?? 0 };
+    });
+  }
+
+  topBrands(limit: number): Promise<BrandCount[]> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<BrandCount>(
+        'SELECT brand, count(*) AS count FROM catalog_products GROUP BY brand ORDER BY count(*) DESC, brand ASC LIMIT $1',
+        [limit],
+      );
+      return rows.map((row) => ({ brand: row.brand, count: row.count }));
+    });
+  }
+
+  getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<{ document: string }>(
+        'SELECT document FROM catalog_products WHERE id = $1 OR slug = $1 ORDER BY (id = $1) DESC, id LIMIT 1',
+        [idOrSlug],
+      );
+      const row = rows[0];
+      return row === undefined ? null : (JSON.parse(row.document) as CatalogProductPro);
+    });
+  }
+
+  countGtins(): Promise<number> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<{ count: number }>("SELECT count(DISTINCT gtin14) AS count FROM catalog_variants WHERE gtin <> ''");
+      return rows[0]?.count ?? 0;
+    });
+  }
+
+  upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
+    if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
+    return this.#run(() =>
+      inTransaction(this.#pool, async (client) => {
+        const unique = lastById(products);
+        const { rows } = await client.query<{ inserted: boolean }>(
+          `INSERT INTO catalog_products (id, slug, brand, document)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+           ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, brand = excluded.brand, document = excluded.document
+           RETURNING (xmax = 0) AS inserted`,
+          [unique.map((p) => p.id), unique.map((p) => p.slug), unique.map((p) => p.brand), unique.map((p) => JSON.stringify(p))],
+        );
+        const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
+        await client.query('DELETE FROM catalog_variants WHERE product_id = ANY($1::text[]) AND NOT (id = ANY($2::text[]))', [
+          unique.map((p) => p.id),
+          variants.map((v) => v.id),
+        ]);
+        if (variants.length > 0) {
+          await client.query(
+            `INSERT INTO catalog_variants (id, product_id, position, sku_lower, gtin, gtin14, document)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+             ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, position = excluded.position,
+               sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document`,
+            [
+              variants.map((v) => v.id),
+              variants.map((v) => v.parent),
+              variants.map((v) => v.position),
+              variants.map((v) => v.sku.toLowerCase()),
+              variants.map((v) => v.gtin),
+              variants.map((v) => normaliseGtin(v.gtin)),
+              variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),
+            ],
+          );
+        }
+        const inserted = rows.filter((row) => row.inserted).length;
+        return { inserted, updated: products.length - inserted };
+      }),
+    );
+  }
+
+  upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport> {
+    if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
+    return this.#run(() =>
+      inTransaction(this.#pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [STOREFRONT_IMPORT_LOCK]);
+        const unique = lastById(products);
+        const existing = await client.query<{ id: string; cursor: number; document: string }>(
+          'SELECT id, cursor, document FROM storefront_products WHERE id = ANY($1::text[])',
+          [unique.map((p) => p.id)],
+        );
+        const known = new Map(existing.rows.map((row) => [row.id, row]));
+        const fresh = unique.filter((p) => !known.has(p.id)).length;
+        const cursors =
+          fresh === 0
+            ? []
+            : (
+                await client.query<{ n: string }>('SELECT nextval(\'storefront_cursor_seq\')::text AS n FROM generate_series(1, $1)', [fresh])
+              ).rows.map((row) => Number(CURSOR_BASE + BigInt(row.n) * CURSOR_STEP));
+        const now = new Date().toISOString();
+        let next = 0;
+        const documents = unique.map((input) => {
+          const previous = known.get(input.id);
+          if (previous !== undefined) {
+            const old = JSON.parse(previous.document) as StorefrontProduct;
+            return storefrontDocument(input, previous.cursor, input.created_at ?? old.created_at, input.updated_at ?? now);
+          }
+          const cursor = cursors[next++];
+          if (cursor === undefined) throw new Error('cursor sequence returned too few values');
+          return storefrontDocument(input, cursor, input.created_at ?? now, input.updated_at ?? now);
+        });
+        await client.query(
+          `INSERT INTO storefront_products (id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
+             price_display, available, tags_lower, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms,
+             search_words, document)
+           SELECT id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display, available,
+             ARRAY(SELECT json_array_elements_text(tags::json)), created_at_ms, updated_at_ms, product_created_at_ms,
+             product_published_at_ms, ARRAY(SELECT json_array_elements_text(search_words::json)), document
+           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+             $9::float8[], $10::float8[], $11::float8[], $12::boolean[], $13::text[], $14::float8[], $15::float8[], $16::float8[],
+             $17::float8[], $18::text[], $19::text[])
+             AS input(id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display,
+               available, tags, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, search_words, document)
+           ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, shop_name = excluded.shop_name, brand = excluded.brand,
+             product_type = excluded.product_type, title = excluded.title, slug = excluded.slug, price_min = excluded.price_min,
+             price_max = excluded.price_max, price_display = excluded.price_display, available = excluded.available,
+             tags_lower = excluded.tags_lower, created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
+             product_created_at_ms = excluded.product_created_at_ms, product_published_at_ms = excluded.product_published_at_ms,
+             search_words = excluded.search_words, document = excluded.document`,
+          [
+            documents.map((d) => d.id),
+            documents.map((d) => String(d.cursor)),
+            documents.map((d) => d.product_id),
+            documents.map((d) => d.shop_name),
+            documents.map((d) => d.brand),
+            documents.map((d) => d.product_type),
+            documents.map((d) => d.title),
+            documents.map((d) => d.slug),
+            documents.map((d) => d.price_min),
+            documents.map((d) => d.price_max),
+            documents.map((d) => d.price_display),
+            documents.map((d) => d.available),
+            documents.map((d) => JSON.stringify(d.tags.map((tag) => tag.toLowerCase()))),
+            documents.map((d) => epochMs(d.created_at)),
+            documents.map((d) => epochMs(d.updated_at)),
+            documents.map((d) => epochMs(d.product_created_at)),
+            documents.map((d) => epochMs(d.product_published_at)),
+            documents.map((d) => JSON.stringify([...new Set(wordsOf([d.title, d.brand, d.product_type, ...d.tags].join(' ')))])),
+            documents.map((d) => JSON.stringify(d)),
+          ],
+        );
+        return { inserted: fresh, updated: products.length - fresh };
+      }),
+    );
+  }
+
+  sampleVariants(limit: number): Promise<CatalogVariant[]> {
+    return this.#run(async () => {
+      // Every k-th variant by insertion order, so the sample covers the whole catalog.
+      const { rows } = await this.#pool.query<{ document: string }>(
+        `WITH total AS (SELECT greatest(1, ceil(count(*)::numeric / greatest($1, 1)))::bigint AS step FROM catalog_variants)
+         SELECT document FROM (SELECT document, row_number() OVER (ORDER BY seq) - 1 AS rn FROM catalog_variants) AS numbered, total
+         WHERE rn % total.step = 0 ORDER BY rn LIMIT $1`,
+        [limit],
+      );
+      return rows.map((row) => JSON.parse(row.document) as CatalogVariant);
+    });
+  }
+
+  /**
+   * After a bulk load (import, seed): merges the GIN pending lists into the indexes and refreshes
+   * planner statistics, so the first searches use the indexes at full speed.
+   */
+  optimize(): Promise<void> {
+    return this.#run(async () => {
+      for (const index of ['catalog_variants_gtin_trgm', 'storefront_tags', 'storefront_search']) {
+        await this.#pool.query('SELECT gin_clean_pending_list($1::regclass)', [index]);
+      }
+      await this.#pool.query('ANALYZE catalog_products, catalog_variants, storefront_products');
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.#run(async () => {
+      await this.#pool.query('SELECT 1');
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsPool) await this.#pool.end();
+  }
+
+  /** Every public method runs through here: a closed store answers like an unreachable one. */
+  #run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new ServiceUnavailable(WHAT, { cause: new Error('store closed') }));
+    return unavailableOnOutage(WHAT, work);
+  }
+}

@@ -1,0 +1,154 @@
+// PostgresCatalogStore and PostgresKeyStore against the PostgreSQL on 127.0.0.1:5432: the shared
+// CatalogStore conformance suite (a fresh database per test), then what only PostgreSQL has:
+// migrations, index use, exact int8 parsing and outages. Every database is dropped afterwards.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
+import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
+import { parseExactInt8 } from '../../src/store/postgres/pg-pool.ts';
+import type { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
+
+// One database for the whole suite, emptied before each test (faster than a database per test).
+let suiteDatabase: TestDatabase | undefined;
+afterAll(async () => {
+  await suiteDatabase?.drop();
+});
+
+describeCatalogStoreConformance('PostgresCatalogStore', async () => {
+  suiteDatabase ??= await createTestDatabase();
+  const opened = await openPostgresStores(suiteDatabase.url(), silentLogger);
+  const pool = new pg.Pool({ connectionString: suiteDatabase.url(), max: 1 });
+  try {
+    await pool.query('TRUNCATE catalog_products, catalog_variants, storefront_products, api_keys RESTART IDENTITY');
+    await pool.query('ALTER SEQUENCE storefront_cursor_seq RESTART');
+  } finally {
+    await pool.end();
+  }
+  return { catalog: opened.catalog, keys: opened.keys, cleanup: () => opened.close() };
+});
+
+let database: TestDatabase;
+let stores: PostgresStores;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  stores = await openPostgresStores(database.url(), silentLogger);
+  await stores.catalog.upsertCatalogProducts(
+    Array.from({ length: 40 }, (_, i) => buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: `0019586${String(i).padStart(7, '0')}` })] })),
+  );
+  await stores.catalog.upsertStorefrontProducts(Array.from({ length: 30 }, () => buildStorefrontProduct()));
+});
+
+afterAll(async () => {
+  await stores?.close();
+  await database?.drop();
+});
+
+describe('migratePostgres', () => {
+  it('records every migration once and applies nothing the second time', async () => {
+    const pool = new pg.Pool({ connectionString: database.url() });
+    try {
+      expect(await migratePostgres(pool, silentLogger)).toEqual([]);
+      const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+      expect(rows.map((row) => row.version)).toEqual([1]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('PostgresCatalogStore indexes', () => {
+  async function plan(sql: string, params: unknown[]): Promise<string> {
+    const pool = new pg.Pool({ connectionString: database.url() });
+    try {
+      const client = await pool.connect();
+      try {
+        // The tables are tiny here; forbid sequential scans so the plan shows which index applies.
+        await client.query('SET enable_seqscan = off');
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+  }
+
+  it('answers GTIN substrings from the trigram index', async () => {
+    expect(await plan('SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT 10', ['%5860000003%'])).toMatch(/catalog_variants_gtin_trgm/u);
+    expect((await stores.catalog.searchVariants({ gtin: '5860000003', offset: 0, limit: 100 })).total).toBe(1);
+    expect((await stores.catalog.searchVariants({ gtin: '1958600000', offset: 0, limit: 100 })).total).toBe(40);
+  });
+
+  it('pages after a deep cursor and on every sort through an index', async () => {
+    expect(await plan('SELECT document FROM storefront_products WHERE cursor > $1 ORDER BY cursor ASC LIMIT 20', ['17000000000001024'])).toMatch(
+      /Index Scan using storefront_products_cursor_key/u,
+    );
+    expect(await plan('SELECT document FROM storefront_products ORDER BY updated_at_ms DESC, cursor DESC LIMIT 20', [])).toMatch(/storefront_updated/u);
+    expect(await plan('SELECT document FROM storefront_products ORDER BY product_published_at_ms, cursor LIMIT 20', [])).toMatch(/storefront_published/u);
+  });
+
+  it('merges pending index entries and refreshes statistics after a bulk load', async () => {
+    await (stores.catalog as PostgresCatalogStore).optimize();
+    const pool = new pg.Pool({ connectionString: database.url() });
+    try {
+      const { rows } = await pool.query<{ analyzed: Date | null }>("SELECT last_analyze AS analyzed FROM pg_stat_user_tables WHERE relname = 'catalog_variants'");
+      expect(rows[0]?.analyzed).toBeInstanceOf(Date);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('treats cursors beyond int8 as empty or full ranges instead of failing', async () => {
+    const page = (filter: string) => stores.catalog.listStorefrontProducts({ sort: 'cursor:asc', filter: parseFilter(filter), offset: 0, limit: 1 });
+    expect((await page('cursor > 1180591620717411303424')).total).toBe(0);
+    expect((await page('cursor < 1180591620717411303424')).total).toBe(30);
+  });
+});
+
+describe('parseExactInt8', () => {
+  it('refuses int8 values that are not exact doubles', () => {
+    expect(parseExactInt8('17000000000001024')).toBe(17000000000001024);
+    expect(() => parseExactInt8('17000000000000001')).toThrow(RangeError);
+  });
+});
+
+describe('PostgreSQL outage', () => {
+  it('answers ServiceUnavailable while the database is unreachable and recovers when it returns', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 5432);
+    const viaProxy = await openPostgresStores(database.url(proxy.port), silentLogger);
+    try {
+      await viaProxy.catalog.ping();
+      proxy.cut();
+      const started = Date.now();
+      await expect(viaProxy.catalog.ping()).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(viaProxy.catalog.listStorefrontProducts({ sort: 'cursor:asc', offset: 0, limit: 5 })).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(viaProxy.keys.findPlan('ck_anything')).rejects.toBeInstanceOf(ServiceUnavailable);
+      expect(Date.now() - started).toBeLessThan(5000);
+      proxy.restore();
+      await expect(viaProxy.catalog.ping()).resolves.toBeUndefined();
+      expect((await viaProxy.catalog.listStorefrontProducts({ sort: 'cursor:asc', offset: 0, limit: 5 })).total).toBe(30);
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+
+  it('refuses to open with ServiceUnavailable when nothing listens', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 5432);
+    proxy.cut();
+    try {
+      await expect(openPostgresStores(database.url(proxy.port), silentLogger)).rejects.toBeInstanceOf(ServiceUnavailable);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+// Two service instances on one Redis stream, each with its own RedisPriceLog and PriceHub, as two
+// `serve` processes would run: their subscribers see the same ids in the same order, and a client
+// that loses one instance resumes on the other with its last id and misses nothing.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logger.ts';
+import type { PriceLog } from '../../src/prices/price-log.ts';
+import { openRedisPriceLog } from '../../src/prices/redis/redis-price-log.ts';
+import { PriceHub } from '../../src/stream/hub.ts';
+import type { StreamItem } from '../../src/stream/subscription.ts';
+import { eventOnTopic, TOPICS } from '../prices/builders.ts';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const prefix = `test:hubs:${randomBytes(6).toString('hex')}:`;
+const logs: PriceLog[] = [];
+const hubs: PriceHub[] = [];
+
+async function instance(): Promise<{ log: PriceLog; hub: PriceHub }> {
+  const log = await openRedisPriceLog(REDIS_URL, silentLogger, { keyPrefix: prefix });
+  const hub = new PriceHub(log, silentLogger);
+  logs.push(log);
+  hubs.push(hub);
+  return { log, hub };
+}
+
+async function take(iterator: AsyncIterator<StreamItem>, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  while (ids.length < count) {
+    const result = await iterator.next();
+    if (result.done === true) throw new Error(`the subscription ended after ${ids.length} events`);
+    if (result.value.kind === 'event') ids.push(result.value.event.id);
+  }
+  return ids;
+}
+
+afterAll(async () => {
+  for (const hub of hubs) await hub.stop();
+  for (const log of logs) await log.close();
+  const admin = new Redis(REDIS_URL);
+  await admin.del(`${prefix}stream`, `${prefix}floor`);
+  await admin.quit();
+});
+
+describe('PriceHub on RedisPriceLog, two instances', () => {
+  it('delivers the same ids in the same order on both, and resumes on the other after one is lost', async () => {
+    const a = await instance();
+    const b = await instance();
+    const topics = new Set<string>([TOPICS[0], TOPICS[2]]);
+    const onA = (await a.hub.subscribe({ topics, lastEventId: null }))[Symbol.asyncIterator]();
+    const onB = (await b.hub.subscribe({ topics, lastEventId: null }))[Symbol.asyncIterator]();
+
+    // Both instances publish at once, on every topic.
+    const publish = async (log: PriceLog, rounds: number): Promise<number[]> => {
+      const ids: number[] = [];
+      for (let i = 0; i < rounds; i += 1) {
+        const stored = await log.append(TOPICS.map((topic) => eventOnTopic(topic)));
+        ids.push(...stored.filter((event) => topics.has(event.topic)).map((event) => event.id));
+      }
+      return ids;
+    };
+    const [fromA, fromB] = await Promise.all([publish(a.log, 25), publish(b.log, 25)]);
+    const expected = [...fromA, ...fromB].sort((x, y) => x - y);
+
+    const seenOnA = await take(onA, expected.length);
+    expect(seenOnA).toEqual(expected);
+    // Instance A disappears after its client processed the first 30 events; B keeps publishing.
+    const lastProcessed = seenOnA[29]!;
+    await onA.return?.();
+    await a.hub.stop();
+    const more = await publish(b.log, 5);
+
+    expect(await take(onB, expected.length + more.length)).toEqual([...expected, ...more]);
+    const resumed = (await b.hub.subscribe({ topics, lastEventId: lastProcessed }))[Symbol.asyncIterator]();
+    expect(await take(resumed, expected.length - 30 + more.length)).toEqual([...expected.slice(30), ...more]);
+    await resumed.return?.();
+    await onB.return?.();
+  });
+});
