@@ -21,7 +21,10 @@ export function createLogger(
   const base = options.base ?? {};
   const log = (level: LogLevel, message: string, fields?: LogFields): void => {
     if (ORDER[level] < threshold) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...base, ...fields }, errorReplacer)}\n`);
+    const entry = { time: new Date().toISOString(), level, msg: message, ...base, ...fields };
+    // The replacer costs on every value; only entries that carry an Error need it.
+    const hasError = fields !== undefined && Object.values(fields).some((value) => value instanceof Error);
+    write(`${hasError ? JSON.stringify(entry, errorReplacer) : JSON.stringify(entry)}\n`);
   };
   return {
     debug: (message, fields) => log('debug', message, fields),

@@ -9,8 +9,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
+import { createBufferedLogWrite } from './http/buffered-log-write.ts';
+import { clientErrorHandler } from './http/client-error.ts';
 import { createStreamServer } from './http/stream-server.ts';
-import type { Logger } from './logger.ts';
+import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { runSimulator } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
@@ -45,6 +47,11 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
   });
 }
 
+/** The service's logger: JSON lines on stderr, written in batches off the request path. */
+export function createServiceLogger(level: LogLevel): Logger {
+  return createLogger({ level, write: createBufferedLogWrite() });
+}
+
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const stores = await openCatalogStores(config.databaseUrl, logger);
   const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {
@@ -62,6 +69,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     ],
   });
   const apiServer = createServer(app);
+  apiServer.on('clientError', clientErrorHandler(logger));
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.
   apiServer.keepAliveTimeout = 65_000;
   const stream = createStreamServer({

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { validateStorageUrl } from '../config.ts';
 import { createLogger } from '../logger.ts';
-import { sqlitePath } from '../store/open-store.ts';
+import { sqlitePath } from '../storage-url.ts';
 import { migratePostgres } from '../store/postgres/migrate-postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations.ts';
 import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts';

@@ -4,8 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
-import { createLogger } from '../logger.ts';
-import { runUntilSignal, startService } from '../main.ts';
+import { createServiceLogger, runUntilSignal, startService } from '../main.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { sqlitePath } from '../storage-url.ts';
 import { run as seed } from './seed.ts';
@@ -22,7 +21,7 @@ const DEMO_PRICE_RATE = '5';
 export async function run(args: string[]): Promise<number> {
   const withDefaults = args.includes('--simulate-prices') ? args : [...args, '--simulate-prices', DEMO_PRICE_RATE];
   const config = loadConfig(withDefaults);
-  const logger = createLogger({ level: config.logLevel });
+  const logger = createServiceLogger(config.logLevel);
   const dbFile = config.databaseUrl.startsWith('sqlite:') ? sqlitePath(config.databaseUrl) : null;
   const dataDir = dbFile ? dirname(dbFile) : resolve('data');
   mkdirSync(dataDir, { recursive: true });

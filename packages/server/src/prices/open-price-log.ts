@@ -1,5 +1,5 @@
 // Opens the price log a URL names: `sqlite:<path>` (the embedded default; parent folders are
-// created) or `redis://…` (not available yet). The caller owns the log and closes it.
+// created) or `redis://…` (RedisPriceLog, for several instances). The caller owns the log and closes it.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger.ts';
@@ -15,7 +15,11 @@ export async function openPriceLog(url: string, logger: Logger): Promise<PriceLo
     return new SqlitePriceLog(file);
   }
   if (url.startsWith('redis:') || url.startsWith('rediss:')) {
-    throw new Error(`the Redis price log is not available in this build yet ("${url}"); use sqlite:<path>`);
+    // Loaded on demand so that embedded (SQLite) users never load the Redis driver. Live streams
+    // end (after a retry hint) when Redis stays unreachable for a few seconds, so clients back
+    // off and resume with Last-Event-ID instead of waiting on a silent stream.
+    const { openRedisPriceLog } = await import('./redis/redis-price-log.ts');
+    return openRedisPriceLog(url, logger, { followGiveUpAfterMs: 3000 });
   }
   throw new Error(`--price-log must start with sqlite: or redis:, got "${url}"`);
 }

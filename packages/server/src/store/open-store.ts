@@ -15,14 +15,6 @@ export interface CatalogStores {
   close(): Promise<void>;
 }
 
-interface PostgresModule {
-  openPostgresStores(url: string, logger: Logger): Promise<CatalogStores>;
-}
-
-// A variable specifier keeps this module compiling before the PostgreSQL adapter exists.
-const POSTGRES_MODULE = './postgres/open-postgres-stores.ts';
-
-
 export async function openCatalogStores(url: string, logger: Logger): Promise<CatalogStores> {
   if (url.startsWith('sqlite:')) {
     const path = sqlitePath(url);
@@ -36,15 +28,9 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
     };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    let loaded: PostgresModule;
-    try {
-      loaded = (await import(POSTGRES_MODULE)) as PostgresModule;
-    } catch (error) {
-      throw new Error('PostgreSQL support is not available in this build (src/store/postgres is missing).', {
-        cause: error,
-      });
-    }
-    return loaded.openPostgresStores(url, logger);
+    // Loaded on demand so that embedded (SQLite) users never load the pg driver.
+    const { openPostgresStores } = await import('./postgres/open-postgres-stores.ts');
+    return openPostgresStores(url, logger);
   }
   throw new Error(`unsupported database URL "${url}"; use sqlite:<path> or postgres://…`);
 }
