@@ -54,10 +54,6 @@ describe('prices publish', () => {
 });
 
 describe('openPriceLog', () => {
-  it('refuses a Redis URL with a clear message until the Redis adapter lands', async () => {
-    await expect(openPriceLog('redis://127.0.0.1:6379', silentLogger)).rejects.toThrow(/Redis price log is not available/);
-  });
-
   it('refuses an unknown scheme', async () => {
     await expect(openPriceLog('kafka://x', silentLogger)).rejects.toThrow(/must start with sqlite: or redis:/);
   });

@@ -24,8 +24,11 @@ describe('countGtins', () => {
     expect(body).toEqual({ count: 2 });
   });
 
-  it('accepts a bare key as well as the documented bearer credential', async () => {
-    const response = await app.get('/gtin/count', { key: FREE_KEY });
-    expect(response.status).toBe(200);
+  it('returns 401 for a bare key: the contract secures it with the bearer credential only', async () => {
+    const response = await app.get('/gtin/count', { headers: { authorization: FREE_KEY } });
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { message: string };
+    expectMatchesSpec('countGtins', 401, body);
+    expect(body.message).toBe('Send your API key as a bearer credential: "Authorization: Bearer <key>".');
   });
 });

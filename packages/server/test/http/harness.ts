@@ -38,7 +38,9 @@ export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { sto
     get(path, init = {}) {
       const { key = PRO_KEY, ...rest } = init;
       const headers = new Headers(rest.headers);
-      if (key !== null && !headers.has('authorization')) headers.set('authorization', key);
+      // countGtins takes only the bearer credential (its contract security is BearerAuth).
+      const bearerOnly = path.startsWith('/gtin/count');
+      if (key !== null && !headers.has('authorization')) headers.set('authorization', bearerOnly && !key.startsWith('Bearer ') ? `Bearer ${key}` : key);
       return fetch(base + path, { ...rest, headers });
     },
     close: () =>
