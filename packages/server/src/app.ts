@@ -21,6 +21,7 @@ import { operations } from './generated/handlers.gen.ts';
 import { API_OPERATION_IDS } from './http/api-operations.ts';
 import { openapiDocument } from './generated/openapi.gen.ts';
 import { createAuthenticator } from './http/auth.ts';
+import { answerPreflight } from './http/cors.ts';
 import { renderDocsPage } from './http/docs-page.ts';
 import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendText } from './http/exchange.ts';
@@ -92,7 +93,7 @@ export function createApp(deps: AppDeps): express.Application {
   const expressHandle = ((app as unknown as { handle: Handle }).handle).bind(app);
   Object.assign(app, {
     handle(req: IncomingMessage, res: ServerResponse, next?: NextFunction): void {
-      if (!fastRouter(req, res)) expressHandle(req, res, next);
+      if (!fastRouter(req, res) && !answerPreflight(req, res)) expressHandle(req, res, next);
     },
   });
   for (const [operationId, run] of runners) {

@@ -2,6 +2,7 @@
 // once and written with an explicit Content-Length; nothing else in the app touches `res`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
+import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { requestIdFor } from './request-id.ts';
@@ -57,6 +58,8 @@ export function sendJson(
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(Buffer.byteLength(payload));
   headers['x-request-id'] = exchange.requestId;
+  headers['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
+  headers['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
   res.writeHead(status, headers);
   res.end(payload);
   logAccess(logger, req, exchange, status);
@@ -74,6 +77,7 @@ export function sendText(
     'content-type': contentType,
     'content-length': Buffer.byteLength(payload),
     'x-request-id': exchange.requestId,
+    ...CORS_HEADERS,
   });
   res.end(payload);
   logAccess(logger, req, exchange, 200);

@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './harness.ts';
+
+describe('cross-origin access', () => {
+  let app: RunningApp | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('answers a preflight with 204 and the headers a browser client sends, without a key', async () => {
+    app = await startApp();
+    const response = await fetch(`${app.base}/v2/brands`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect(response.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
+  });
+
+  it('lets a browser read responses and their request id, refusals included', async () => {
+    app = await startApp();
+    for (const key of [undefined, null]) {
+      const response = await app.get('/v2/brands', key === null ? { key: null } : {});
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+    }
+  });
+
+  it('still refuses a plain OPTIONS request with 405', async () => {
+    app = await startApp();
+    const response = await fetch(`${app.base}/v2/brands`, { method: 'OPTIONS' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
