@@ -119,6 +119,7 @@ export const SERVER_CASES: ServerCase[] = [
       expect(brands.map((b) => b.brand).sort()).toEqual(['Jordan', 'Nike', 'adidas']);
     },
   },
+  { operationId: 'listTopBrands', status: 400, server: 'main', behaviour: 'refuses an unknown query parameter, naming it', path: '/v2/brands?limt=10', headers: (c) => bare(c.proKey), expectBody: (body) => expect((body as { message: string }).message).toContain('limt') },
   { operationId: 'listTopBrands', status: 401, server: 'main', behaviour: 'refuses an unknown bearer key', path: '/v2/brands', headers: () => bearer('unknown-key-0000000000000000'), expectBody: errorCode('unauthorized') },
   { operationId: 'listTopBrands', status: 403, server: 'main', behaviour: 'refuses a free key', path: '/v2/brands', headers: (c) => bearer(c.freeKey), expectBody: errorCode('forbidden') },
   { operationId: 'listTopBrands', status: 405, server: 'main', behaviour: 'answers PUT with 405 and Allow', method: 'PUT', path: '/v2/brands', headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
@@ -173,6 +174,7 @@ export const SERVER_CASES: ServerCase[] = [
     path: '/gtin/count', headers: (c) => bearer(c.freeKey),
     expectBody: (body) => expect(body).toEqual({ count: UNIQUE_GTINS }),
   },
+  { operationId: 'countGtins', status: 400, server: 'main', behaviour: 'refuses an unknown query parameter', path: '/gtin/count?format=xml', headers: (c) => bearer(c.proKey), expectBody: errorCode('invalid_request') },
   { operationId: 'countGtins', status: 401, server: 'main', behaviour: 'refuses a key sent without the Bearer scheme', path: '/gtin/count', headers: (c) => bare(c.proKey), expectBody: errorCode('unauthorized') },
   { operationId: 'countGtins', status: 401, server: 'main', behaviour: 'refuses a request without a key', path: '/gtin/count', headers: () => ({}), expectBody: errorCode('unauthorized') },
   { operationId: 'countGtins', status: 405, server: 'main', behaviour: 'answers PATCH with 405 and Allow', method: 'PATCH', path: '/gtin/count', headers: (c) => bearer(c.proKey), expectBody: errorCode('method_not_allowed') },

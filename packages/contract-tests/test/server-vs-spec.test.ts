@@ -12,7 +12,7 @@ import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.
 import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
 import { CATALOG, STOREFRONT, toNdjson } from './support/fixtures.ts';
 import { type Prism, parseViolations, responseViolations, startPrism } from './support/prism.ts';
-import { createKey, importProducts, type RunningServer, serve, serverAvailable, type Workspace, workspace } from './support/server.ts';
+import { createKey, importProducts, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
 interface Answer {
@@ -53,7 +53,7 @@ async function seedDatabase(ws: Workspace, name: string): Promise<{ db: string; 
   return { db, ctx: { freeKey, proKey } };
 }
 
-describe.skipIf(!serverAvailable)('the real server', () => {
+describe('the real server', () => {
   let ws: Workspace;
   let ctx: CaseContext;
   let main: RunningServer;
@@ -189,9 +189,3 @@ describe.skipIf(!serverAvailable)('the real server', () => {
   });
 });
 
-describe.skipIf(serverAvailable)('the real server (not on this branch)', () => {
-  it('is skipped until packages/server/src/cli/serve.ts exists', () => {
-    process.stderr.write('server-vs-spec: packages/server/src/cli/serve.ts is missing; the real-server contract tests did not run\n');
-    expect(serverAvailable).toBe(false);
-  });
-});

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNdjson } from './support/fixtures.ts';
 import { BASIC_DELIVERED_IDS, BASIC_EVENTS, BASIC_TOPICS, RESET_EVENT_COUNT, RESET_TOPICS, RETAINED, resetEvents } from './support/price-events.ts';
-import { createKey, publishPrices, type RunningServer, serve, serverAvailable, type Workspace, workspace } from './support/server.ts';
+import { createKey, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { normaliseTranscript, parseSse, SPECS_DIR, validateFrame, validateResponse } from './support/spec.ts';
 
 interface Session {
@@ -47,7 +47,7 @@ async function readSession(streamUrl: string, headers: Record<string, string>, f
 
 const golden = (name: string) => readFileSync(join(SPECS_DIR, 'streams', name), 'utf8');
 
-describe.skipIf(!serverAvailable)('streamPrices against AsyncAPI', () => {
+describe('streamPrices against AsyncAPI', () => {
   let ws: Workspace;
   const servers: RunningServer[] = [];
 
@@ -121,9 +121,3 @@ describe('golden transcripts', () => {
   }
 });
 
-describe.skipIf(serverAvailable)('streamPrices against AsyncAPI (not on this branch)', () => {
-  it('is skipped until packages/server/src/cli/serve.ts exists', () => {
-    process.stderr.write('stream-vs-asyncapi: packages/server/src/cli/serve.ts is missing; the stream contract tests did not run\n');
-    expect(serverAvailable).toBe(false);
-  });
-});

@@ -4,9 +4,9 @@
 // stderr. Everything lives in a temporary directory removed by `dispose`. A command that fails or a
 // server that does not announce itself within 30 s fails the test with the process's output.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './spec.ts';
 
@@ -14,8 +14,6 @@ import { REPO_ROOT } from './spec.ts';
 export const CLI = process.env['CATALOG_CLI'] ?? join(REPO_ROOT, 'packages/server/src/cli/main.ts');
 const run = promisify(execFile);
 
-/** Whether the server package is present (it is built on another branch until integration). */
-export const serverAvailable = existsSync(CLI) && existsSync(join(dirname(CLI), 'serve.ts'));
 
 export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   try {
