@@ -1,0 +1,128 @@
+// Import: an NDJSON file of catalog products totalling the requested number of variants, built by
+// small deterministic builders (checked against the contract's CatalogProductPro schema), timed
+// through `catalog import --kind catalog` into a fresh SQLite database.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CatalogProductPro, CatalogVariant } from '../src/generated/types.gen.ts';
+import { openapiDocument } from '../src/generated/openapi.gen.ts';
+import { progress, runCli } from './lib/processes.ts';
+
+export interface ImportResult {
+  products: number;
+  variants: number;
+  fileBytes: number;
+  generateSeconds: number;
+  importSeconds: number;
+  variantsPerSecond: number;
+}
+
+const BRANDS = ['Nike', 'Jordan', 'Adidas', 'New Balance', 'Asics', 'Puma', 'Converse', 'Vans', 'Reebok', 'Salomon'];
+const MODELS = ['Dunk Low', 'Air Max 90', 'Samba OG', '990v6', 'Gel-Kayano 14', 'Suede Classic', 'Chuck 70', 'Old Skool', 'Club C 85', 'XT-6'];
+const COLORS = ['White/Black', 'Black/White', 'Grey/Navy', 'Red/White', 'Cream/Green'];
+const SIZES = ['7', '7.5', '8', '8.5', '9', '9.5', '10', '10.5', '11', '11.5', '12', '13'];
+
+function uuid(kind: number, index: number): string {
+  const hex = index.toString(16).padStart(12, '0');
+  return `b3c4${kind.toString(16).padStart(4, '0')}-0000-4000-8000-${hex}`;
+}
+
+export function buildCatalogVariant(product: CatalogProductPro, index: number, sizeIndex: number): CatalogVariant {
+  const size = SIZES[sizeIndex % SIZES.length] ?? '10';
+  return {
+    id: uuid(2, index),
+    product_id: product.id,
+    sku: product.sku,
+    title: product.title,
+    description: product.description,
+    brand: product.brand,
+    category: product.category,
+    color: product.color,
+    gender: 'male',
+    gtin: String(190_000_000_000 + index).padStart(14, '0'),
+    size,
+    link: `https://go.example.com/marketplacea/${product.sku.toLowerCase()}?size=${size}`,
+    image: product.image,
+    price: 90 + (index % 120),
+    currency: 'USD',
+    tags: ['bench', product.brand.toLowerCase().replaceAll(' ', '-')],
+    metadata: { category: 'Sneakers', model: MODELS[index % MODELS.length] ?? 'Dunk Low' },
+    source: index % 2 === 0 ? 'marketplacea' : 'marketplaceb',
+  };
+}
+
+export function buildCatalogProduct(index: number, variantsPerProduct: number): CatalogProductPro {
+  const brand = BRANDS[index % BRANDS.length] ?? 'Nike';
+  const model = MODELS[(index >> 3) % MODELS.length] ?? 'Dunk Low';
+  const sku = `BI${String(index).padStart(7, '0')}-100`;
+  const slug = `${brand}-${model}-${index}`.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  const product: CatalogProductPro = {
+    id: uuid(1, index),
+    slug,
+    sku,
+    title: `${brand} ${model} ${index}`,
+    brand,
+    category: 'Sneakers > Low Top',
+    color: COLORS[index % COLORS.length] ?? 'White/Black',
+    gender: 'male',
+    description: `${brand} ${model}.<br>Generated for the import benchmark.`,
+    image: `https://cdn.example.com/images/${sku.toLowerCase()}-1.jpg`,
+    images: index % 3 === 0 ? null : [`https://cdn.example.com/images/${sku.toLowerCase()}-1.jpg`],
+    currency: 'USD',
+    avg_price: 0,
+    min_price: 0,
+    max_price: 0,
+    trending: index % 7 === 0,
+    release_dates: [{ sku, release_date: '2021-03-10', source: 'marketplacea_2021_03_10' }],
+    retail_prices: [{ sku, price: 110, currency: 'USD', source: 'srp' }],
+    links: [],
+    variants: [],
+    weekly_orders: index % 500,
+  };
+  for (let v = 0; v < variantsPerProduct; v++) product.variants.push(buildCatalogVariant(product, index * variantsPerProduct + v, v));
+  const prices = product.variants.map((variant) => variant.price);
+  product.min_price = Math.min(...prices);
+  product.max_price = Math.max(...prices);
+  product.avg_price = Math.round((prices.reduce((a, b) => a + b, 0) / prices.length) * 100) / 100;
+  product.links = [{ link: `https://go.example.com/marketplacea/${sku.toLowerCase()}`, target: 'marketplacea', min_price: product.min_price }];
+  return product;
+}
+
+/** Throws unless the builder's output matches the contract's CatalogProductPro schema. */
+export function checkAgainstContract(product: CatalogProductPro): void {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ ...openapiDocument, $id: 'openapi.json' });
+  const validate = ajv.getSchema('openapi.json#/components/schemas/CatalogProductPro');
+  if (validate === undefined) throw new Error('CatalogProductPro is missing from the bundled OpenAPI document');
+  if (validate(product) !== true) throw new Error(`the import builder does not match the contract: ${ajv.errorsText(validate.errors)}`);
+}
+
+export async function runImportBench(options: { cli: string; variants: number; variantsPerProduct: number }): Promise<ImportResult> {
+  const products = Math.ceil(options.variants / options.variantsPerProduct);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-import-'));
+  try {
+    checkAgainstContract(buildCatalogProduct(0, options.variantsPerProduct));
+    const file = join(dir, 'catalog.ndjson');
+    const generateStart = performance.now();
+    const out = createWriteStream(file);
+    for (let i = 0; i < products; i++) {
+      if (!out.write(`${JSON.stringify(buildCatalogProduct(i, options.variantsPerProduct))}\n`)) await once(out, 'drain');
+      if (i > 0 && i % 20_000 === 0) progress(`import: generated ${i}/${products} products`);
+    }
+    out.end();
+    await once(out, 'finish');
+    const generateSeconds = (performance.now() - generateStart) / 1000;
+    const fileBytes = statSync(file).size;
+    progress(`import: ${products} products, ${products * options.variantsPerProduct} variants, ${(fileBytes / 1e6).toFixed(0)} MB in ${generateSeconds.toFixed(1)} s; importing`);
+    const run = await runCli(options.cli, ['import', '--db', `sqlite:${join(dir, 'import.db')}`, '--kind', 'catalog', file], { echo: true });
+    const importSeconds = run.ms / 1000;
+    const variants = products * options.variantsPerProduct;
+    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

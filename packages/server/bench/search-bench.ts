@@ -1,0 +1,118 @@
+// GTIN substring search: random 4–8 digit fragments of stored GTINs, timed one at a time through
+// the API and directly on the SQLite file (the FTS5 trigram index the store keeps, found through
+// sqlite_master), against the same question asked as a full scan (`gtin LIKE '%…%'`).
+import { DatabaseSync } from 'node:sqlite';
+import { get } from './lib/http-client.ts';
+import { progress } from './lib/processes.ts';
+import { createRandom, ratio, summarize, timeEach, type LatencySummary } from './lib/stats.ts';
+
+export interface SearchResult {
+  variants: number;
+  variantsTable: string;
+  ftsTable?: string;
+  http?: LatencySummary;
+  fts?: LatencySummary;
+  fullScan: LatencySummary;
+  /** Full-scan p50 over FTS p50, and over the API's p50. */
+  ftsSpeedup: number;
+  httpSpeedup: number;
+  /** Fragments where the index and the scan disagreed on the number of matches. */
+  countMismatches: number;
+}
+
+export interface SearchBenchOptions {
+  dbFile: string;
+  apiUrl?: string;
+  key?: string;
+  samples: number;
+  scanSamples: number;
+  notes: string[];
+}
+
+const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+function findVariantsTable(db: DatabaseSync): string {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%'").all() as { name: string }[];
+  const withGtin = tables
+    .map((t) => t.name)
+    .filter((name) => (db.prepare(`PRAGMA table_info(${quote(name)})`).all() as { name: string }[]).some((c) => c.name === 'gtin'))
+    .filter((name) => !/_fts|fts_|_content|_data|_idx|_docsize|_config/.test(name));
+  const preferred = withGtin.find((name) => /variant/i.test(name)) ?? withGtin[0];
+  if (preferred === undefined) throw new Error(`no table with a gtin column among ${tables.map((t) => t.name).join(', ')}`);
+  return preferred;
+}
+
+function findTrigramIndex(db: DatabaseSync): string | undefined {
+  const rows = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'").all() as { name: string; sql: string }[];
+  return rows.find((row) => /fts5/i.test(row.sql) && /trigram/i.test(row.sql) && /gtin/i.test(row.sql))?.name;
+}
+
+/** Random fragments of real GTINs, 4 to 8 digits, from rows picked by a seeded generator. */
+function fragments(db: DatabaseSync, table: string, count: number): string[] {
+  const random = createRandom(20261123);
+  const { max } = db.prepare(`SELECT max(rowid) AS max FROM ${quote(table)}`).get() as { max: number | null };
+  const byRowid = db.prepare(`SELECT gtin FROM ${quote(table)} WHERE rowid >= ? AND length(gtin) >= 4 LIMIT 1`);
+  const result: string[] = [];
+  for (let attempts = 0; result.length < count && attempts < count * 5; attempts++) {
+    const row = byRowid.get(Math.floor(random() * (max ?? 0)) + 1) as { gtin: string } | undefined;
+    if (row === undefined) continue;
+    const length = 4 + Math.floor(random() * 5);
+    const size = Math.min(length, row.gtin.length);
+    const start = Math.floor(random() * (row.gtin.length - size + 1));
+    result.push(row.gtin.slice(start, start + size));
+  }
+  return result;
+}
+
+export async function runSearchBench(options: SearchBenchOptions): Promise<SearchResult> {
+  const db = new DatabaseSync(options.dbFile, { readOnly: true });
+  try {
+    const table = findVariantsTable(db);
+    const fts = findTrigramIndex(db);
+    const { n } = db.prepare(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number };
+    progress(`search: ${n} rows in ${table}; trigram index ${fts ?? 'not found'}`);
+    if (fts === undefined) options.notes.push('search: no FTS5 trigram table over gtin found in sqlite_master; only the API and the full scan are timed.');
+    const picked = fragments(db, table, options.samples);
+
+    let http: LatencySummary | undefined;
+    if (options.apiUrl !== undefined && options.key !== undefined) {
+      const headers = { authorization: options.key };
+      const first = picked[0] ?? '0000';
+      const probe = await get(`${options.apiUrl}/v2/variants?gtin=${first}`, headers);
+      if (probe.status !== 200) options.notes.push(`search: /v2/variants?gtin=${first} answered ${probe.status}; the API timings measure that.`);
+      progress(`search: ${picked.length} fragments through the API`);
+      http = summarize(await timeEach(picked.length, (i) => get(`${options.apiUrl}/v2/variants?gtin=${picked[i] ?? first}`, headers)));
+    }
+
+    const scan = db.prepare(`SELECT count(*) AS n FROM ${quote(table)} WHERE gtin LIKE ?`);
+    const indexed = fts === undefined ? undefined : db.prepare(`SELECT count(*) AS n FROM ${quote(fts)} WHERE ${quote(fts)} MATCH ?`);
+    const scanFragments = picked.slice(0, options.scanSamples);
+    let countMismatches = 0;
+    progress(`search: ${scanFragments.length} full scans`);
+    const fullScan = summarize(await timeEach(scanFragments.length, (i) => scan.get(`%${scanFragments[i] ?? ''}%`)));
+    let ftsSummary: LatencySummary | undefined;
+    if (indexed !== undefined) {
+      progress(`search: ${picked.length} fragments on the trigram index`);
+      ftsSummary = summarize(await timeEach(picked.length, (i) => indexed.get(`"${picked[i] ?? ''}"`)));
+      for (const fragment of scanFragments) {
+        const a = (scan.get(`%${fragment}%`) as { n: number }).n;
+        const b = (indexed.get(`"${fragment}"`) as { n: number }).n;
+        if (a !== b) countMismatches++;
+      }
+      if (countMismatches > 0) options.notes.push(`search: the trigram index and the full scan disagreed on ${countMismatches} of ${scanFragments.length} fragments (the index may cover a different set of rows).`);
+    }
+    return {
+      variants: n,
+      variantsTable: table,
+      ...(fts === undefined ? {} : { ftsTable: fts }),
+      ...(http === undefined ? {} : { http }),
+      ...(ftsSummary === undefined ? {} : { fts: ftsSummary }),
+      fullScan,
+      ftsSpeedup: ratio(fullScan.p50, ftsSummary?.p50),
+      httpSpeedup: ratio(fullScan.p50, http?.p50),
+      countMismatches,
+    };
+  } finally {
+    db.close();
+  }
+}
