@@ -105,7 +105,7 @@ export function renderMarkdown(results: BenchResults): string {
     parts.push('', '## Price stream fan-out', '', 'bare: `node:http` broadcaster; sqlite: the server, embedded price log; redis: the server through Redis. Latency is publish-to-receive in ms.', '');
     parts.push(
       table(
-        ['subscribers × events/s', 'target', 'connected', 'delivered', 'delivered/s', 'vs bare', 'p50 / p99 ms', 'KiB/conn', 'note'],
+        ['subscribers × events/s', 'target', 'connected', 'delivered', 'delivered/s', 'vs bare', 'p50 / p99 ms', 'KiB/conn idle / loaded', 'note'],
         runs.map((run) => {
           const bare = runs.find((r) => r.target === 'bare' && r.subscribers === run.subscribers && r.rate === run.rate);
           return [
@@ -116,7 +116,7 @@ export function renderMarkdown(results: BenchResults): string {
             num(run.deliveredPerSecond),
             run.target === 'bare' || bare === undefined ? '' : times(run.deliveredPerSecond / bare.deliveredPerSecond),
             latency(run.latency),
-            num(run.kibPerConnection, 1),
+            `${num(run.kibPerConnection, 1)} / ${num(run.kibPerConnectionLoaded, 1)}`,
             run.note ?? (run.closedEarly > 0 ? `${run.closedEarly} closed by the server` : ''),
           ];
         }),

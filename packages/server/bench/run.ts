@@ -169,6 +169,25 @@ function updateReadme(markdown: string): void {
   writeFileSync(readme, `${text.slice(0, from + start.length)}\n${body}${text.slice(to)}`);
 }
 
+/**
+ * A run of some sections (`--only`) keeps the other sections of the same day's file, marked as
+ * carried over: every ratio is still from figures measured side by side within one section.
+ */
+function carryOver(results: BenchResults, measured: ReadonlySet<Section>, file: string): void {
+  if (!existsSync(file)) return;
+  let earlier: BenchResults;
+  try {
+    earlier = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  } catch {
+    return;
+  }
+  for (const section of SECTIONS) {
+    if (measured.has(section) || earlier[section] === undefined) continue;
+    Object.assign(results, { [section]: earlier[section] });
+    results.notes.push(`${section}: carried over from the run started ${earlier.startedAt} (products ${String(earlier.settings['products'])}).`);
+  }
+}
+
 async function main(): Promise<number> {
   const flags = parseFlags(process.argv.slice(2));
   if (flags.help) {
@@ -268,6 +287,7 @@ async function main(): Promise<number> {
   }
   results.finishedAt = new Date().toISOString();
   if (flags.quick) results.date = `${results.date}-quick`;
+  carryOver(results, flags.only, join(BENCH_DIR, 'results', `${results.date}.json`));
   const written = writeResults(results, join(BENCH_DIR, 'results'));
   const markdown = renderMarkdown(results);
   if (!flags.quick) updateReadme(markdown);

@@ -28,7 +28,10 @@ export interface StreamRun {
   latency: LatencySummary;
   rssBeforeKib: number;
   rssAfterKib: number;
+  /** RSS growth per connected subscriber once connected (idle), and after the run (loaded). */
   kibPerConnection: number;
+  rssLoadedKib: number;
+  kibPerConnectionLoaded: number;
   note?: string;
 }
 
@@ -155,7 +158,7 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
       target: target.name, subscribers, rate, connected: connected.connected, failed: connected.failed,
       rssBeforeKib, rssAfterKib, kibPerConnection: connected.connected > 0 ? (rssAfterKib - rssBeforeKib) / connected.connected : Number.NaN,
     };
-    const empty = { closedEarly: 0, published: 0, delivered: 0, expected: 0, deliveredPerSecond: Number.NaN, latency: summarize([]) };
+    const empty = { rssLoadedKib: Number.NaN, kibPerConnectionLoaded: Number.NaN, closedEarly: 0, published: 0, delivered: 0, expected: 0, deliveredPerSecond: Number.NaN, latency: summarize([]) };
     if (connected.connected === 0) return { ...base, ...empty, note: `no subscriber connected (${JSON.stringify(connected.statuses)})` };
 
     publisher = target.openPublisher();
@@ -198,9 +201,12 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
       await sleep(250);
       report = await ask(worker, { type: 'report' }, 'report');
     }
+    const rssLoadedKib = readRssKib(target.pid);
     const seconds = Math.max(durationSeconds, (report.lastAt - startedAt) / 1000);
     const run: StreamRun = {
       ...base,
+      rssLoadedKib,
+      kibPerConnectionLoaded: (rssLoadedKib - rssBeforeKib) / connected.connected,
       closedEarly: report.closedEarly,
       published,
       delivered: report.events,
@@ -208,7 +214,7 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
       deliveredPerSecond: report.events / seconds,
       latency: summarize(report.latencies),
     };
-    progress(`${label}: delivered ${run.delivered}/${expected} (${run.deliveredPerSecond.toFixed(0)}/s) p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms, ${run.kibPerConnection.toFixed(1)} KiB/conn`);
+    progress(`${label}: delivered ${run.delivered}/${expected} (${run.deliveredPerSecond.toFixed(0)}/s) p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms, ${run.kibPerConnection.toFixed(1)} KiB/conn idle, ${run.kibPerConnectionLoaded.toFixed(1)} loaded`);
     return run;
   } finally {
     await publisher?.close();
@@ -216,45 +222,43 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
     worker.send({ type: 'stop' } satisfies WorkerCommand);
     await Promise.race([exited, sleep(10_000)]);
     await stopChild(worker);
-    // Let the server notice the closed sockets before the next scenario reads its RSS.
-    await sleep(1000);
   }
 }
 
+/**
+ * Each target is started afresh for each scenario, so its RSS before subscribers connect is a
+ * clean baseline rather than what the previous scenario's heap left behind.
+ */
 export async function runStreamBench(options: StreamBenchOptions): Promise<StreamRun[]> {
-  const targets: StreamTarget[] = [];
+  const kinds: StreamTargetName[] = ['bare'];
+  if (options.catalog === undefined) {
+    options.notes.push('stream: no seeded catalog or key, so only the bare broadcaster ran.');
+  } else {
+    kinds.push('sqlite');
+    if (await redisReachable(options.redisUrl)) kinds.push('redis');
+    else options.notes.push(`stream: Redis at ${options.redisUrl} is not reachable; the Redis rows are missing.`);
+  }
+  const failedToStart = new Set<StreamTargetName>();
   const runs: StreamRun[] = [];
-  try {
-    targets.push(await startBare());
-    if (options.catalog === undefined) {
-      options.notes.push('stream: no seeded catalog or key, so only the bare broadcaster ran.');
-    } else {
+  for (const scenario of options.scenarios) {
+    for (const kind of kinds) {
+      if (failedToStart.has(kind)) continue;
+      let target: StreamTarget;
       try {
-        targets.push(await startServerTarget('sqlite', options, options.catalog));
+        target = kind === 'bare' || options.catalog === undefined ? await startBare() : await startServerTarget(kind, options, options.catalog);
       } catch (error) {
-        options.notes.push(`stream: the server (SQLite price log) did not start: ${(error as Error).message}`);
+        failedToStart.add(kind);
+        options.notes.push(`stream: the ${kind} target did not start: ${(error as Error).message}`);
+        continue;
       }
-      if (await redisReachable(options.redisUrl)) {
-        try {
-          targets.push(await startServerTarget('redis', options, options.catalog));
-        } catch (error) {
-          options.notes.push(`stream: the server with --price-log ${options.redisUrl} did not start: ${(error as Error).message}`);
-        }
-      } else {
-        options.notes.push(`stream: Redis at ${options.redisUrl} is not reachable; the Redis rows are missing.`);
-      }
-    }
-    for (const scenario of options.scenarios) {
-      for (const target of targets) {
-        try {
-          runs.push(await runOne(target, scenario.subscribers, scenario.rate, options.durationSeconds));
-        } catch (error) {
-          options.notes.push(`stream: ${target.name} ${scenario.subscribers}×${scenario.rate}/s failed: ${(error as Error).message}`);
-        }
+      try {
+        runs.push(await runOne(target, scenario.subscribers, scenario.rate, options.durationSeconds));
+      } catch (error) {
+        options.notes.push(`stream: ${kind} ${scenario.subscribers}×${scenario.rate}/s failed: ${(error as Error).message}`);
+      } finally {
+        await target.stop();
       }
     }
-  } finally {
-    for (const target of targets) await target.stop();
   }
   return runs;
 }
