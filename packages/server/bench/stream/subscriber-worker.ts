@@ -1,10 +1,10 @@
 // Stream subscribers in their own process, so the load generator never shares the server's event
-// loop. Each subscriber is a raw node:http GET; chunks stay Buffers and are scanned for the
-// `"timestamp":"` marker only: every hit is one event, and on sampled subscribers the 30 bytes
-// after it give the publish instant. Nothing else of the payload is decoded.
+// loop. Each subscriber is a raw node:http GET whose chunks stay Buffers (TimestampScanner); on
+// sampled subscribers each event's timestamp gives the publish instant. Nothing else is decoded.
 // Controlled over IPC: start → connected, reset → reset, report → report, stop → exits.
 import { request, type ClientRequest } from 'node:http';
 import { decodeTimestamp, wallClockMs } from './price-events.ts';
+import { TimestampScanner } from './timestamp-scanner.ts';
 
 export type WorkerCommand =
   | { type: 'start'; url: string; headers: Record<string, string>; count: number; sampleEvery: number; concurrency: number }
@@ -18,12 +18,9 @@ export type WorkerReply =
   | { type: 'reset' }
   | { type: 'report'; events: number; latencies: number[]; firstAt: number; lastAt: number; closedEarly: number };
 
-const MARKER = Buffer.from('"timestamp":"');
-const TIMESTAMP_LENGTH = 30;
-
 interface Subscriber {
   sampled: boolean;
-  rest: Buffer | null;
+  scanner: TimestampScanner;
 }
 
 const requests: ClientRequest[] = [];
@@ -35,29 +32,13 @@ let closedEarly = 0;
 let stopping = false;
 
 function onChunk(subscriber: Subscriber, chunk: Buffer): void {
-  const buffer = subscriber.rest === null ? chunk : Buffer.concat([subscriber.rest, chunk]);
-  subscriber.rest = null;
   const now = wallClockMs();
-  let position = 0;
-  for (;;) {
-    const at = buffer.indexOf(MARKER, position);
-    if (at === -1) {
-      // A marker may straddle two chunks: keep the bytes that could start it.
-      const keepFrom = Math.max(position, buffer.length - MARKER.length + 1);
-      if (keepFrom < buffer.length) subscriber.rest = Buffer.from(buffer.subarray(keepFrom));
-      return;
-    }
-    const end = at + MARKER.length + TIMESTAMP_LENGTH;
-    if (end > buffer.length) {
-      subscriber.rest = Buffer.from(buffer.subarray(at));
-      return;
-    }
+  subscriber.scanner.scan(chunk, (timestamp) => {
     events++;
     if (firstAt === 0) firstAt = now;
     lastAt = now;
-    if (subscriber.sampled) latencies.push(now - decodeTimestamp(buffer.toString('latin1', at + MARKER.length, end)));
-    position = end;
-  }
+    if (subscriber.sampled) latencies.push(now - decodeTimestamp(timestamp));
+  });
 }
 
 async function connectAll(command: Extract<WorkerCommand, { type: 'start' }>): Promise<WorkerReply> {
@@ -68,7 +49,7 @@ async function connectAll(command: Extract<WorkerCommand, { type: 'start' }>): P
   let next = 0;
   const connectOne = (index: number): Promise<void> =>
     new Promise((resolve) => {
-      const subscriber: Subscriber = { sampled: index % command.sampleEvery === 0, rest: null };
+      const subscriber: Subscriber = { sampled: index % command.sampleEvery === 0, scanner: new TimestampScanner() };
       const req = request(command.url, { headers: command.headers, agent: false }, (res) => {
         const status = String(res.statusCode ?? 0);
         statuses[status] = (statuses[status] ?? 0) + 1;
