@@ -107,17 +107,18 @@ interface Catalog {
   proKey: string;
 }
 
-/** Seeds once per (size, seed) into bench/.cache and reuses it: seeding is deterministic. */
+/** Seeds once per (size, seed, CLI) into bench/.cache and reuses it: seeding is deterministic. */
 async function prepareCatalog(flags: Flags): Promise<Catalog> {
   const cache = join(BENCH_DIR, '.cache');
   mkdirSync(cache, { recursive: true });
   const dbFile = join(cache, `catalog-${flags.products}-seed-${flags.seed ?? 'default'}.db`);
   const marker = `${dbFile}.ready`;
-  if (!existsSync(marker)) {
+  const seededBy = existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { cli?: string }).cli : undefined;
+  if (seededBy !== flags.cli) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
     progress(`seeding ${flags.products} products into ${dbFile}`);
     const run = await runCli(flags.cli, ['seed', '--db', `sqlite:${dbFile}`, '--products', String(flags.products), ...(flags.seed === undefined ? [] : ['--seed', flags.seed])], { echo: true });
-    writeFileSync(marker, `${JSON.stringify({ products: flags.products, seed: flags.seed ?? null, seconds: run.ms / 1000 })}\n`);
+    writeFileSync(marker, `${JSON.stringify({ products: flags.products, seed: flags.seed ?? null, cli: flags.cli, seconds: run.ms / 1000 })}\n`);
     progress(`seeded in ${(run.ms / 1000).toFixed(1)} s`);
   } else {
     progress(`reusing ${dbFile} (delete ${marker} to reseed)`);
@@ -223,7 +224,7 @@ async function main(): Promise<number> {
   let server: RunningServer | undefined;
   if (catalog !== undefined && (flags.only.has('http') || flags.only.has('search') || flags.only.has('paging'))) {
     try {
-      server = await startServer(flags.cli, ['--db', `sqlite:${catalog.dbFile}`, '--port', '0', '--sse-port', '0', '--log-level', 'warn']);
+      server = await startServer(flags.cli, ['--db', `sqlite:${catalog.dbFile}`, '--log-level', 'warn']);
       progress(`server listening on ${server.apiUrl} (pid ${server.pid})`);
     } catch (error) {
       notes.push(`server: did not start (${(error as Error).message}).`);

@@ -100,7 +100,7 @@ function cliPublisher(cli: string, priceLogUrl: string): Publisher {
 async function startServerTarget(name: 'sqlite' | 'redis', options: StreamBenchOptions, catalog: { dbFile: string; proKey: string }): Promise<StreamTarget> {
   const priceLogUrl = name === 'redis' ? options.redisUrl : `sqlite:${catalog.dbFile}`;
   const server: RunningServer = await startServer(options.cli, [
-    '--db', `sqlite:${catalog.dbFile}`, '--price-log', priceLogUrl, '--port', '0', '--sse-port', '0', '--log-level', 'warn',
+    '--db', `sqlite:${catalog.dbFile}`, '--price-log', priceLogUrl, '--log-level', 'warn',
   ]);
   return {
     name,

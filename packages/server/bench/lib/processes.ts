@@ -3,7 +3,7 @@
 // SIGTERM (SIGKILL after a grace period) so a failed run leaves nothing listening.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -66,30 +66,51 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts `serve` and resolves once it logs `"msg":"listening"` with `apiUrl` and `streamUrl`. */
+/**
+ * Starts `serve` on two free ports and resolves once it is ready: when it logs `"msg":"listening"`
+ * (with `apiUrl` and `streamUrl`), or when both ports accept connections, since `--log-level warn`
+ * (needed so access logs do not weigh on the benchmark) may drop that info line.
+ */
 export async function startServer(cli: string, args: readonly string[], timeoutMs = 120_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, [cli, 'serve', ...args], { cwd: SERVER_DIR, env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  const [apiPort, ssePort] = [await freePort(), await freePort()];
+  const fallback = { apiUrl: `http://127.0.0.1:${apiPort}`, streamUrl: `http://127.0.0.1:${ssePort}` };
+  const child = spawn(process.execPath, [cli, 'serve', ...args, '--port', String(apiPort), '--sse-port', String(ssePort)], {
+    cwd: SERVER_DIR,
+    env: childEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let tail = '';
+  let settled = false;
   const lines = createInterface({ input: child.stderr });
   const listening = new Promise<{ apiUrl: string; streamUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new CliError(`serve did not log "listening" within ${timeoutMs} ms: ${lastLines(tail, 5)}`)), timeoutMs);
+    const done = (urls: { apiUrl: string; streamUrl: string } | Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (urls instanceof Error) reject(urls);
+      else resolve(urls);
+    };
+    const timer = setTimeout(() => done(new CliError(`serve was not ready within ${timeoutMs} ms: ${lastLines(tail, 5)}`)), timeoutMs);
     lines.on('line', (line) => {
       tail = (tail + line + '\n').slice(-10_000);
       try {
         const entry = JSON.parse(line) as { msg?: unknown; apiUrl?: unknown; streamUrl?: unknown };
         if (entry.msg === 'listening' && typeof entry.apiUrl === 'string' && typeof entry.streamUrl === 'string') {
-          clearTimeout(timer);
-          resolve({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, '') });
+          done({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, '') });
         }
       } catch {
         // Not a log object (a warning from Node, say): kept in the tail for error messages only.
       }
     });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new CliError(`serve exited with ${String(code)} before listening: ${lastLines(tail, 5)}`));
-    });
+    child.on('error', (error) => done(error));
+    child.on('exit', (code) => done(new CliError(`serve exited with ${String(code)} before it was ready: ${lastLines(tail, 5)}`)));
+    const poll = async (): Promise<void> => {
+      while (!settled) {
+        if ((await accepts(apiPort)) && (await accepts(ssePort))) done(fallback);
+        else await sleep(100);
+      }
+    };
+    void poll();
   });
   try {
     const urls = await listening;
@@ -98,6 +119,17 @@ export async function startServer(cli: string, args: readonly string[], timeoutM
     await stopChild(child);
     throw error;
   }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
