@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CatalogProductPro, CatalogVariant } from '../src/generated/types.gen.ts';
 import { openapiDocument } from '../src/generated/openapi.gen.ts';
-import { progress, runCli } from './lib/processes.ts';
+import { lastLines, progress, runCli } from './lib/processes.ts';
 
 export interface ImportResult {
   products: number;
@@ -18,6 +18,8 @@ export interface ImportResult {
   generateSeconds: number;
   importSeconds: number;
   variantsPerSecond: number;
+  /** The import command's own last line (counts, bad lines). */
+  summary: string;
 }
 
 const BRANDS = ['Nike', 'Jordan', 'Adidas', 'New Balance', 'Asics', 'Puma', 'Converse', 'Vans', 'Reebok', 'Salomon'];
@@ -121,7 +123,8 @@ export async function runImportBench(options: { cli: string; variants: number; v
     const run = await runCli(options.cli, ['import', '--db', `sqlite:${join(dir, 'import.db')}`, '--kind', 'catalog', file], { echo: true });
     const importSeconds = run.ms / 1000;
     const variants = products * options.variantsPerProduct;
-    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds };
+    const summary = lastLines(run.stdout.trim() === '' ? run.stderr : run.stdout, 1);
+    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds, summary };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

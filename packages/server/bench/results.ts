@@ -81,7 +81,7 @@ export function renderMarkdown(results: BenchResults): string {
         [
           ['API `GET /v2/variants?gtin=`', num(s.http?.count), latency(s.http), times(s.httpSpeedup)],
           ['SQLite trigram index (MATCH)', num(s.fts?.count), latency(s.fts), times(s.ftsSpeedup)],
-          ["SQLite full scan (`gtin LIKE '%…%'`)", num(s.fullScan.count), latency(s.fullScan), '1.00×'],
+          [`SQLite full scan (\`${s.variantsTable} LIKE '%…%'\`)`, num(s.fullScan.count), latency(s.fullScan), '1.00×'],
         ],
       ),
     );
@@ -125,7 +125,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
   if (results.import !== undefined) {
     const i = results.import;
-    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]));
+    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `\`catalog import\` said: ${i.summary}`);
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;

@@ -276,7 +276,6 @@ async function main(): Promise<number> {
     } catch (error) {
       notes.push(`stream: failed (${(error as Error).message}).`);
     }
-    if (catalog !== undefined) notes.push(`stream: the Redis rows use ${flags.redisUrl} (a separate Redis database, not a key prefix); events published there stay in that log.`);
   }
   if (flags.only.has('import')) {
     progress('section import');

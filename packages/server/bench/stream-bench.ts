@@ -260,5 +260,8 @@ export async function runStreamBench(options: StreamBenchOptions): Promise<Strea
       }
     }
   }
+  if (runs.some((run) => run.target === 'redis')) {
+    options.notes.push(`stream: the Redis rows use ${options.redisUrl} (a separate Redis database rather than a key prefix); the events published there stay in that log.`);
+  }
   return runs;
 }
