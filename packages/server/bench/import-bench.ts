@@ -1,6 +1,7 @@
-// Import: an NDJSON file of catalog products totalling the requested number of variants, built by
-// small deterministic builders (checked against the contract's CatalogProductPro schema), timed
-// through `catalog import --kind catalog` into a fresh SQLite database.
+// Import: an NDJSON file of catalog products totalling about the requested number of variants,
+// timed through `catalog import --kind catalog` into a fresh SQLite database. The file comes from
+// `catalog seed --out` (the seed's own data) when the CLI has it, else from the small
+// deterministic builders below, checked against the contract's CatalogProductPro schema.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -20,6 +21,7 @@ export interface ImportResult {
   variantsPerSecond: number;
   /** The import command's own last line (counts, bad lines). */
   summary: string;
+  source: 'seed --out' | 'builders';
 }
 
 const BRANDS = ['Nike', 'Jordan', 'Adidas', 'New Balance', 'Asics', 'Puma', 'Converse', 'Vans', 'Reebok', 'Salomon'];
@@ -103,28 +105,49 @@ export function checkAgainstContract(product: CatalogProductPro): void {
   if (validate(product) !== true) throw new Error(`the import builder does not match the contract: ${ajv.errorsText(validate.errors)}`);
 }
 
-export async function runImportBench(options: { cli: string; variants: number; variantsPerProduct: number }): Promise<ImportResult> {
+async function writeWithBuilders(file: string, products: number, variantsPerProduct: number): Promise<void> {
+  checkAgainstContract(buildCatalogProduct(0, variantsPerProduct));
+  const out = createWriteStream(file);
+  for (let i = 0; i < products; i++) {
+    if (!out.write(`${JSON.stringify(buildCatalogProduct(i, variantsPerProduct))}\n`)) await once(out, 'drain');
+    if (i > 0 && i % 20_000 === 0) progress(`import: generated ${i}/${products} products`);
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+/** `seed --out DIR` writes DIR/catalog.ndjson; resolves with its variant count, or null when the CLI cannot. */
+async function writeWithSeed(cli: string, dir: string, products: number): Promise<number | null> {
+  try {
+    const run = await runCli(cli, ['seed', '--products', String(products), '--out', dir]);
+    const match = /(\d+) variants/.exec(`${run.stdout}\n${run.stderr}`);
+    return match?.[1] === undefined ? products * 10 : Number(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+export async function runImportBench(options: { cli: string; variants: number; variantsPerProduct: number; notes: string[] }): Promise<ImportResult> {
   const products = Math.ceil(options.variants / options.variantsPerProduct);
   const dir = mkdtempSync(join(tmpdir(), 'bench-import-'));
   try {
-    checkAgainstContract(buildCatalogProduct(0, options.variantsPerProduct));
     const file = join(dir, 'catalog.ndjson');
     const generateStart = performance.now();
-    const out = createWriteStream(file);
-    for (let i = 0; i < products; i++) {
-      if (!out.write(`${JSON.stringify(buildCatalogProduct(i, options.variantsPerProduct))}\n`)) await once(out, 'drain');
-      if (i > 0 && i % 20_000 === 0) progress(`import: generated ${i}/${products} products`);
+    progress(`import: writing ${products} catalog products`);
+    let variants = await writeWithSeed(options.cli, dir, products);
+    const source = variants === null ? 'builders' : 'seed --out';
+    if (variants === null) {
+      options.notes.push('import: `catalog seed --out` was not available; the file comes from the bench builders.');
+      await writeWithBuilders(file, products, options.variantsPerProduct);
+      variants = products * options.variantsPerProduct;
     }
-    out.end();
-    await once(out, 'finish');
     const generateSeconds = (performance.now() - generateStart) / 1000;
     const fileBytes = statSync(file).size;
-    progress(`import: ${products} products, ${products * options.variantsPerProduct} variants, ${(fileBytes / 1e6).toFixed(0)} MB in ${generateSeconds.toFixed(1)} s; importing`);
+    progress(`import: ${products} products, ${variants} variants, ${(fileBytes / 1e6).toFixed(0)} MB (${source}) in ${generateSeconds.toFixed(1)} s; importing`);
     const run = await runCli(options.cli, ['import', '--db', `sqlite:${join(dir, 'import.db')}`, '--kind', 'catalog', file], { echo: true });
     const importSeconds = run.ms / 1000;
-    const variants = products * options.variantsPerProduct;
     const summary = lastLines(run.stdout.trim() === '' ? run.stderr : run.stdout, 1);
-    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds, summary };
+    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds, summary, source };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

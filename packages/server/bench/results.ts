@@ -125,7 +125,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
   if (results.import !== undefined) {
     const i = results.import;
-    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `\`catalog import\` said: ${i.summary}`);
+    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}`);
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;

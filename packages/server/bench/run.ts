@@ -280,7 +280,7 @@ async function main(): Promise<number> {
   if (flags.only.has('import')) {
     progress('section import');
     try {
-      results.import = await runImportBench({ cli: flags.cli, variants: flags.importVariants, variantsPerProduct: 10 });
+      results.import = await runImportBench({ cli: flags.cli, variants: flags.importVariants, variantsPerProduct: 10, notes });
     } catch (error) {
       notes.push(`import: failed (${(error as Error).message}).`);
     }
