@@ -170,10 +170,10 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
     // One event end to end proves the pipeline before anything is measured.
     publish();
     const warmDeadline = Date.now() + 20_000;
-    let warm = await ask(worker, { type: 'report' }, 'report');
+    let warm = await ask(worker, { type: 'count' }, 'count');
     while (warm.events < connected.connected && Date.now() < warmDeadline) {
       await sleep(100);
-      warm = await ask(worker, { type: 'report' }, 'report');
+      warm = await ask(worker, { type: 'count' }, 'count');
     }
     if (warm.events === 0) return { ...base, ...empty, note: 'the warm-up event never arrived within 20 s' };
     await ask(worker, { type: 'reset' }, 'reset');
@@ -196,11 +196,12 @@ async function runOne(target: StreamTarget, subscribers: number, rate: number, d
     const published = sequence - publishedBefore;
     const expected = published * connected.connected;
     const drainDeadline = Date.now() + 10_000;
-    let report = await ask(worker, { type: 'report' }, 'report');
-    while (report.events < expected && Date.now() < drainDeadline) {
+    let counted = await ask(worker, { type: 'count' }, 'count');
+    while (counted.events < expected && Date.now() < drainDeadline) {
       await sleep(250);
-      report = await ask(worker, { type: 'report' }, 'report');
+      counted = await ask(worker, { type: 'count' }, 'count');
     }
+    const report = await ask(worker, { type: 'report' }, 'report');
     const rssLoadedKib = readRssKib(target.pid);
     const seconds = Math.max(durationSeconds, (report.lastAt - startedAt) / 1000);
     const run: StreamRun = {

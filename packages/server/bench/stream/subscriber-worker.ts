@@ -1,7 +1,8 @@
 // Stream subscribers in their own process, so the load generator never shares the server's event
 // loop. Each subscriber is a raw node:http GET whose chunks stay Buffers (TimestampScanner); on
 // sampled subscribers each event's timestamp gives the publish instant. Nothing else is decoded.
-// Controlled over IPC: start → connected, reset → reset, report → report, stop → exits.
+// Controlled over IPC: start → connected, reset → reset, count → count (cheap, for polling),
+// report → report (with every latency sample), stop → exits.
 import { request, type ClientRequest } from 'node:http';
 import { decodeTimestamp, wallClockMs } from './price-events.ts';
 import { TimestampScanner } from './timestamp-scanner.ts';
@@ -9,6 +10,7 @@ import { TimestampScanner } from './timestamp-scanner.ts';
 export type WorkerCommand =
   | { type: 'start'; url: string; headers: Record<string, string>; count: number; sampleEvery: number; concurrency: number }
   | { type: 'reset' }
+  | { type: 'count' }
   | { type: 'report' }
   | { type: 'stop' };
 
@@ -16,6 +18,7 @@ export type WorkerReply =
   | { type: 'ready' }
   | { type: 'connected'; connected: number; failed: number; statuses: Record<string, number>; ms: number }
   | { type: 'reset' }
+  | { type: 'count'; events: number }
   | { type: 'report'; events: number; latencies: number[]; firstAt: number; lastAt: number; closedEarly: number };
 
 interface Subscriber {
@@ -98,6 +101,9 @@ process.on('message', (raw) => {
       firstAt = 0;
       lastAt = 0;
       reply({ type: 'reset' });
+      break;
+    case 'count':
+      reply({ type: 'count', events });
       break;
     case 'report':
       reply({ type: 'report', events, latencies, firstAt, lastAt, closedEarly });
