@@ -115,7 +115,7 @@ async function prepareCatalog(flags: Flags): Promise<Catalog> {
   const marker = `${dbFile}.ready`;
   const seededBy = existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { cli?: string }).cli : undefined;
   if (seededBy !== flags.cli) {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
+    for (const suffix of ['.ready', '', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
     progress(`seeding ${flags.products} products into ${dbFile}`);
     const run = await runCli(flags.cli, ['seed', '--db', `sqlite:${dbFile}`, '--products', String(flags.products), ...(flags.seed === undefined ? [] : ['--seed', flags.seed])], { echo: true });
     writeFileSync(marker, `${JSON.stringify({ products: flags.products, seed: flags.seed ?? null, cli: flags.cli, seconds: run.ms / 1000 })}\n`);
