@@ -1,0 +1,42 @@
+// The limit: a bare node:http server answering each benchmarked URL with the bytes the real server
+// returned for it, from memory. No routing beyond one Map lookup, no validation, no logging.
+// Run as a child process: `node bare-http-server.ts <routes.json>`; it sends `{ port }` over IPC
+// once listening and stops on SIGTERM.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+export interface RecordedResponse {
+  /** Path and query exactly as requested. */
+  url: string;
+  status: number;
+  contentType: string;
+  /** The body, base64, so any bytes survive the JSON file. */
+  body: string;
+}
+
+const file = process.argv[2];
+if (file === undefined) throw new Error('usage: bare-http-server.ts <routes.json>');
+const routes = new Map<string, { status: number; headers: Record<string, string | number>; body: Buffer }>();
+for (const recorded of JSON.parse(readFileSync(file, 'utf8')) as RecordedResponse[]) {
+  const body = Buffer.from(recorded.body, 'base64');
+  routes.set(recorded.url, { status: recorded.status, headers: { 'content-type': recorded.contentType, 'content-length': body.length }, body });
+}
+const notFound = Buffer.from('{"status":"error","error":"not_found","message":"not recorded","query":{},"data":null,"meta":null}');
+
+const server = createServer((req, res) => {
+  const route = routes.get(req.url ?? '');
+  if (route === undefined) {
+    res.writeHead(404, { 'content-type': 'application/json', 'content-length': notFound.length }).end(notFound);
+    return;
+  }
+  res.writeHead(route.status, route.headers).end(route.body);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 });
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

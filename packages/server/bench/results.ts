@@ -1,0 +1,141 @@
+// One run's results: the JSON record and its Markdown rendering, both written to
+// bench/results/<YYYY-MM-DD>.{json,md}. A later run on the same day replaces them.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { HttpOperationResult, TargetResult } from './http-bench.ts';
+import type { ImportResult } from './import-bench.ts';
+import type { PagingResult } from './paging-bench.ts';
+import type { SearchResult } from './search-bench.ts';
+import type { StreamRun } from './stream-bench.ts';
+import type { LatencySummary } from './lib/stats.ts';
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+  kernel: string;
+  loadAverageAtStart: number[];
+}
+
+export interface BenchResults {
+  date: string;
+  startedAt: string;
+  finishedAt?: string;
+  machine: Machine;
+  settings: Record<string, unknown>;
+  notes: string[];
+  http?: HttpOperationResult[];
+  search?: SearchResult;
+  paging?: PagingResult;
+  stream?: StreamRun[];
+  import?: ImportResult;
+}
+
+export function describeMachine(): Machine {
+  const cpuList = cpus();
+  return {
+    cpu: cpuList[0]?.model.trim() ?? 'unknown',
+    cores: cpuList.length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    kernel: release(),
+    loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
+  };
+}
+
+const num = (value: number | undefined, digits = 0): string => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
+const times = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(2)}×`);
+const target = (result: TargetResult | undefined): string[] => [num(result?.rps), num(result?.p50), num(result?.p99)];
+const latency = (summary: LatencySummary | undefined): string => (summary === undefined ? '–' : `${num(summary.p50, 2)} / ${num(summary.p99, 2)}`);
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => ' --- ').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+export function renderMarkdown(results: BenchResults): string {
+  const m = results.machine;
+  const parts: string[] = [
+    `# Benchmark ${results.date}`,
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, Linux ${m.kernel}; load average at start ${m.loadAverageAtStart.join(' ')}.`,
+    `Settings: ${Object.entries(results.settings).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ')}.`,
+    'Benchmarks report; they assert nothing. Ratios compare figures measured side by side in this run.',
+  ];
+  if (results.http !== undefined) {
+    parts.push('', '## HTTP per operation', '', '(a) our server, (b) bare `node:http` with the same bytes, (c) Prism on the same spec. Requests/s and latency (ms) are medians over alternated rounds.', '');
+    parts.push(
+      table(
+        ['operation', 'bytes', 'a req/s', 'a p50', 'a p99', 'b req/s', 'b p50', 'b p99', 'c req/s', 'c p50', 'c p99', 'a/b', 'c/b', 'a/c'],
+        results.http.map((r) => [`\`${r.name}\``, String(r.bytes), ...target(r.server), ...target(r.bare), ...target(r.prism), times(r.serverToBare), times(r.prismToBare), times(r.serverToPrism)]),
+      ),
+    );
+  }
+  if (results.search !== undefined) {
+    const s = results.search;
+    parts.push('', '## GTIN substring search', '', `${s.variants} rows in \`${s.variantsTable}\`; trigram index \`${s.ftsTable ?? 'none found'}\`. p50 / p99 in ms, one query at a time.`, '');
+    parts.push(
+      table(
+        ['path', 'samples', 'p50 / p99 ms', 'full scan p50 ÷ this p50'],
+        [
+          ['API `GET /v2/variants?gtin=`', num(s.http?.count), latency(s.http), times(s.httpSpeedup)],
+          ['SQLite trigram index (MATCH)', num(s.fts?.count), latency(s.fts), times(s.ftsSpeedup)],
+          [`SQLite full scan (\`${s.variantsTable} LIKE '%…%'\`)`, num(s.fullScan.count), latency(s.fullScan), '1.00×'],
+        ],
+      ),
+    );
+  }
+  if (results.paging !== undefined) {
+    const p = results.paging;
+    parts.push('', '## Cursor paging', '', `${p.total} storefront products; deep page: \`cursor > ${p.deepCursor}\`.`, '');
+    parts.push(
+      table(
+        ['page', 'samples', 'p50 / p99 ms'],
+        [
+          ['page 1', num(p.firstPage.count), latency(p.firstPage)],
+          ['deep cursor page', num(p.deepPage.count), latency(p.deepPage)],
+          ['deep ÷ page 1', '', `${times(p.p50Ratio)} / ${times(p.p99Ratio)}`],
+        ],
+      ),
+    );
+  }
+  if (results.stream !== undefined) {
+    const runs = results.stream;
+    parts.push('', '## Price stream fan-out', '', 'bare: `node:http` broadcaster; sqlite: the server, embedded price log; redis: the server through Redis. Latency is publish-to-receive in ms.', '');
+    parts.push(
+      table(
+        ['subscribers × events/s', 'target', 'connected', 'delivered', 'delivered/s', 'vs bare', 'p50 / p99 ms', 'KiB/conn idle / loaded', 'note'],
+        runs.map((run) => {
+          const bare = runs.find((r) => r.target === 'bare' && r.subscribers === run.subscribers && r.rate === run.rate);
+          return [
+            `${run.subscribers} × ${run.rate}`,
+            run.target,
+            `${run.connected}/${run.subscribers}`,
+            `${run.delivered}/${run.expected}`,
+            num(run.deliveredPerSecond),
+            run.target === 'bare' || bare === undefined ? '' : times(run.deliveredPerSecond / bare.deliveredPerSecond),
+            latency(run.latency),
+            `${num(run.kibPerConnection, 1)} / ${num(run.kibPerConnectionLoaded, 1)}`,
+            run.note ?? (run.closedEarly > 0 ? `${run.closedEarly} closed by the server` : ''),
+          ];
+        }),
+      ),
+    );
+  }
+  if (results.import !== undefined) {
+    const i = results.import;
+    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}`);
+  }
+  if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
+  return `${parts.join('\n')}\n`;
+}
+
+export function writeResults(results: BenchResults, directory: string): { json: string; markdown: string } {
+  mkdirSync(directory, { recursive: true });
+  const json = join(directory, `${results.date}.json`);
+  const markdown = join(directory, `${results.date}.md`);
+  writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(markdown, renderMarkdown(results));
+  return { json, markdown };
+}

@@ -1,0 +1,304 @@
+// `pnpm bench`: seeds (or reuses) a synthetic catalog, drives the server through its CLI and
+// measures it side by side with the limits (bare node:http) and the peers (Prism) in one run.
+// It reports; it asserts nothing. Progress on stderr, the Markdown table on stdout, the record in
+// bench/results/<YYYY-MM-DD>.{json,md} (`-quick` suffix for --quick runs).
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { CatalogVariant } from '../src/generated/types.gen.ts';
+import { runHttpBench, type HttpOperation } from './http-bench.ts';
+import { runImportBench } from './import-bench.ts';
+import { closeClient, getJson } from './lib/http-client.ts';
+import { progress, runCli, SERVER_DIR, startServer, type RunningServer } from './lib/processes.ts';
+import { runPagingBench } from './paging-bench.ts';
+import { describeMachine, renderMarkdown, writeResults, type BenchResults } from './results.ts';
+import { runSearchBench } from './search-bench.ts';
+import { runStreamBench } from './stream-bench.ts';
+
+const SECTIONS = ['http', 'search', 'paging', 'stream', 'import'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+function usage(): string {
+  return `usage: pnpm bench [--quick] [--products N] [--only ${SECTIONS.join(',')}] [--duration S]
+  --products N      catalog size to seed (default 100000, about 1,000,000 variants; --quick: 5000)
+  --quick           small catalog and short runs: a smoke run, written to results/<date>-quick.*
+  --only LIST       comma-separated sections (default all)
+  --duration S      seconds per measured HTTP round and per stream scenario
+  --rounds N        alternated HTTP rounds (a, b, c per round; default 3, --quick 2)
+  --connections N   autocannon connections (default 50)
+  --seed S          seed passed to \`catalog seed\`
+  --cli PATH        the server CLI (default src/cli/main.ts)
+  --redis URL       Redis for the stream's Redis rows (default redis://127.0.0.1:6379/15)
+  --subscribers L   stream subscriber counts (default 1000,5000; --quick 100,500)
+  --rates L         stream events per second (default 10,100)
+  --import-variants N  variants in the import file (default 1000000; --quick 50000)
+`;
+}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function list(name: string, raw: string | undefined, fallback: number[]): number[] {
+  return raw === undefined ? fallback : raw.split(',').map((part) => positiveInt(name, part.trim(), 0));
+}
+
+function parseFlags(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      products: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      seed: { type: 'string' },
+      cli: { type: 'string' },
+      redis: { type: 'string' },
+      subscribers: { type: 'string' },
+      rates: { type: 'string' },
+      'import-variants': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const quick = values.quick;
+  const only = values.only === undefined ? [...SECTIONS] : values.only.split(',').map((s) => s.trim());
+  for (const section of only) {
+    if (!(SECTIONS as readonly string[]).includes(section)) throw new Error(`--only: unknown section "${section}" (known: ${SECTIONS.join(', ')})`);
+  }
+  const duration = values.duration === undefined ? undefined : positiveInt('duration', values.duration, 1);
+  return {
+    help: values.help,
+    quick,
+    only: new Set(only as Section[]),
+    products: positiveInt('products', values.products, quick ? 5_000 : 100_000),
+    seed: values.seed,
+    cli: values.cli ?? join(SERVER_DIR, 'src', 'cli', 'main.ts'),
+    redisUrl: values.redis ?? 'redis://127.0.0.1:6379/15',
+    http: {
+      durationSeconds: duration ?? (quick ? 1 : 5),
+      warmupSeconds: quick ? 1 : 2,
+      rounds: positiveInt('rounds', values.rounds, quick ? 2 : 3),
+      connections: positiveInt('connections', values.connections, 50),
+    },
+    search: { samples: quick ? 300 : 2_000, scanSamples: quick ? 20 : 50 },
+    paging: { samples: quick ? 100 : 500, limit: 20 },
+    stream: {
+      subscribers: list('subscribers', values.subscribers, quick ? [100, 500] : [1_000, 5_000]),
+      rates: list('rates', values.rates, [10, 100]),
+      durationSeconds: duration ?? (quick ? 3 : 10),
+    },
+    importVariants: positiveInt('import-variants', values['import-variants'], quick ? 50_000 : 1_000_000),
+  };
+}
+
+type Flags = ReturnType<typeof parseFlags>;
+
+interface Catalog {
+  dbFile: string;
+  proKey: string;
+}
+
+/** Seeds once per (size, seed, CLI) into bench/.cache and reuses it: seeding is deterministic. */
+async function prepareCatalog(flags: Flags): Promise<Catalog> {
+  const cache = join(BENCH_DIR, '.cache');
+  mkdirSync(cache, { recursive: true });
+  const dbFile = join(cache, `catalog-${flags.products}-seed-${flags.seed ?? 'default'}.db`);
+  const marker = `${dbFile}.ready`;
+  const seededBy = existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { cli?: string }).cli : undefined;
+  if (seededBy !== flags.cli) {
+    for (const suffix of ['.ready', '', '-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
+    progress(`seeding ${flags.products} products into ${dbFile}`);
+    const run = await runCli(flags.cli, ['seed', '--db', `sqlite:${dbFile}`, '--products', String(flags.products), ...(flags.seed === undefined ? [] : ['--seed', flags.seed])], { echo: true });
+    writeFileSync(marker, `${JSON.stringify({ products: flags.products, seed: flags.seed ?? null, cli: flags.cli, seconds: run.ms / 1000 })}\n`);
+    progress(`seeded in ${(run.ms / 1000).toFixed(1)} s`);
+  } else {
+    progress(`reusing ${dbFile} (delete ${marker} to reseed)`);
+  }
+  const keys = await runCli(flags.cli, ['keys', 'create', '--db', `sqlite:${dbFile}`, '--plan', 'pro']);
+  const proKey = keys.stdout.trim().split('\n').at(-1)?.trim();
+  if (proKey === undefined || proKey === '') throw new Error('keys create printed no key');
+  return { dbFile, proKey };
+}
+
+interface VariantList {
+  data: CatalogVariant[];
+  meta: { total: number };
+}
+
+/** The benchmarked URLs, with ids of a real product from the middle of the catalog. */
+async function discoverOperations(apiUrl: string, key: string): Promise<HttpOperation[]> {
+  const auth = { authorization: key };
+  const first = await getJson<VariantList>(`${apiUrl}/v2/variants?limit=1`, auth);
+  const middle = await getJson<VariantList>(`${apiUrl}/v2/variants?limit=1&page=${Math.max(1, Math.floor(first.meta.total / 2))}`, auth);
+  const variant = middle.data[0] ?? first.data[0];
+  if (variant === undefined) throw new Error('the catalog has no variants');
+  return operations(variant.product_id, variant.sku, variant.gtin.slice(-8), key);
+}
+
+function operations(productId: string, sku: string, gtinFragment: string, key: string): HttpOperation[] {
+  const auth = { authorization: key };
+  return [
+    { name: 'getProduct', path: `/v2/products/${encodeURIComponent(productId)}`, headers: auth },
+    { name: 'searchVariants (gtin)', path: `/v2/variants?gtin=${gtinFragment}`, headers: auth },
+    { name: 'searchVariants (sku)', path: `/v2/variants?sku=${encodeURIComponent(sku)}`, headers: auth },
+    { name: 'listTopBrands', path: '/v2/brands', headers: auth },
+    { name: 'countGtins', path: '/gtin/count', headers: { authorization: `Bearer ${key}` } },
+    { name: 'listStorefrontProducts', path: '/v3/storefront/products?limit=20', headers: auth },
+  ];
+}
+
+/** Puts the latest full run's table into bench/README.md between its markers. */
+function updateReadme(markdown: string): void {
+  const readme = join(BENCH_DIR, 'README.md');
+  if (!existsSync(readme)) return;
+  const text = readFileSync(readme, 'utf8');
+  const start = '<!-- bench:latest:start -->';
+  const end = '<!-- bench:latest:end -->';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from === -1 || to < from) return;
+  const body = markdown.replace(/^# .*\n/, '').replaceAll(/^## /gm, '### ');
+  writeFileSync(readme, `${text.slice(0, from + start.length)}\n${body}${text.slice(to)}`);
+}
+
+/**
+ * A run of some sections (`--only`) keeps the other sections of the same day's file, marked as
+ * carried over: every ratio is still from figures measured side by side within one section.
+ */
+function carryOver(results: BenchResults, measured: ReadonlySet<Section>, file: string): void {
+  if (!existsSync(file)) return;
+  let earlier: BenchResults;
+  try {
+    earlier = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  } catch {
+    return;
+  }
+  for (const section of SECTIONS) {
+    if (measured.has(section) || earlier[section] === undefined) continue;
+    Object.assign(results, { [section]: earlier[section] });
+    results.notes.push(`${section}: carried over from the run started ${earlier.startedAt} (products ${String(earlier.settings['products'])}).`);
+  }
+}
+
+async function main(): Promise<number> {
+  const flags = parseFlags(process.argv.slice(2));
+  if (flags.help) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const startedAt = new Date();
+  const results: BenchResults = {
+    date: startedAt.toISOString().slice(0, 10),
+    startedAt: startedAt.toISOString(),
+    machine: describeMachine(),
+    settings: {
+      quick: flags.quick,
+      products: flags.products,
+      sections: [...flags.only],
+      connections: flags.http.connections,
+      httpRoundSeconds: flags.http.durationSeconds,
+      rounds: flags.http.rounds,
+      streamSeconds: flags.stream.durationSeconds,
+    },
+    notes: [],
+  };
+  const notes = results.notes;
+  const needsCatalog = ['http', 'search', 'paging', 'stream'].some((s) => flags.only.has(s as Section));
+  let catalog: Catalog | undefined;
+  if (needsCatalog) {
+    try {
+      catalog = await prepareCatalog(flags);
+    } catch (error) {
+      notes.push(`catalog: could not seed or create a key (${(error as Error).message}); sections needing the server ran without it.`);
+    }
+  }
+  let server: RunningServer | undefined;
+  if (catalog !== undefined && (flags.only.has('http') || flags.only.has('search') || flags.only.has('paging'))) {
+    try {
+      server = await startServer(flags.cli, ['--db', `sqlite:${catalog.dbFile}`, '--log-level', 'warn']);
+      progress(`server listening on ${server.apiUrl} (pid ${server.pid})`);
+    } catch (error) {
+      notes.push(`server: did not start (${(error as Error).message}).`);
+    }
+  }
+  try {
+    if (flags.only.has('http')) {
+      progress('section http');
+      try {
+        const ops = server !== undefined && catalog !== undefined
+          ? await discoverOperations(server.apiUrl, catalog.proKey)
+          : operations('3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f', 'DD1391-100', '5866123', 'bench-key');
+        results.http = await runHttpBench({ operations: ops, ...(server === undefined ? {} : { serverUrl: server.apiUrl }), ...flags.http, notes });
+      } catch (error) {
+        notes.push(`http: failed (${(error as Error).message}).`);
+      }
+    }
+    if (flags.only.has('search')) {
+      progress('section search');
+      if (catalog === undefined) notes.push('search: skipped, no seeded catalog.');
+      else {
+        try {
+          results.search = await runSearchBench({ dbFile: catalog.dbFile, ...(server === undefined ? {} : { apiUrl: server.apiUrl, key: catalog.proKey }), ...flags.search, notes });
+        } catch (error) {
+          notes.push(`search: failed (${(error as Error).message}).`);
+        }
+      }
+    }
+    if (flags.only.has('paging')) {
+      progress('section paging');
+      if (server === undefined || catalog === undefined) notes.push('paging: skipped, the server is not running.');
+      else {
+        try {
+          results.paging = await runPagingBench({ apiUrl: server.apiUrl, key: catalog.proKey, ...flags.paging });
+        } catch (error) {
+          notes.push(`paging: failed (${(error as Error).message}).`);
+        }
+      }
+    }
+  } finally {
+    closeClient();
+    await server?.stop();
+  }
+  if (flags.only.has('stream')) {
+    progress('section stream');
+    const scenarios = flags.stream.subscribers.flatMap((subscribers) => flags.stream.rates.map((rate) => ({ subscribers, rate })));
+    try {
+      results.stream = await runStreamBench({ cli: flags.cli, ...(catalog === undefined ? {} : { catalog }), redisUrl: flags.redisUrl, scenarios, durationSeconds: flags.stream.durationSeconds, notes });
+    } catch (error) {
+      notes.push(`stream: failed (${(error as Error).message}).`);
+    }
+  }
+  if (flags.only.has('import')) {
+    progress('section import');
+    try {
+      results.import = await runImportBench({ cli: flags.cli, variants: flags.importVariants, variantsPerProduct: 10, notes });
+    } catch (error) {
+      notes.push(`import: failed (${(error as Error).message}).`);
+    }
+  }
+  results.finishedAt = new Date().toISOString();
+  if (flags.quick) results.date = `${results.date}-quick`;
+  carryOver(results, flags.only, join(BENCH_DIR, 'results', `${results.date}.json`));
+  const written = writeResults(results, join(BENCH_DIR, 'results'));
+  const markdown = renderMarkdown(results);
+  if (!flags.quick) updateReadme(markdown);
+  process.stdout.write(markdown);
+  progress(`wrote ${written.json} and ${written.markdown}`);
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).message}\n\n${usage()}`);
+  process.exitCode = 2;
+}

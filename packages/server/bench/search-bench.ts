@@ -1,0 +1,136 @@
+// GTIN substring search: random 4–8 digit fragments of stored GTINs, timed one at a time through
+// the API and directly on the SQLite file (the FTS5 trigram index the store keeps, found through
+// sqlite_master), against the same question asked as a full scan (`gtin LIKE '%…%'`).
+import { DatabaseSync } from 'node:sqlite';
+import { get } from './lib/http-client.ts';
+import { progress } from './lib/processes.ts';
+import { createRandom, ratio, summarize, timeEach, type LatencySummary } from './lib/stats.ts';
+
+export interface SearchResult {
+  variants: number;
+  /** `table.column` of the full scan. */
+  variantsTable: string;
+  ftsTable?: string;
+  http?: LatencySummary;
+  fts?: LatencySummary;
+  fullScan: LatencySummary;
+  /** Full-scan p50 over FTS p50, and over the API's p50. */
+  ftsSpeedup: number;
+  httpSpeedup: number;
+  /** Fragments where the index and the scan disagreed on the number of matches. */
+  countMismatches: number;
+}
+
+export interface SearchBenchOptions {
+  dbFile: string;
+  apiUrl?: string;
+  key?: string;
+  samples: number;
+  scanSamples: number;
+  notes: string[];
+}
+
+const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** The plain table holding one row per variant with its GTIN (`gtin`, or a normalised `gtin14`). */
+function findVariantsTable(db: DatabaseSync): { table: string; column: string } {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%'").all() as { name: string }[];
+  const candidates = tables
+    .map((t) => t.name)
+    .filter((name) => !/_(data|idx|docsize|config|content)$/.test(name))
+    .flatMap((name) => {
+      const columns = (db.prepare(`PRAGMA table_info(${quote(name)})`).all() as { name: string }[]).map((c) => c.name);
+      const column = columns.find((c) => c === 'gtin') ?? columns.find((c) => /^gtin/i.test(c));
+      return column === undefined ? [] : [{ table: name, column }];
+    });
+  const preferred = candidates.find((c) => /variant/i.test(c.table)) ?? candidates[0];
+  if (preferred === undefined) throw new Error(`no table with a gtin column among ${tables.map((t) => t.name).join(', ')}`);
+  return preferred;
+}
+
+/** The FTS5 trigram table over GTINs and the MATCH operand that limits a phrase to its gtin column. */
+function findTrigramIndex(db: DatabaseSync): { table: string; match: (fragment: string) => string } | undefined {
+  const rows = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'").all() as { name: string; sql: string }[];
+  const table = rows.find((row) => /fts5/i.test(row.sql) && /trigram/i.test(row.sql) && /gtin/i.test(row.sql))?.name;
+  if (table === undefined) return undefined;
+  const columns = (db.prepare(`PRAGMA table_info(${quote(table)})`).all() as { name: string }[]).map((c) => c.name);
+  const column = columns.find((c) => c === 'gtin') ?? columns.find((c) => /gtin/i.test(c));
+  // Other indexed columns (a SKU, say) could match the digits too; a column filter keeps to GTINs.
+  const filter = column !== undefined && columns.length > 1 ? `${quote(column)} : ` : '';
+  return { table, match: (fragment) => `${filter}"${fragment}"` };
+}
+
+/** Random fragments of real GTINs, 4 to 8 digits, from rows picked by a seeded generator. */
+function fragments(db: DatabaseSync, { table, column }: { table: string; column: string }, count: number): string[] {
+  const random = createRandom(20261123);
+  const { max } = db.prepare(`SELECT max(rowid) AS max FROM ${quote(table)}`).get() as { max: number | null };
+  const byRowid = db.prepare(`SELECT ${quote(column)} AS gtin FROM ${quote(table)} WHERE rowid >= ? AND length(${quote(column)}) >= 4 LIMIT 1`);
+  const result: string[] = [];
+  for (let attempts = 0; result.length < count && attempts < count * 5; attempts++) {
+    const row = byRowid.get(Math.floor(random() * (max ?? 0)) + 1) as { gtin: string } | undefined;
+    if (row === undefined) continue;
+    const length = 4 + Math.floor(random() * 5);
+    const size = Math.min(length, row.gtin.length);
+    const start = Math.floor(random() * (row.gtin.length - size + 1));
+    const fragment = row.gtin.slice(start, start + size);
+    // Leading zeros alone match most of the catalog: not a search anyone makes.
+    if (!/^0+$/.test(fragment)) result.push(fragment);
+  }
+  return result;
+}
+
+export async function runSearchBench(options: SearchBenchOptions): Promise<SearchResult> {
+  const db = new DatabaseSync(options.dbFile, { readOnly: true });
+  try {
+    const variants = findVariantsTable(db);
+    const table = variants.table;
+    const trigram = findTrigramIndex(db);
+    const fts = trigram?.table;
+    const { n } = db.prepare(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number };
+    progress(`search: ${n} rows in ${table}.${variants.column}; trigram index ${fts ?? 'not found'}`);
+    if (fts === undefined) options.notes.push('search: no FTS5 trigram table over gtin found in sqlite_master; only the API and the full scan are timed.');
+    const picked = fragments(db, variants, options.samples);
+
+    let http: LatencySummary | undefined;
+    if (options.apiUrl !== undefined && options.key !== undefined) {
+      const headers = { authorization: options.key };
+      const first = picked[0] ?? '0000';
+      const probe = await get(`${options.apiUrl}/v2/variants?gtin=${first}`, headers);
+      if (probe.status !== 200) options.notes.push(`search: /v2/variants?gtin=${first} answered ${probe.status}; the API timings measure that.`);
+      progress(`search: ${picked.length} fragments through the API`);
+      http = summarize(await timeEach(picked.length, (i) => get(`${options.apiUrl}/v2/variants?gtin=${picked[i] ?? first}`, headers)));
+    }
+
+    const scan = db.prepare(`SELECT count(*) AS n FROM ${quote(table)} WHERE ${quote(variants.column)} LIKE ?`);
+    const indexed = fts === undefined ? undefined : db.prepare(`SELECT count(*) AS n FROM ${quote(fts)} WHERE ${quote(fts)} MATCH ?`);
+    const operand = (fragment: string): string => trigram?.match(fragment) ?? fragment;
+    const scanFragments = picked.slice(0, options.scanSamples);
+    let countMismatches = 0;
+    progress(`search: ${scanFragments.length} full scans`);
+    const fullScan = summarize(await timeEach(scanFragments.length, (i) => scan.get(`%${scanFragments[i] ?? ''}%`)));
+    let ftsSummary: LatencySummary | undefined;
+    if (indexed !== undefined) {
+      progress(`search: ${picked.length} fragments on the trigram index`);
+      ftsSummary = summarize(await timeEach(picked.length, (i) => indexed.get(operand(picked[i] ?? ''))));
+      for (const fragment of scanFragments) {
+        const a = (scan.get(`%${fragment}%`) as { n: number }).n;
+        const b = (indexed.get(operand(fragment)) as { n: number }).n;
+        if (a !== b) countMismatches++;
+      }
+      if (countMismatches > 0) options.notes.push(`search: the trigram index and the full scan disagreed on ${countMismatches} of ${scanFragments.length} fragments (the index may cover a different set of rows).`);
+    }
+    return {
+      variants: n,
+      variantsTable: `${table}.${variants.column}`,
+      ...(fts === undefined ? {} : { ftsTable: fts }),
+      ...(http === undefined ? {} : { http }),
+      ...(ftsSummary === undefined ? {} : { fts: ftsSummary }),
+      fullScan,
+      ftsSpeedup: ratio(fullScan.p50, ftsSummary?.p50),
+      httpSpeedup: ratio(fullScan.p50, http?.p50),
+      countMismatches,
+    };
+  } finally {
+    db.close();
+  }
+}
