@@ -75,7 +75,7 @@ function serverFor(mode: Mode): http.Server {
     case 'express-async': {
       const app = express();
       app.get('/v2/products/:id', async (_req, res) => {
-        const product = await store.getProduct(SLUG);
+        const product = JSON.parse((await store.getProductDocument(SLUG))!) as unknown;
         const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: product, meta: null });
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
         res.end(payload);

@@ -109,7 +109,8 @@ for (const [path, item] of Object.entries(doc.paths).sort(([a], [b]) => a.locale
     const results = statuses.map((status) => {
       const { type, schemaName } = responseSchema(operation.responses[String(status)]!);
       if (schemaName) typeImports.add(schemaName);
-      return `  | { status: ${status}; body: ${type} }`;
+      const ok = status >= 200 && status < 300 && type !== 'never' && listener === 'api';
+      return `  | { status: ${status}; body: ${ok ? `${type} | Serialized<${type}>` : type} }`;
     });
     for (const param of params) {
       if (param.schema?.$ref) typeImports.add(refName(param.schema.$ref));
@@ -142,6 +143,16 @@ const handlers = `${HEADER}
 import type { ${[...typeImports].sort().join(', ')} } from './types.gen.ts';
 
 export type Plan = 'free' | 'pro';
+
+/**
+ * A success body already serialised as JSON text by a trusted producer (a stored document spliced
+ * into its envelope), sent as it is. Only \`serialized()\` in src/http/serialized.ts makes one.
+ */
+export interface Serialized<TBody> {
+  readonly serializedJson: string;
+  /** Never set: carries the body type the text encodes. */
+  readonly bodyType?: TBody;
+}
 
 export const operations = {
 ${tables.join('\n')}

@@ -74,16 +74,23 @@ export class CatalogService {
     return this.#store.topBrands(TOP_BRANDS);
   }
 
-  async getProduct(idOrSlug: string, plan: Plan): Promise<CatalogProductPro | CatalogProductFree> {
-    const product = await this.#store.getProduct(idOrSlug);
-    if (product === null) throw new ProductNotFound(idOrSlug);
-    return productForPlan(product, plan);
+  /**
+   * Pro gets the stored document as its JSON text, untouched (the hot path splices it into the
+   * response unparsed); free gets the parsed product without the Pro fields.
+   */
+  async getProduct(idOrSlug: string, plan: Plan): Promise<ProductForPlan> {
+    const document = await this.#store.getProductDocument(idOrSlug);
+    if (document === null) throw new ProductNotFound(idOrSlug);
+    if (plan === 'pro') return { plan, document };
+    return { plan, product: productForPlan(JSON.parse(document) as CatalogProductPro, plan) as CatalogProductFree };
   }
 
   countGtins(): Promise<number> {
     return this.#store.countGtins();
   }
 }
+
+export type ProductForPlan = { plan: 'pro'; document: string } | { plan: 'free'; product: CatalogProductFree };
 
 function checkPaging(page: number, limit: number): void {
   if (!Number.isInteger(page) || page < 1) throw new InvalidRequest(`Query parameter "page" must be an integer >= 1, got ${page}.`);

@@ -4,6 +4,16 @@ import type { BrandCountList, CatalogVariantList, ErrorBody, GtinCount, PriceEve
 
 export type Plan = 'free' | 'pro';
 
+/**
+ * A success body already serialised as JSON text by a trusted producer (a stored document spliced
+ * into its envelope), sent as it is. Only `serialized()` in src/http/serialized.ts makes one.
+ */
+export interface Serialized<TBody> {
+  readonly serializedJson: string;
+  /** Never set: carries the body type the text encodes. */
+  readonly bodyType?: TBody;
+}
+
 export const operations = {
   countGtins: {
     method: 'GET',
@@ -66,7 +76,7 @@ export interface CountGtinsRequest {
 
 /** Every response `countGtins` may give, by the spec. */
 export type CountGtinsResult =
-  | { status: 200; body: GtinCount }
+  | { status: 200; body: GtinCount | Serialized<GtinCount> }
   | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 405; body: ErrorBody }
@@ -103,7 +113,7 @@ export interface ListTopBrandsRequest {
 
 /** Every response `listTopBrands` may give, by the spec. */
 export type ListTopBrandsResult =
-  | { status: 200; body: BrandCountList }
+  | { status: 200; body: BrandCountList | Serialized<BrandCountList> }
   | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 403; body: ErrorBody }
@@ -123,7 +133,7 @@ export interface GetProductRequest {
 
 /** Every response `getProduct` may give, by the spec. */
 export type GetProductResult =
-  | { status: 200; body: ProductDetail }
+  | { status: 200; body: ProductDetail | Serialized<ProductDetail> }
   | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 404; body: ErrorBody }
@@ -146,7 +156,7 @@ export interface SearchVariantsRequest {
 
 /** Every response `searchVariants` may give, by the spec. */
 export type SearchVariantsResult =
-  | { status: 200; body: CatalogVariantList }
+  | { status: 200; body: CatalogVariantList | Serialized<CatalogVariantList> }
   | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 403; body: ErrorBody }
@@ -171,7 +181,7 @@ export interface ListStorefrontProductsRequest {
 
 /** Every response `listStorefrontProducts` may give, by the spec. */
 export type ListStorefrontProductsResult =
-  | { status: 200; body: StorefrontProductList }
+  | { status: 200; body: StorefrontProductList | Serialized<StorefrontProductList> }
   | { status: 400; body: ErrorBody }
   | { status: 401; body: ErrorBody }
   | { status: 405; body: ErrorBody }

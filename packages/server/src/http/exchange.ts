@@ -6,6 +6,7 @@ import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { requestIdFor } from './request-id.ts';
+import { isSerialized } from './serialized.ts';
 
 /** Per-request state shared by the layers of one request. */
 export interface Exchange {
@@ -54,7 +55,7 @@ export function sendJson(
 ): void {
   const exchange = exchangeOf(req);
   // A string body goes out in one write with the head; a Buffer would cost a second chunk (writev).
-  const payload = JSON.stringify(body);
+  const payload = isSerialized(body) ? body.serializedJson : JSON.stringify(body);
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(Buffer.byteLength(payload));
   headers['x-request-id'] = exchange.requestId;

@@ -41,8 +41,11 @@ export interface CatalogStore {
   searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>>;
   /** Brands by number of catalog products, descending; ties by brand name ascending. */
   topBrands(limit: number): Promise<BrandCount[]>;
-  /** By UUID or slug; the full (Pro) shape, or null. */
-  getProduct(idOrSlug: string): Promise<CatalogProductPro | null>;
+  /**
+   * By UUID or slug: the full (Pro) product as the JSON text it was imported as (field order
+   * included), or null. Text, not an object, so the hot path can splice it into a response unparsed.
+   */
+  getProductDocument(idOrSlug: string): Promise<string | null>;
   /** Distinct GTINs over all variants after normalising each to 14 digits. */
   countGtins(): Promise<number>;
   /** Upserts by `id`; what was imported reads back unchanged. */

@@ -84,8 +84,10 @@ describe('CatalogService', () => {
     it('projects the product for the free plan', async () => {
       const product = buildCatalogProduct({ slug: 'dunk' });
       store.catalog = [product];
-      expect(await service.getProduct('dunk', 'pro')).toEqual(product);
-      expect(await service.getProduct('dunk', 'free')).not.toHaveProperty('retail_prices');
+      expect(await service.getProduct('dunk', 'pro')).toEqual({ plan: 'pro', document: JSON.stringify(product) });
+      const free = await service.getProduct('dunk', 'free');
+      expect(free.plan).toBe('free');
+      expect(free.plan === 'free' && free.product).not.toHaveProperty('retail_prices');
     });
 
     it('throws ProductNotFound for an unknown id', async () => {

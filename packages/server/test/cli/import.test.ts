@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
 import { runCli } from './run-cli.ts';
+import { readProduct } from '../support/read-product.ts';
 
 describe('catalog import', () => {
   let dir: string;
@@ -35,8 +36,8 @@ describe('catalog import', () => {
 
     const stores = await openCatalogStores(db, silentLogger);
     try {
-      for (const product of good) expect(await stores.catalog.getProduct(product.id)).toStrictEqual(product);
-      expect(await stores.catalog.getProduct(badGtin.id)).toBeNull();
+      for (const product of good) expect(await readProduct(stores.catalog, product.id)).toStrictEqual(product);
+      expect(await readProduct(stores.catalog, badGtin.id)).toBeNull();
     } finally {
       await stores.close();
     }
@@ -76,7 +77,7 @@ describe('catalog import', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const stores = await openCatalogStores(db, silentLogger);
     try {
-      expect(JSON.stringify(await stores.catalog.getProduct(product.id))).toBe(JSON.stringify(product));
+      expect(JSON.stringify(await readProduct(stores.catalog, product.id))).toBe(JSON.stringify(product));
     } finally {
       await stores.close();
     }

@@ -161,9 +161,10 @@ export class FakeCatalogStore implements CatalogStore {
     return this.brands.slice(0, limit);
   }
 
-  async getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+  async getProductDocument(idOrSlug: string): Promise<string | null> {
     this.fail();
-    return this.catalog.find((p) => p.id === idOrSlug || p.slug === idOrSlug) ?? null;
+    const product = this.catalog.find((p) => p.id === idOrSlug || p.slug === idOrSlug);
+    return product === undefined ? null : JSON.stringify(product);
   }
 
   async countGtins(): Promise<number> {

@@ -202,14 +202,14 @@ export class PostgresCatalogStore implements CatalogStore {
     });
   }
 
-  getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+  getProductDocument(idOrSlug: string): Promise<string | null> {
     return this.#run(async () => {
       const { rows } = await this.#pool.query<{ document: string }>(
         'SELECT document FROM catalog_products WHERE id = $1 OR slug = $1 ORDER BY (id = $1) DESC, id LIMIT 1',
         [idOrSlug],
       );
       const row = rows[0];
-      return row === undefined ? null : (JSON.parse(row.document) as CatalogProductPro);
+      return row === undefined ? null : row.document;
     });
   }
 

@@ -243,12 +243,12 @@ export class SqliteCatalogStore implements CatalogStore {
     return brands.map((entry) => ({ ...entry }));
   }
 
-  async getProduct(idOrSlug: string): Promise<CatalogProductPro | null> {
+  async getProductDocument(idOrSlug: string): Promise<string | null> {
     const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
       this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(idOrSlug)) as
       | { doc: string }
       | undefined;
-    return row === undefined ? null : (JSON.parse(row.doc) as CatalogProductPro);
+    return row === undefined ? null : row.doc;
   }
 
   async countGtins(): Promise<number> {
