@@ -1,0 +1,417 @@
+// The typed client (`@catalog/client`, as built to dist) against the REAL server (issue 5): the
+// storefront walk past the 50-page cap, every HTTP method's typed body and typed refusal, the price
+// stream across SIGKILL and SIGTERM restarts on the same ports and database, and the packed tarball
+// installed outside the workspace, typechecked and run against the live server. The client's own
+// tests use fakes; these use the server's CLI exactly as an operator would.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogApiError, createCatalogClient, isCatalogProductPro, PriceStreamError } from '@catalog/client';
+import type { CatalogClient, PriceEvent, PriceStreamItem, StorefrontProduct } from '@catalog/client';
+import { buildPriceEvent, buildStorefrontProduct, buildStorefrontVariant, CATALOG, toNdjson, UNIQUE_GTINS } from './support/fixtures.ts';
+import type { StorefrontProductInput } from './support/fixtures.ts';
+import { createKey, freePorts, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
+import { REPO_ROOT } from './support/spec.ts';
+
+/** More than 2,500, and with limit 20 more than the 50 pages one listing serves. */
+const STOREFRONT_COUNT = 2600;
+const WALK_LIMIT = 20;
+const OTHER_SHOP = 'Kicks Corner';
+const TOPIC = 'price:marketplacea:us';
+
+function storefrontProducts(): StorefrontProductInput[] {
+  return Array.from({ length: STOREFRONT_COUNT }, (_, i) => {
+    const id = `sp_walk_${String(i).padStart(5, '0')}`;
+    // Every other product is in the other shop: 1,300 of them, still more than 50 pages of 20.
+    const other = i % 2 === 1;
+    return buildStorefrontProduct({
+      id,
+      product_id: String(9_000_000 + i),
+      title: `Walk Sneaker ${i}`,
+      slug: `walk-sneaker-${i}`,
+      ...(other ? { shop_name: OTHER_SHOP, shop_url: 'https://kickscorner.example.com' } : {}),
+      variants: [buildStorefrontVariant({ id: `sv_walk_${i}`, parent_id: id, sku: `WALK-${i}` })],
+    });
+  });
+}
+
+/** Polls `condition` (no fixed sleeps); fails with `describe()` when it does not hold within `timeoutMs`. */
+async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await new Promise((resolveTick) => setTimeout(resolveTick, 20));
+  }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<CatalogApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CatalogApiError);
+  return error as CatalogApiError;
+}
+
+let ws: Workspace;
+let db: string;
+let proKey: string;
+let freeKey: string;
+let main: RunningServer;
+let imported: StorefrontProductInput[];
+const stopLater: RunningServer[] = [];
+
+beforeAll(async () => {
+  ws = workspace('client-vs-server');
+  db = `sqlite:${join(ws.dir, 'catalog.db')}`;
+  imported = storefrontProducts();
+  await importProducts(db, 'catalog', ws.file('catalog.ndjson', toNdjson(Object.values(CATALOG))));
+  await importProducts(db, 'storefront', ws.file('storefront.ndjson', toNdjson(imported)));
+  proKey = await createKey(db, 'pro');
+  freeKey = await createKey(db, 'free');
+  main = await serve(db);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([main, ...stopLater].filter((s) => s !== undefined).map((s) => s.kill()));
+  ws?.dispose();
+});
+
+const clientFor = (apiKey: string, server: RunningServer = main): CatalogClient =>
+  createCatalogClient({ baseUrl: server.apiUrl, sseUrl: server.streamUrl, apiKey });
+
+describe('allStorefrontProducts', () => {
+  it('yields every one of 2,600 products exactly once, in cursor order, past the 50-page cap', async () => {
+    const walked = await collect(clientFor(freeKey).allStorefrontProducts({ limit: WALK_LIMIT }));
+    expect(walked.length).toBe(STOREFRONT_COUNT);
+    expect(new Set(walked.map((p) => p.id)).size).toBe(STOREFRONT_COUNT);
+    expect(walked.map((p) => p.id).sort()).toEqual(imported.map((p) => p.id).sort());
+    const cursors = walked.map((p) => p.cursor);
+    expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+    expect(new Set(cursors).size).toBe(STOREFRONT_COUNT);
+    // The products come back as imported (plus the cursor the service assigned).
+    const byId = new Map(imported.map((p) => [p.id, p]));
+    const sample = walked[1234] as StorefrontProduct;
+    const { cursor, ...rest } = sample;
+    expect(cursor).toBeGreaterThan(0);
+    expect(rest).toEqual(byId.get(sample.id));
+  }, 60_000);
+
+  it('combines a caller filter with the cursor continuation: 1,300 products of one shop, each once', async () => {
+    const catalog = clientFor(freeKey);
+    const filters = `shop_name = "${OTHER_SHOP}"`;
+    const first = await catalog.listStorefrontProducts({ filters, limit: WALK_LIMIT, sort: 'cursor:asc' });
+    expect(first.meta.total).toBe(STOREFRONT_COUNT / 2);
+    expect(first.meta.total_pages).toBe(50);
+
+    const walked = await collect(catalog.allStorefrontProducts({ filters, limit: WALK_LIMIT }));
+    const expected = imported.filter((p) => p.shop_name === OTHER_SHOP).map((p) => p.id);
+    expect(walked.length).toBe(expected.length);
+    expect(walked.every((p) => p.shop_name === OTHER_SHOP)).toBe(true);
+    expect(new Set(walked.map((p) => p.id)).size).toBe(expected.length);
+    expect(walked.map((p) => p.id).sort()).toEqual(expected.sort());
+    const cursors = walked.map((p) => p.cursor);
+    expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+    expect(walked.slice(0, WALK_LIMIT).map((p) => p.id)).toEqual(first.data.map((p) => p.id));
+  }, 60_000);
+});
+
+describe('createCatalogClient HTTP methods', () => {
+  it('getProduct returns the Pro detail by slug to a Pro key', async () => {
+    const { data } = await clientFor(proKey).getProduct(CATALOG.dunk.slug);
+    expect(isCatalogProductPro(data)).toBe(true);
+    if (!isCatalogProductPro(data)) return;
+    expect(data.id).toBe(CATALOG.dunk.id);
+    expect(data.weekly_orders).toBe(CATALOG.dunk.weekly_orders);
+    expect(data.retail_prices).toEqual(CATALOG.dunk.retail_prices);
+    expect(data.release_dates).toEqual(CATALOG.dunk.release_dates);
+    expect(data.variants.map((v) => v.gtin).sort()).toEqual(['00195866123458', '00195866123465', '195866123458']);
+  });
+
+  it('getProduct returns the free detail by id to a free key, without Pro fields', async () => {
+    const { data } = await clientFor(freeKey).getProduct(CATALOG.jordan.id);
+    expect(isCatalogProductPro(data)).toBe(false);
+    expect(data.slug).toBe(CATALOG.jordan.slug);
+    expect(data.images).toBeNull();
+    for (const proField of ['retail_prices', 'release_dates', 'weekly_orders']) expect(data).not.toHaveProperty(proField);
+  });
+
+  it('searchVariants finds by SKU and by GTIN without its leading zeros', async () => {
+    const catalog = clientFor(proKey);
+    const bySku = await catalog.searchVariants({ sku: CATALOG.dunk.sku });
+    expect(bySku.meta.total).toBe(3);
+    expect(bySku.data.every((v) => v.sku === CATALOG.dunk.sku)).toBe(true);
+    const byGtin = await catalog.searchVariants({ gtin: '195866123458' });
+    expect(byGtin.data.map((v) => v.gtin).sort()).toEqual(['00195866123458', '195866123458']);
+    expect(byGtin.data.map((v) => v.source).sort()).toEqual(['marketplacea', 'marketplaceb']);
+  });
+
+  it('listTopBrands counts catalog products per brand, most first', async () => {
+    const { data } = await clientFor(proKey).listTopBrands();
+    expect(data[0]).toEqual({ brand: 'Nike', count: 2 });
+    expect(data.map((b) => b.brand).sort()).toEqual(['Jordan', 'Nike', 'adidas']);
+  });
+
+  it('countGtins counts each GTIN once after padding', async () => {
+    expect(await clientFor(freeKey).countGtins()).toEqual({ count: UNIQUE_GTINS });
+    expect(await clientFor(proKey).countGtins()).toEqual({ count: UNIQUE_GTINS });
+  });
+
+  it('throws CatalogApiError 401 unauthorized for an unknown key, with the request id', async () => {
+    const unknown = clientFor('unknown-key-0000000000000000');
+    for (const call of [() => unknown.getProduct(CATALOG.dunk.slug), () => unknown.countGtins(), () => unknown.listTopBrands()]) {
+      const error = await refusal(call());
+      expect({ code: error.code, status: error.status }).toEqual({ code: 'unauthorized', status: 401 });
+      expect(error.requestId).toMatch(/\S/);
+      expect(error.body?.status).toBe('error');
+    }
+  });
+
+  it('throws CatalogApiError 403 forbidden for a free key on Pro operations', async () => {
+    const free = clientFor(freeKey);
+    for (const call of [() => free.searchVariants({ sku: CATALOG.dunk.sku }), () => free.listTopBrands()]) {
+      const error = await refusal(call());
+      expect({ code: error.code, status: error.status }).toEqual({ code: 'forbidden', status: 403 });
+      expect(error.requestId).toMatch(/\S/);
+    }
+  });
+
+  it('throws CatalogApiError 404 not_found naming the unknown slug', async () => {
+    const error = await refusal(clientFor(proKey).getProduct('air-jordan-0'));
+    expect({ code: error.code, status: error.status }).toEqual({ code: 'not_found', status: 404 });
+    expect(error.message).toContain('air-jordan-0');
+    expect(error.requestId).toMatch(/\S/);
+  });
+
+  it('throws CatalogApiError 400 for a bad filter, a bad GTIN and a bad id', async () => {
+    const catalog = clientFor(proKey);
+    const badFilter = await refusal(catalog.listStorefrontProducts({ filters: 'shop_name =' }));
+    expect({ code: badFilter.code, status: badFilter.status }).toEqual({ code: 'invalid_filter', status: 400 });
+    expect(badFilter.requestId).toMatch(/\S/);
+    const walk = await refusal(collect(catalog.allStorefrontProducts({ filters: 'shop_name =' })));
+    expect({ code: walk.code, status: walk.status }).toEqual({ code: 'invalid_filter', status: 400 });
+    const badGtin = await refusal(catalog.searchVariants({ gtin: '12a' }));
+    expect({ code: badGtin.code, status: badGtin.status }).toEqual({ code: 'invalid_request', status: 400 });
+    const badId = await refusal(catalog.getProduct('-not-a-slug'));
+    expect({ code: badId.code, status: badId.status }).toEqual({ code: 'invalid_request', status: 400 });
+  });
+});
+
+function priceEvent(n: number): PriceEvent {
+  return buildPriceEvent({
+    price: 100 + n + 0.25,
+    variant_id: `v${n}`,
+    size: String(4 + (n % 10)),
+    timestamp: `2026-11-23T16:${String(Math.floor(n / 60) % 60).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}.${String(n).padStart(9, '0')}Z`,
+  });
+}
+
+/** A price stream read in the background into `items`, as a consumer loop would. */
+function consume(catalog: CatalogClient) {
+  const controller = new AbortController();
+  const items: PriceStreamItem[] = [];
+  const acked: number[] = [];
+  const reconnects: unknown[] = [];
+  let failure: unknown;
+  const done = (async () => {
+    try {
+      for await (const item of catalog.priceStream({
+        topics: [TOPIC],
+        lastEventId: 0,
+        signal: controller.signal,
+        // Capped so an outage of a second or two is followed promptly; the production default is 30 s.
+        maxRetryDelayMs: 500,
+        onLastEventId: (id) => acked.push(id),
+        onReconnect: ({ error }) => reconnects.push(error),
+      })) {
+        items.push(item);
+      }
+    } catch (error) {
+      failure = error;
+    }
+  })();
+  return {
+    items,
+    acked,
+    reconnects,
+    failure: () => failure,
+    ids: () => items.map((item) => item.id),
+    stop: async () => {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+describe('priceStream against the real stream server', () => {
+  /** A database of its own (keys and price log only) served on two fixed ports, restartable. */
+  async function streamServer(name: string) {
+    const streamDb = `sqlite:${join(ws.dir, `${name}.db`)}`;
+    const key = await createKey(streamDb, 'pro');
+    const ports = await freePorts();
+    const start = async () => {
+      const server = await serve(streamDb, [], {}, ports);
+      stopLater.push(server);
+      return server;
+    };
+    let published = 0;
+    const publish = async (count: number) => {
+      const events = Array.from({ length: count }, (_, i) => priceEvent(published + i + 1));
+      published += count;
+      await publishPrices(streamDb, ws.file(`${name}-${published}.ndjson`, toNdjson(events)));
+    };
+    return { key, ports, start, publish, published: () => published };
+  }
+
+  function expectExactlyOnceInOrder(stream: ReturnType<typeof consume>, total: number): void {
+    expect(stream.failure()).toBeUndefined();
+    expect(stream.items.filter((item) => item.type === 'reset')).toEqual([]);
+    expect(stream.ids()).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    for (const item of stream.items) {
+      expect(item.topic).toBe(TOPIC);
+      expect(item.data).toEqual(priceEvent(item.id));
+    }
+  }
+
+  it('delivers every event exactly once, in order, across two SIGKILLs and restarts on the same ports', async () => {
+    const feed = await streamServer('sigkill');
+    let server = await feed.start();
+    expect(new URL(server.streamUrl).port).toBe(String(feed.ports.sse));
+    const stream = consume(clientFor(feed.key, server));
+    const received = (n: number) => () => stream.items.length >= n;
+    const progress = () => `received ids ${JSON.stringify(stream.ids().slice(-5))} of ${feed.published()}; failure ${String(stream.failure())}`;
+
+    await feed.publish(5);
+    await waitFor(received(5), progress);
+
+    for (let restart = 1; restart <= 2; restart++) {
+      // A burst, killed as soon as its first events arrive: the cut lands mid-stream.
+      const before = feed.published();
+      await feed.publish(400);
+      await waitFor(received(before + 1), progress);
+      await server.kill();
+      // The price log is durable and publishing needs no server: these wait for the restart.
+      await feed.publish(7);
+      server = await feed.start();
+      expect(new URL(server.streamUrl).port).toBe(String(feed.ports.sse));
+      await feed.publish(3);
+      await waitFor(received(feed.published()), progress);
+    }
+
+    // A last event after everything: a late duplicate would arrive before it and break the id list.
+    await feed.publish(1);
+    const total = feed.published();
+    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress);
+    await stream.stop();
+    expectExactlyOnceInOrder(stream, total);
+    expect(stream.acked.at(-1)).toBe(total);
+    expect(stream.acked).toEqual(stream.ids());
+    expect(stream.reconnects.length).toBeGreaterThanOrEqual(2);
+    await server.stop();
+  }, 90_000);
+
+  it('resumes without loss or duplicate after the server closes the stream cleanly (SIGTERM) and restarts', async () => {
+    const feed = await streamServer('sigterm');
+    let server = await feed.start();
+    const stream = consume(clientFor(feed.key, server));
+    const progress = () => `received ids ${JSON.stringify(stream.ids().slice(-5))} of ${feed.published()}; failure ${String(stream.failure())}`;
+
+    await feed.publish(4);
+    await waitFor(() => stream.items.length >= 4, progress);
+    await server.stop();
+    await feed.publish(4);
+    server = await feed.start();
+    await feed.publish(4);
+    const total = feed.published();
+    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress);
+    await stream.stop();
+    expectExactlyOnceInOrder(stream, total);
+    expect(stream.reconnects.length).toBeGreaterThanOrEqual(1);
+    await server.stop();
+  }, 60_000);
+
+  it('stops at once with PriceStreamError 403 for a free key, without reconnecting', async () => {
+    const reconnects: unknown[] = [];
+    const started = Date.now();
+    const error = await collect(clientFor(freeKey).priceStream({ topics: [TOPIC], onReconnect: (info) => reconnects.push(info) })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PriceStreamError);
+    const refused = error as PriceStreamError;
+    expect({ code: refused.code, status: refused.status }).toEqual({ code: 'forbidden', status: 403 });
+    expect(refused.body?.error).toBe('forbidden');
+    expect(reconnects).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('the packed client installed outside the workspace', () => {
+  // Asynchronous child processes only: a blocked event loop would stop draining the server's log pipe.
+  const exec = promisify(execFile);
+
+  it('typechecks a consumer with tsc and, run with plain node, walks all 2,600 storefront products', async () => {
+    const scratch = join(ws.dir, 'consumer');
+    const packDir = join(scratch, 'pack');
+    const project = join(scratch, 'project');
+    mkdirSync(packDir, { recursive: true });
+    mkdirSync(project);
+    const env = { ...process.env, npm_config_update_notifier: 'false' };
+    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir], { cwd: REPO_ROOT, env });
+    const [tarball] = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
+    if (tarball === undefined) throw new Error('pnpm pack wrote no tarball');
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await exec('npm', ['install', join(packDir, tarball), '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env });
+    // The workspace's TypeScript, linked in: the check needs no registry.
+    const typescriptDir = join(createRequire(join(REPO_ROOT, 'package.json')).resolve('typescript/package.json'), '..');
+    symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
+
+    writeFileSync(
+      join(project, 'consumer.ts'),
+      `import { createCatalogClient } from '@catalog/client';
+import type { StorefrontProduct } from '@catalog/client';
+
+const catalog = createCatalogClient({ baseUrl: ${JSON.stringify(main.apiUrl)}, sseUrl: ${JSON.stringify(main.streamUrl)}, apiKey: ${JSON.stringify(freeKey)} });
+const ids = new Set<string>();
+let count = 0;
+let lastCursor = 0;
+let ordered = true;
+for await (const product of catalog.allStorefrontProducts({ limit: ${WALK_LIMIT} })) {
+  const p: StorefrontProduct = product;
+  ordered &&= p.cursor > lastCursor;
+  lastCursor = p.cursor;
+  ids.add(p.id);
+  count += 1;
+}
+let defaultLimit = 0;
+for await (const _product of catalog.allStorefrontProducts()) defaultLimit += 1;
+console.log(JSON.stringify({ count, unique: ids.size, ordered, defaultLimit }));
+`,
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', strict: true,
+          exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false,
+          noEmit: true, lib: ['es2024', 'dom'], types: [],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = await exec(process.execPath, [join(typescriptDir, 'bin/tsc'), '-p', '.'], { cwd: project }).catch((e: unknown) => e as { stdout: string; stderr: string });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+
+    const run = await exec(process.execPath, ['consumer.ts'], { cwd: project, timeout: 60_000 });
+    expect(JSON.parse(run.stdout.trim()), run.stderr).toEqual({ count: STOREFRONT_COUNT, unique: STOREFRONT_COUNT, ordered: true, defaultLimit: STOREFRONT_COUNT });
+  }, 120_000);
+});
