@@ -21,6 +21,8 @@ const STOREFRONT_COUNT = 2600;
 const WALK_LIMIT = 20;
 const OTHER_SHOP = 'Kicks Corner';
 const TOPIC = 'price:marketplacea:us';
+/** Events per burst in the SIGKILL test; everything published stays under the 5,000 the log retains. */
+const BURST = 1000;
 
 function storefrontProducts(): StorefrontProductInput[] {
   return Array.from({ length: STOREFRONT_COUNT }, (_, i) => {
@@ -38,10 +40,14 @@ function storefrontProducts(): StorefrontProductInput[] {
   });
 }
 
-/** Polls `condition` (no fixed sleeps); fails with `describe()` when it does not hold within `timeoutMs`. */
-async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
+/**
+ * Polls `condition` (no fixed sleeps); fails with `describe()` when it does not hold within
+ * `timeoutMs`, or at once when `failed()` reports an error that makes waiting pointless.
+ */
+async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000, failed: () => unknown = () => undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
+    if (failed() !== undefined) throw new Error(`gave up waiting: ${describe()}`, { cause: failed() });
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await new Promise((resolveTick) => setTimeout(resolveTick, 20));
   }
@@ -215,13 +221,19 @@ function priceEvent(n: number): PriceEvent {
   });
 }
 
-/** A price stream read in the background into `items`, as a consumer loop would. */
+/**
+ * A price stream read in the background into `items`, as a consumer loop would. `hold()` makes the
+ * loop stop after its next item until `release()`: the server is then killed while the rest of a
+ * burst is still unread, on the wire or unsent.
+ */
 function consume(catalog: CatalogClient) {
   const controller = new AbortController();
   const items: PriceStreamItem[] = [];
   const acked: number[] = [];
   const reconnects: unknown[] = [];
   let failure: unknown;
+  let gate: Promise<void> | undefined;
+  let open: (() => void) | undefined;
   const done = (async () => {
     try {
       for await (const item of catalog.priceStream({
@@ -234,6 +246,7 @@ function consume(catalog: CatalogClient) {
         onReconnect: ({ error }) => reconnects.push(error),
       })) {
         items.push(item);
+        if (gate !== undefined) await gate;
       }
     } catch (error) {
       failure = error;
@@ -245,7 +258,15 @@ function consume(catalog: CatalogClient) {
     reconnects,
     failure: () => failure,
     ids: () => items.map((item) => item.id),
+    hold: () => {
+      gate = new Promise((resolveGate) => (open = resolveGate));
+    },
+    release: () => {
+      gate = undefined;
+      open?.();
+    },
     stop: async () => {
+      open?.();
       controller.abort();
       await done;
     },
@@ -291,26 +312,32 @@ describe('priceStream against the real stream server', () => {
     const progress = () => `received ids ${JSON.stringify(stream.ids().slice(-5))} of ${feed.published()}; failure ${String(stream.failure())}`;
 
     await feed.publish(5);
-    await waitFor(received(5), progress);
+    await waitFor(received(5), progress, 30_000, stream.failure);
 
     for (let restart = 1; restart <= 2; restart++) {
-      // A burst, killed as soon as its first events arrive: the cut lands mid-stream.
+      // The consumer holds the first event of a burst while the server is killed: the cut lands with
+      // the rest of the burst unread (in socket and client buffers), and a last batch published just
+      // before the kill may or may not have left the dying server. Either way each arrives once.
       const before = feed.published();
-      await feed.publish(400);
-      await waitFor(received(before + 1), progress);
+      stream.hold();
+      await feed.publish(BURST);
+      await waitFor(received(before + 1), progress, 30_000, stream.failure);
+      await feed.publish(50);
       await server.kill();
+      expect(stream.items.length).toBe(before + 1);
       // The price log is durable and publishing needs no server: these wait for the restart.
       await feed.publish(7);
+      stream.release();
       server = await feed.start();
       expect(new URL(server.streamUrl).port).toBe(String(feed.ports.sse));
       await feed.publish(3);
-      await waitFor(received(feed.published()), progress);
+      await waitFor(received(feed.published()), progress, 30_000, stream.failure);
     }
 
     // A last event after everything: a late duplicate would arrive before it and break the id list.
     await feed.publish(1);
     const total = feed.published();
-    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress);
+    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress, 30_000, stream.failure);
     await stream.stop();
     expectExactlyOnceInOrder(stream, total);
     expect(stream.acked.at(-1)).toBe(total);
@@ -326,13 +353,13 @@ describe('priceStream against the real stream server', () => {
     const progress = () => `received ids ${JSON.stringify(stream.ids().slice(-5))} of ${feed.published()}; failure ${String(stream.failure())}`;
 
     await feed.publish(4);
-    await waitFor(() => stream.items.length >= 4, progress);
+    await waitFor(() => stream.items.length >= 4, progress, 30_000, stream.failure);
     await server.stop();
     await feed.publish(4);
     server = await feed.start();
     await feed.publish(4);
     const total = feed.published();
-    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress);
+    await waitFor(() => stream.items.length >= total && stream.acked.at(-1) === total, progress, 30_000, stream.failure);
     await stream.stop();
     expectExactlyOnceInOrder(stream, total);
     expect(stream.reconnects.length).toBeGreaterThanOrEqual(1);
