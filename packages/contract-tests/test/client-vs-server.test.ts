@@ -3,7 +3,7 @@
 // stream across SIGKILL and SIGTERM restarts on the same ports and database, and the packed tarball
 // installed outside the workspace, typechecked and run against the live server. The client's own
 // tests use fakes; these use the server's CLI exactly as an operator would.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -221,6 +221,25 @@ function priceEvent(n: number): PriceEvent {
   });
 }
 
+/** A database of its own (keys and price log only) served on two fixed ports, restartable. */
+async function streamServer(name: string) {
+  const streamDb = `sqlite:${join(ws.dir, `${name}.db`)}`;
+  const key = await createKey(streamDb, 'pro');
+  const ports = await freePorts();
+  const start = async () => {
+    const server = await serve(streamDb, [], {}, ports);
+    stopLater.push(server);
+    return server;
+  };
+  let published = 0;
+  const publish = async (count: number) => {
+    const events = Array.from({ length: count }, (_, i) => priceEvent(published + i + 1));
+    published += count;
+    await publishPrices(streamDb, ws.file(`${name}-${published}.ndjson`, toNdjson(events)));
+  };
+  return { key, ports, start, publish, published: () => published };
+}
+
 /**
  * A price stream read in the background into `items`, as a consumer loop would. `hold()` makes the
  * loop stop after its next item until `release()`: the server is then killed while the rest of a
@@ -274,25 +293,6 @@ function consume(catalog: CatalogClient) {
 }
 
 describe('priceStream against the real stream server', () => {
-  /** A database of its own (keys and price log only) served on two fixed ports, restartable. */
-  async function streamServer(name: string) {
-    const streamDb = `sqlite:${join(ws.dir, `${name}.db`)}`;
-    const key = await createKey(streamDb, 'pro');
-    const ports = await freePorts();
-    const start = async () => {
-      const server = await serve(streamDb, [], {}, ports);
-      stopLater.push(server);
-      return server;
-    };
-    let published = 0;
-    const publish = async (count: number) => {
-      const events = Array.from({ length: count }, (_, i) => priceEvent(published + i + 1));
-      published += count;
-      await publishPrices(streamDb, ws.file(`${name}-${published}.ndjson`, toNdjson(events)));
-    };
-    return { key, ports, start, publish, published: () => published };
-  }
-
   function expectExactlyOnceInOrder(stream: ReturnType<typeof consume>, total: number): void {
     expect(stream.failure()).toBeUndefined();
     expect(stream.items.filter((item) => item.type === 'reset')).toEqual([]);
@@ -383,28 +383,14 @@ describe('priceStream against the real stream server', () => {
 });
 
 describe('the packed client installed outside the workspace', () => {
-  // Asynchronous child processes only: a blocked event loop would stop draining the server's log pipe.
+  // Asynchronous child processes only: a blocked event loop would stop draining the servers' log pipes.
   const exec = promisify(execFile);
+  let project: string;
+  let feed: Awaited<ReturnType<typeof streamServer>>;
+  /** Published in five batches around two restarts by the stream test. */
+  const WATCH_TOTAL = 25;
 
-  it('typechecks a consumer with tsc and, run with plain node, walks all 2,600 storefront products', async () => {
-    const scratch = join(ws.dir, 'consumer');
-    const packDir = join(scratch, 'pack');
-    const project = join(scratch, 'project');
-    mkdirSync(packDir, { recursive: true });
-    mkdirSync(project);
-    const env = { ...process.env, npm_config_update_notifier: 'false' };
-    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir], { cwd: REPO_ROOT, env });
-    const [tarball] = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
-    if (tarball === undefined) throw new Error('pnpm pack wrote no tarball');
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await exec('npm', ['install', join(packDir, tarball), '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env });
-    // The workspace's TypeScript, linked in: the check needs no registry.
-    const typescriptDir = join(createRequire(join(REPO_ROOT, 'package.json')).resolve('typescript/package.json'), '..');
-    symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
-
-    writeFileSync(
-      join(project, 'consumer.ts'),
-      `import { createCatalogClient } from '@catalog/client';
+  const walkSource = () => `import { createCatalogClient } from '@catalog/client';
 import type { StorefrontProduct } from '@catalog/client';
 
 const catalog = createCatalogClient({ baseUrl: ${JSON.stringify(main.apiUrl)}, sseUrl: ${JSON.stringify(main.streamUrl)}, apiKey: ${JSON.stringify(freeKey)} });
@@ -422,8 +408,42 @@ for await (const product of catalog.allStorefrontProducts({ limit: ${WALK_LIMIT}
 let defaultLimit = 0;
 for await (const _product of catalog.allStorefrontProducts()) defaultLimit += 1;
 console.log(JSON.stringify({ count, unique: ids.size, ordered, defaultLimit }));
-`,
-    );
+`;
+
+  // Default backoff settings, as a consuming team would run it; it stops itself after the last event.
+  const watchSource = () => `import { createCatalogClient } from '@catalog/client';
+import type { PriceStreamItem } from '@catalog/client';
+
+const catalog = createCatalogClient({ baseUrl: ${JSON.stringify(main.apiUrl)}, sseUrl: 'http://127.0.0.1:${feed.ports.sse}', apiKey: ${JSON.stringify(feed.key)} });
+const controller = new AbortController();
+const onLastEventId = (id: number): void => {
+  if (id >= ${WATCH_TOTAL}) controller.abort();
+};
+for await (const ev of catalog.priceStream({ topics: [${JSON.stringify(TOPIC)}], lastEventId: 0, signal: controller.signal, onLastEventId })) {
+  const item: PriceStreamItem = ev;
+  console.log(JSON.stringify({ type: item.type, id: ev.id, topic: ev.topic, data: ev.data }));
+}
+`;
+
+  beforeAll(async () => {
+    const scratch = join(ws.dir, 'consumer');
+    const packDir = join(scratch, 'pack');
+    project = join(scratch, 'project');
+    mkdirSync(packDir, { recursive: true });
+    mkdirSync(project);
+    const env = { ...process.env, npm_config_update_notifier: 'false' };
+    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir], { cwd: REPO_ROOT, env });
+    const [tarball] = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
+    if (tarball === undefined) throw new Error('pnpm pack wrote no tarball');
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await exec('npm', ['install', join(packDir, tarball), '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env });
+    // The workspace's TypeScript, linked in: the check needs no registry.
+    const typescriptDir = join(createRequire(join(REPO_ROOT, 'package.json')).resolve('typescript/package.json'), '..');
+    symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
+
+    feed = await streamServer('packed');
+    writeFileSync(join(project, 'walk.ts'), walkSource());
+    writeFileSync(join(project, 'watch.ts'), watchSource());
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
@@ -432,13 +452,56 @@ console.log(JSON.stringify({ count, unique: ids.size, ordered, defaultLimit }));
           exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false,
           noEmit: true, lib: ['es2024', 'dom'], types: [],
         },
-        files: ['consumer.ts'],
+        files: ['walk.ts', 'watch.ts'],
       }),
     );
     const tsc = await exec(process.execPath, [join(typescriptDir, 'bin/tsc'), '-p', '.'], { cwd: project }).catch((e: unknown) => e as { stdout: string; stderr: string });
-    expect(tsc.stdout + tsc.stderr).toBe('');
-
-    const run = await exec(process.execPath, ['consumer.ts'], { cwd: project, timeout: 60_000 });
-    expect(JSON.parse(run.stdout.trim()), run.stderr).toEqual({ count: STOREFRONT_COUNT, unique: STOREFRONT_COUNT, ordered: true, defaultLimit: STOREFRONT_COUNT });
+    expect(tsc.stdout + tsc.stderr, 'tsc on the consumer scripts').toBe('');
   }, 120_000);
+
+  it('run with plain node, walks all 2,600 storefront products past the 50-page cap', async () => {
+    const run = await exec(process.execPath, ['walk.ts'], { cwd: project, timeout: 60_000 });
+    expect(JSON.parse(run.stdout.trim()), run.stderr).toEqual({ count: STOREFRONT_COUNT, unique: STOREFRONT_COUNT, ordered: true, defaultLimit: STOREFRONT_COUNT });
+  }, 60_000);
+
+  it('run with plain node, follows the price stream across two SIGKILL restarts without losing or repeating an event', async () => {
+    let server = await feed.start();
+    const child = spawn(process.execPath, ['watch.ts'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    let stderr = '';
+    let pending = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      const complete = pending.split('\n');
+      pending = complete.pop() ?? '';
+      lines.push(...complete);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    let exitCode: number | null | undefined;
+    void exited.then((code) => (exitCode = code));
+    const progress = () => `consumer printed ${lines.length} of ${feed.published()} events; exit ${String(exitCode)}; stderr ${stderr}`;
+    const printed = (n: number) => () => lines.length >= n;
+    const crashed = () => (exitCode !== undefined && lines.length < WATCH_TOTAL ? exitCode : undefined);
+    try {
+      await feed.publish(5);
+      await waitFor(printed(5), progress, 30_000, crashed);
+      for (let restart = 1; restart <= 2; restart++) {
+        await server.kill();
+        await feed.publish(5);
+        server = await feed.start();
+        if (restart === 2) break;
+        await feed.publish(5);
+        await waitFor(printed(feed.published()), progress, 30_000, crashed);
+      }
+      await feed.publish(WATCH_TOTAL - feed.published());
+      expect(await exited, progress()).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await server.stop();
+    }
+    const received = lines.map((line) => JSON.parse(line) as { type: string; id: number; topic: string; data: unknown });
+    expect(received.map((item) => item.id)).toEqual(Array.from({ length: WATCH_TOTAL }, (_, i) => i + 1));
+    for (const item of received) expect(item).toEqual({ type: 'price', id: item.id, topic: TOPIC, data: priceEvent(item.id) });
+  }, 90_000);
 });
