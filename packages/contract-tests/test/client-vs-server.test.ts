@@ -41,14 +41,14 @@ function storefrontProducts(): StorefrontProductInput[] {
 }
 
 /**
- * Polls `condition` (no fixed sleeps); fails with `describe()` when it does not hold within
+ * Polls `condition` (no fixed sleeps); fails with `report()` when it does not hold within
  * `timeoutMs`, or at once when `failed()` reports an error that makes waiting pointless.
  */
-async function waitFor(condition: () => boolean, describe: () => string, timeoutMs = 30_000, failed: () => unknown = () => undefined): Promise<void> {
+async function waitFor(condition: () => boolean, report: () => string, timeoutMs = 30_000, failed: () => unknown = () => undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
-    if (failed() !== undefined) throw new Error(`gave up waiting: ${describe()}`, { cause: failed() });
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    if (failed() !== undefined) throw new Error(`gave up waiting: ${report()}`, { cause: failed() });
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${report()}`);
     await new Promise((resolveTick) => setTimeout(resolveTick, 20));
   }
 }
