@@ -1,10 +1,11 @@
 // The real server as a black box, driven only through its CLI (`packages/server/src/cli/main.ts`):
 // `import`, `keys create`, `prices publish` run to completion; `serve` runs until stopped and
 // announces its URLs in a structured log line `{"msg":"listening","apiUrl":…,"streamUrl":…}` on
-// stderr. Everything lives in a temporary directory removed by `dispose`. A command that fails or a
+// stderr, on ports chosen by the OS unless fixed ones are given (a restart on the same ports). Everything lives in a temporary directory removed by `dispose`. A command that fails or a
 // server that does not announce itself within 30 s fails the test with the process's output.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,11 +64,37 @@ export interface RunningServer {
   streamUrl: string;
   /** Every stderr line, as written. */
   logs: string[];
+  /** SIGTERM (a clean drain), SIGKILL after 5 s; resolves when the process has exited. */
   stop(): Promise<void>;
+  /** SIGKILL at once, as a crash would: no drain, streams cut; resolves when the process has exited. */
+  kill(): Promise<void>;
 }
 
-export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--sse-port', '0', ...extraArgs], {
+export interface Ports {
+  api: number;
+  sse: number;
+}
+
+/** Two ports free right now (listen on 0, read, close), so a server can be restarted on the same ones. */
+export async function freePorts(): Promise<Ports> {
+  const one = () =>
+    new Promise<number>((resolvePort, reject) => {
+      const probe = createServer();
+      probe.once('error', reject);
+      probe.listen(0, '127.0.0.1', () => {
+        const address = probe.address();
+        probe.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))));
+      });
+    });
+  const api = await one();
+  let sse = await one();
+  while (sse === api) sse = await one();
+  return { api, sse };
+}
+
+export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, ports: Ports = { api: 0, sse: 0 }): Promise<RunningServer> {
+  const portArgs = ['--port', String(ports.api), '--sse-port', String(ports.sse)];
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--db', db, ...portArgs, ...extraArgs], {
     env: { ...process.env, ...env },
     // The log goes to stderr; stdout is read the same way in case a logger writes there.
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,6 +109,13 @@ export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.Pr
         resolveStop();
       });
       child.kill('SIGTERM');
+    });
+  };
+  const kill = (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolveKill) => {
+      child.once('exit', () => resolveKill());
+      child.kill('SIGKILL');
     });
   };
   return new Promise((resolveStart, reject) => {
@@ -109,7 +143,7 @@ export async function serve(db: string, extraArgs: string[] = [], env: NodeJS.Pr
           }
           if (entry.msg === 'listening' && typeof entry.apiUrl === 'string' && typeof entry.streamUrl === 'string') {
             clearTimeout(timer);
-            resolveStart({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, ''), logs, stop });
+            resolveStart({ apiUrl: entry.apiUrl.replace(/\/$/, ''), streamUrl: entry.streamUrl.replace(/\/$/, ''), logs, stop, kill });
           }
         }
       };
