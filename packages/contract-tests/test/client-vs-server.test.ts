@@ -432,7 +432,9 @@ for await (const ev of catalog.priceStream({ topics: [${JSON.stringify(TOPIC)}],
     mkdirSync(packDir, { recursive: true });
     mkdirSync(project);
     const env = { ...process.env, npm_config_update_notifier: 'false' };
-    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir], { cwd: REPO_ROOT, env });
+    // turbo builds the client before these tests; skipping prepack's rebuild keeps dist/ stable for
+    // the test files that import @catalog/client at the same time.
+    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir, '--config.ignore-scripts=true'], { cwd: REPO_ROOT, env });
     const [tarball] = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
     if (tarball === undefined) throw new Error('pnpm pack wrote no tarball');
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
