@@ -18,8 +18,15 @@ export async function openPriceLog(url: string, logger: Logger): Promise<PriceLo
     // Loaded on demand so that embedded (SQLite) users never load the Redis driver. Live streams
     // end (after a retry hint) when Redis stays unreachable for a few seconds, so clients back
     // off and resume with Last-Event-ID instead of waiting on a silent stream.
+    // `?prefix=` names the keys' prefix, so several deployments (or test runs) can share a Redis.
+    const parsed = new URL(url);
+    const keyPrefix = parsed.searchParams.get('prefix');
+    parsed.searchParams.delete('prefix');
     const { openRedisPriceLog } = await import('./redis/redis-price-log.ts');
-    return openRedisPriceLog(url, logger, { followGiveUpAfterMs: 3000 });
+    return openRedisPriceLog(parsed.toString(), logger, {
+      followGiveUpAfterMs: 3000,
+      ...(keyPrefix === null ? {} : { keyPrefix }),
+    });
   }
   throw new Error(`--price-log must start with sqlite: or redis:, got "${url}"`);
 }

@@ -1,0 +1,125 @@
+// Two `catalog serve` processes on one PostgreSQL database and one Redis stream, as operators run
+// them: subscribers on both see the same ids in the same order, and when one instance is killed
+// with SIGKILL a client resuming on the other with its Last-Event-ID loses nothing.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStream, type SseFrame } from './http/sse-client.ts';
+import { runCli } from './cli/run-cli.ts';
+import { eventOnTopic, TOPICS } from './prices/builders.ts';
+import { createTestDatabase, type TestDatabase } from './support/postgres-test-database.ts';
+
+const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const REDIS = 'redis://127.0.0.1:6379';
+
+interface Instance {
+  process: ChildProcess;
+  streamUrl: string;
+}
+
+function serve(db: string, priceLog: string): Promise<Instance> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--db', db, '--price-log', priceLog, '--port', '0', '--sse-port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 30_000);
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      for (const line of output.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        clearTimeout(timer);
+        resolve({ process: child, streamUrl: (JSON.parse(line) as { streamUrl: string }).streamUrl });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
+  });
+}
+
+function killed(instance: Instance): Promise<void> {
+  return new Promise((resolve) => {
+    if (instance.process.exitCode !== null || instance.process.signalCode !== null) return resolve();
+    instance.process.once('exit', () => resolve());
+    instance.process.kill('SIGKILL');
+  });
+}
+
+describe('several instances on PostgreSQL and Redis', () => {
+  let database: TestDatabase;
+  let priceLog: string;
+  let prefix: string;
+  let workDir: string;
+  let proKey: string;
+  const instances: Instance[] = [];
+
+  const publish = async (count: number): Promise<void> => {
+    const file = join(workDir, `events-${randomBytes(4).toString('hex')}.ndjson`);
+    const lines = Array.from({ length: count }, (_, i) => JSON.stringify(eventOnTopic(TOPICS[i % TOPICS.length])));
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const result = await runCli(['prices', 'publish', '--price-log', priceLog, file]);
+    expect(result.code, result.stderr).toBe(0);
+  };
+  const ids = (frames: SseFrame[]): number[] => frames.filter((f) => f.id !== undefined).map((f) => Number(f.id));
+  const subscribe = (instance: Instance, lastEventId?: number) =>
+    openStream(`${instance.streamUrl}/v1/stream`, {
+      Authorization: `Bearer ${proKey}`,
+      Topics: TOPICS.join(', '),
+      ...(lastEventId === undefined ? {} : { 'Last-Event-ID': String(lastEventId) }),
+    });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    prefix = `catalog-test-${randomBytes(6).toString('hex')}:`;
+    priceLog = `${REDIS}?prefix=${prefix}`;
+    workDir = mkdtempSync(join(tmpdir(), 'scale-out-'));
+    const created = await runCli(['keys', 'create', '--db', database.url(), '--plan', 'pro']);
+    expect(created.code, created.stderr).toBe(0);
+    proKey = created.stdout.trim().split('\n').at(-1)!;
+    instances.push(await serve(database.url(), priceLog), await serve(database.url(), priceLog));
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(instances.map(killed));
+    await database?.drop();
+    const redis = new Redis(REDIS, { lazyConnect: true });
+    await redis.connect();
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('delivers the same ids in the same order on both instances', async () => {
+    const [first, second] = await Promise.all(instances.map((instance) => subscribe(instance)));
+    expect([first!.status, second!.status]).toEqual([200, 200]);
+    await publish(40);
+    const [a, b] = await Promise.all([first!.frames(41, 20_000), second!.frames(41, 20_000)]);
+    expect(ids(a!)).toHaveLength(40);
+    expect(ids(a!)).toEqual(ids(b!));
+    expect(ids(a!)).toEqual([...ids(a!)].sort((x, y) => x - y));
+    first!.close();
+    second!.close();
+  }, 60_000);
+
+  it('lets a client resume on the other instance after SIGKILL without losing an event', async () => {
+    const [doomed, survivor] = instances as [Instance, Instance];
+    const stream = await subscribe(doomed);
+    await publish(10);
+    const before = ids(await stream.frames(11, 20_000));
+    const lastSeen = before.at(-1)!;
+    await killed(doomed);
+    await publish(15);
+    const resumed = await subscribe(survivor, lastSeen);
+    expect(resumed.status).toBe(200);
+    const after = ids(await resumed.frames(16, 20_000));
+    expect(after).toHaveLength(15);
+    expect(after[0]).toBe(lastSeen + 1);
+    expect(after).toEqual(Array.from({ length: 15 }, (_, i) => lastSeen + 1 + i));
+    resumed.close();
+  }, 60_000);
+});
