@@ -17,7 +17,7 @@ import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
 import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/frames.ts';
 import { PriceHub } from '../stream/hub.ts';
-import { SubscriberOverflow, type Subscription } from '../stream/subscription.ts';
+import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
 import { parseTopics } from '../stream/topics.ts';
 
 export interface StreamServerDeps {
@@ -141,27 +141,37 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     const tooFull = (): boolean => res.writableLength + subscription.queuedBytes > maxBufferBytes;
     const heartbeat = setInterval(() => {
       res.write(encodeComment('heartbeat'));
-      if (tooFull()) {
-        log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
-        subscription.end(new SubscriberOverflow(maxBufferBytes));
-        res.destroy();
-      }
+      if (tooFull()) overflowed();
     }, heartbeatMs);
     heartbeat.unref();
+    const frameOfItem = (item: StreamItem): string =>
+      item.kind === 'event' ? frameOf(item.event) : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
+    const overflowed = (): void => {
+      log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
+      subscription.end(new SubscriberOverflow(maxBufferBytes));
+      res.destroy();
+    };
     try {
+      // Replay (and any backlog) through the iterator, pacing on 'drain'; then live events are
+      // written as the hub offers them, and a subscriber that falls too far behind is cut off.
+      subscription.handOverTo((item) => {
+        res.write(frameOfItem(item));
+        if (tooFull()) overflowed();
+      });
       for await (const item of subscription) {
-        res.write(
-          item.kind === 'event'
-            ? frameOf(item.event)
-            : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId }),
-        );
+        res.write(frameOfItem(item));
         if (tooFull()) throw new SubscriberOverflow(maxBufferBytes);
         if (res.writableLength > WRITE_HIGH_WATER) await drained(res, subscription);
       }
+      await subscription.whenEnded;
+      if (subscription.error !== null) throw subscription.error;
       res.end();
     } catch (error) {
-      if (error instanceof SubscriberOverflow) log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
-      else log.warn('stream ended by an error', { error });
+      if (error instanceof SubscriberOverflow) {
+        if (!res.destroyed) log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
+      } else {
+        log.warn('stream ended by an error', { error });
+      }
       res.destroy();
     } finally {
       clearInterval(heartbeat);

@@ -52,6 +52,9 @@ export class Subscription implements AsyncIterable<StreamItem> {
   #replay: AsyncGenerator<StreamItem> | null = null;
   /** A consumer waiting in next() while live and the queue is empty. */
   #waiting: { resolve(result: IteratorResult<StreamItem>): void; reject(error: unknown): void } | null = null;
+  /** The push-mode consumer: registered by handOverTo(), active once the iterator is done. */
+  #pendingSink: ((item: StreamItem) => void) | null = null;
+  #sink: ((item: StreamItem) => void) | null = null;
   #ended = false;
   #error: Error | null = null;
   #errorDelivered = false;
@@ -77,12 +80,44 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return this.#endedSignal.promise;
   }
 
+  /** Why the subscription ended, when an error ended it. */
+  get error(): Error | null {
+    return this.#error;
+  }
+
+  /**
+   * The fast path for a consumer that can take events synchronously (the SSE writer). The
+   * iterator still yields the replay and any backlog; where it would next wait for a live event
+   * it finishes instead (done), and from then on the hub's offer() calls `sink` directly, in id
+   * order, without a promise per event, until the subscription ends (see whenEnded and error).
+   */
+  handOverTo(sink: (item: StreamItem) => void): void {
+    this.#pendingSink = sink;
+    const waiting = this.#waiting;
+    if (waiting !== null) {
+      this.#waiting = null;
+      this.#sink = sink;
+      waiting.resolve(DONE);
+    }
+  }
+
   /**
    * Called by the hub for each event on one of this subscription's topics; never waits. `result`
    * is the iterator result to hand out, which the hub builds once per event for all subscribers.
    */
   offer(event: StoredPriceEvent, result: IteratorYieldResult<StreamItem> = liveResult(event)): void {
     if (this.#ended) return;
+    if (this.#sink !== null) {
+      if (event.id <= this.#lastYielded) return;
+      this.#lastYielded = event.id;
+      try {
+        this.#sink(result.value);
+      } catch (error) {
+        // A failing consumer ends its own subscription, never the hub's loop.
+        this.end(error instanceof Error ? error : new Error(String(error)));
+      }
+      return;
+    }
     const waiting = this.#waiting;
     if (waiting !== null && this.#replay === null) {
       // Live and the consumer is waiting: hand the event over directly (or drop a duplicate).
@@ -162,6 +197,10 @@ export class Subscription implements AsyncIterable<StreamItem> {
       return Promise.resolve(liveResult(event));
     }
     if (this.#ended) return this.#finish();
+    if (this.#pendingSink !== null) {
+      this.#sink = this.#pendingSink;
+      return Promise.resolve(DONE);
+    }
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject };
     });

@@ -125,3 +125,51 @@ describe('PriceHub', () => {
     await broken.stop();
   });
 });
+
+describe('Subscription.handOverTo', () => {
+  let dir: string;
+  let log: SqlitePriceLog;
+  let hub: PriceHub;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-live-'));
+    log = new SqlitePriceLog(path.join(dir, 'catalog.db'));
+    hub = new PriceHub(log, silentLogger, { replayPageSize: 2 });
+  });
+  afterEach(async () => {
+    await hub.stop();
+    await log.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('yields the replay through the iterator, then hands live events to the sink, with no gap and no duplicate', async () => {
+    const before = await log.append([eventOnTopic(US), eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: 0 });
+    const sunk: number[] = [];
+    subscription.handOverTo((item) => {
+      if (item.kind === 'event') sunk.push(item.event.id);
+    });
+    const iterator = subscription[Symbol.asyncIterator]();
+    const taken = await take(iterator, 1);
+    const during = await log.append([eventOnTopic(US), eventOnTopic(NL)]);
+    taken.push(...(await take(iterator, 100)));
+    const after = await log.append([eventOnTopic(US), eventOnTopic(US)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const expected = [...before, ...during, ...after].filter((event) => event.topic === US).map((event) => event.id);
+    expect([...ids(taken), ...sunk]).toEqual(expected);
+    expect(sunk).toEqual(after.map((event) => event.id));
+  });
+
+  it('ends the subscription, not the hub, when a sink throws', async () => {
+    const failing = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const healthy = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    failing.handOverTo(() => {
+      throw new Error('socket gone');
+    });
+    expect(await take(failing, 1)).toEqual([]);
+    const [event] = await log.append([eventOnTopic(US)]);
+    expect(ids(await take(healthy, 1))).toEqual([event?.id]);
+    await failing.whenEnded;
+    expect(failing.error?.message).toBe('socket gone');
+  });
+});
