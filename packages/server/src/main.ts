@@ -14,7 +14,7 @@ import { clientErrorHandler } from './http/client-error.ts';
 import { createStreamServer } from './http/stream-server.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
-import { runSimulator } from './prices/simulator.ts';
+import { runSimulator, syntheticVariants } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
 
 export interface RunningService {
@@ -88,7 +88,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     apiUrl = await listen(apiServer, config.port, config.host);
     streamUrl = await listen(stream.server, config.ssePort, config.host);
     if (config.simulatePrices > 0) {
-      const variants = await stores.catalog.sampleVariants(500);
+      const sampled = await stores.catalog.sampleVariants(500);
+      // An empty catalog still gets a lively demo feed.
+      const variants = sampled.length > 0 ? sampled : syntheticVariants(500);
       simulation = runSimulator({ rate: config.simulatePrices, variants, priceLog, signal: simulator.signal, logger }).then(
         () => undefined,
         (error: unknown) => logger.error('price simulator stopped', { error }),

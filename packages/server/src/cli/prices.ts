@@ -36,7 +36,18 @@ export interface PricesCommandDeps {
   sampleVariants?: (databaseUrl: string, limit: number) => Promise<CatalogVariant[]>;
 }
 
-export async function run(args: string[], deps: PricesCommandDeps = {}): Promise<number> {
+/** Variants from the catalog a `--db` URL names, for the simulator. */
+async function catalogVariants(databaseUrl: string, limit: number): Promise<CatalogVariant[]> {
+  const { openCatalogStores } = await import('../store/open-store.ts');
+  const stores = await openCatalogStores(databaseUrl, createLogger({ level: 'warn' }));
+  try {
+    return await stores.catalog.sampleVariants(limit);
+  } finally {
+    await stores.close();
+  }
+}
+
+export async function run(args: string[], deps: PricesCommandDeps = { sampleVariants: catalogVariants }): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
     case 'publish':

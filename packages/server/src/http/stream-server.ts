@@ -8,9 +8,7 @@
 //   for it (socket buffer plus queued live events); the others never wait for it;
 // - `close()` ends every stream with a clean end of the chunked body, so EventSource clients
 //   reconnect (elsewhere) and resume with Last-Event-ID.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { ErrorCode } from '../catalog/errors.ts';
 import { CatalogError, ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
@@ -19,6 +17,10 @@ import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/
 import { PriceHub } from '../stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
 import { parseTopics } from '../stream/topics.ts';
+import { keyFrom, MISSING_KEY } from './auth.ts';
+import { answerPreflight, CORS_HEADERS } from './cors.ts';
+import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { requestIdFor } from './request-id.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
@@ -30,31 +32,12 @@ export interface StreamServerDeps {
 
 export const STREAM_PATH = '/v1/stream';
 export const RETRY_MS = 2000;
+/** The reconnect delay suggested when the price log is unreachable. */
+export const UNAVAILABLE_RETRY_MS = 5000;
 const ALLOW = 'GET, HEAD';
 const LAST_EVENT_ID = /^[0-9]{1,16}$/;
 /** Above this many bytes in the socket buffer the writer waits for 'drain' before taking more. */
 const WRITE_HIGH_WATER = 64 * 1024;
-
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  invalid_request: 400,
-  invalid_topics: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  internal_error: 500,
-  service_unavailable: 503,
-};
-
-class Refusal extends Error {
-  readonly code: ErrorCode;
-  readonly headers: Record<string, string>;
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.code = code;
-    this.headers = headers;
-  }
-}
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
   const { priceLog, keys, logger, heartbeatMs, maxBufferBytes } = deps;
@@ -74,24 +57,38 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const requestId = randomUUID();
+    if (answerPreflight(req, res)) return;
+    const requestId = requestIdFor(req.headers['x-request-id']);
     const log = logger.child({ requestId });
     res.setHeader('X-Request-Id', requestId);
+    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
     const url = new URL(req.url ?? '/', 'http://stream.invalid');
     const query = Object.fromEntries(url.searchParams);
     try {
       const request = await admit(req, url);
-      if (closing) throw new Refusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
+      if (closing) throw new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
       if (req.method === 'HEAD') {
         await priceLog.ping();
         res.writeHead(200, streamHeaders()).end();
         return;
       }
       const controller = new AbortController();
-      const subscription = await hub.subscribe({ ...request, signal: controller.signal });
+      let subscription: Subscription;
+      try {
+        subscription = await hub.subscribe({ ...request, signal: controller.signal });
+      } catch (error) {
+        if (!(error instanceof ServiceUnavailable)) throw error;
+        // An EventSource gives up for good on a non-200 answer, but reconnects after a clean end:
+        // while the price log is down, admitted subscribers are told when to come back instead,
+        // so they resume with Last-Event-ID once it returns, with no operator action.
+        log.warn('price log unavailable; subscriber asked to retry', { error });
+        res.writeHead(200, streamHeaders());
+        res.end(encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID'));
+        return;
+      }
       if (res.destroyed || closing) {
         subscription.end();
-        if (!res.destroyed) throw new Refusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
+        if (!res.destroyed) throw new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
         return;
       }
       res.on('close', () => controller.abort());
@@ -105,32 +102,39 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         res.destroy();
         return;
       }
-      const refusal = toRefusal(error);
-      if (refusal.code === 'internal_error') log.error('stream request failed', { error });
-      sendError(res, refusal, query);
+      const response = toErrorResponse(error, query);
+      if (response.unexpected) log.error('stream request failed', { error });
+      const body = JSON.stringify(response.body);
+      res.writeHead(response.status, {
+        ...response.headers,
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        'Cache-Control': 'no-store',
+      });
+      res.end(body);
     }
   }
 
   /** Authorisation, Topics and Last-Event-ID, in that order; throws a Refusal. */
   async function admit(req: http.IncomingMessage, url: URL): Promise<{ topics: ReadonlySet<string>; lastEventId: number | null }> {
     if (url.pathname !== STREAM_PATH) {
-      throw new Refusal('not_found', `Nothing is served at ${url.pathname}; subscribe with GET ${STREAM_PATH}.`);
+      throw new HttpRefusal('not_found', `Nothing is served at ${url.pathname}; subscribe with GET ${STREAM_PATH}.`);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      throw new Refusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${STREAM_PATH}; use GET.`, { Allow: ALLOW });
+      throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${STREAM_PATH}; use GET.`, { Allow: ALLOW });
     }
-    const key = apiKeyOf(req.headers.authorization);
+    const key = keyFrom(req.headers.authorization, 'bearer');
     const challenge = { 'WWW-Authenticate': 'Bearer realm="price-stream"' };
-    if (key === null) throw new Refusal('unauthorized', 'Send your API key as "Authorization: Bearer <key>".', challenge);
+    if (key === null) throw new HttpRefusal('unauthorized', MISSING_KEY.bearer, challenge);
     const plan = await keys.findPlan(key).catch((error: unknown) => {
       throw error instanceof CatalogError ? error : new ServiceUnavailable('key store', { cause: error });
     });
-    if (plan === null) throw new Refusal('unauthorized', 'The API key is not known; check it or create a new one.', challenge);
-    if (plan !== 'pro') throw new Refusal('forbidden', 'The price stream needs a Pro plan key; this key is on the free plan.');
+    if (plan === null) throw new HttpRefusal('unauthorized', 'The API key is not known; check it or create a new one.', challenge);
+    if (plan !== 'pro') throw new HttpRefusal('forbidden', 'The price stream needs a Pro plan key; this key is on the free plan.');
     const topics = parseTopics(headerOf(req, 'topics'));
     const rawId = headerOf(req, 'last-event-id')?.trim() ?? '';
     if (rawId !== '' && !LAST_EVENT_ID.test(rawId)) {
-      throw new Refusal('invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
+      throw new HttpRefusal('invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
     }
     return { topics, lastEventId: rawId === '' ? null : Number(rawId) };
   }
@@ -167,6 +171,12 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       if (subscription.error !== null) throw subscription.error;
       res.end();
     } catch (error) {
+      if (error instanceof ServiceUnavailable && !res.destroyed) {
+        // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
+        log.warn('price log unavailable; stream ended with a retry hint', { error });
+        res.end(encodeRetry(UNAVAILABLE_RETRY_MS));
+        return;
+      }
       if (error instanceof SubscriberOverflow) {
         if (!res.destroyed) log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
       } else {
@@ -209,14 +219,6 @@ function streamHeaders(): http.OutgoingHttpHeaders {
   };
 }
 
-/** `Bearer <key>` or the bare key; null when absent or blank. */
-function apiKeyOf(header: string | undefined): string | null {
-  if (header === undefined) return null;
-  const bearer = /^Bearer\s+(.*)$/i.exec(header.trim());
-  const key = (bearer?.[1] ?? header).trim();
-  return key === '' ? null : key;
-}
-
 function headerOf(req: http.IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
@@ -236,19 +238,4 @@ function drained(res: http.ServerResponse, subscription: Subscription): Promise<
   });
 }
 
-function toRefusal(error: unknown): Refusal {
-  if (error instanceof Refusal) return error;
-  if (error instanceof CatalogError && STATUS[error.code] !== undefined) return new Refusal(error.code, error.message);
-  return new Refusal('internal_error', 'The stream server failed unexpectedly; retry, and quote the X-Request-Id if it persists.');
-}
 
-function sendError(res: http.ServerResponse, refusal: Refusal, query: Record<string, string>): void {
-  const body = JSON.stringify({ status: 'error', error: refusal.code, message: refusal.message, query, data: null, meta: null });
-  res.writeHead(STATUS[refusal.code] ?? 500, {
-    ...refusal.headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(body);
-}

@@ -115,6 +115,7 @@ describe('streamPrices', () => {
     const valid = { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' };
     it.each([
       ['no key', { Topics: valid.Topics }, 401, 'unauthorized', /Bearer/],
+      ['a key without the Bearer scheme', { ...valid, Authorization: PRO }, 401, 'unauthorized', /bearer credential/],
       ['an unknown key', { ...valid, Authorization: 'Bearer nope' }, 401, 'unauthorized', /not known/],
       ['a free plan key', { ...valid, Authorization: `Bearer ${FREE}` }, 403, 'forbidden', /Pro plan/],
       ['no Topics', { Authorization: valid.Authorization }, 400, 'invalid_topics', /missing/],
@@ -142,17 +143,44 @@ describe('streamPrices', () => {
       expect(notAllowed.headers.get('allow')).toBe('GET, HEAD');
     });
 
-    it('answers 503 when the price log is down', async () => {
+    it('asks a subscriber to come back later, with a retry hint, while the price log is down', async () => {
       const harness = await startServer();
       await harness.log.close();
-      const { status, body } = await refusal(`${harness.url}/v1/stream`, { headers: valid });
-      expect([status, body['error']]).toEqual([503, 'service_unavailable']);
+      const stream = await openStream(`${harness.url}/v1/stream`, valid);
+      harness.streams.push(stream);
+      expect(stream.status).toBe(200);
+      expect(await stream.ended()).toBe('end');
+      expect(stream.raw()).toBe('retry: 5000\n\n: price log unavailable; reconnect with Last-Event-ID\n');
     });
   });
 
-  it('opens with the stream headers and a retry field, accepting a bare key too', async () => {
+  it('ends a live stream cleanly with a retry hint when the price log fails under it', async () => {
     const harness = await startServer();
-    const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: PRO, Topics: 'price:marketplacea:us' });
+    const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' });
+    harness.streams.push(stream);
+    await stream.frames(1);
+    await harness.log.close();
+    expect(await stream.ended()).toBe('end');
+    expect(stream.raw()).toBe('retry: 2000\n\nretry: 5000\n\n');
+  });
+
+  it('answers a browser preflight without a key, and lets the browser read the request id', async () => {
+    const harness = await startServer();
+    const preflight = await fetch(`${harness.url}/v1/stream`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,topics,last-event-id' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Topics, Last-Event-ID, X-Request-Id');
+    const refused = await fetch(`${harness.url}/v1/stream`, { headers: { Topics: 'price:marketplacea:us' } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+  });
+
+  it('opens with the stream headers and a retry field', async () => {
+    const harness = await startServer();
+    const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' });
     harness.streams.push(stream);
     expect(stream.status).toBe(200);
     expect(stream.headers).toMatchObject({
