@@ -13,12 +13,14 @@ import { openStream, type SseFrame } from './http/sse-client.ts';
 import { runCli } from './cli/run-cli.ts';
 import { eventOnTopic, TOPICS } from './prices/builders.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres-test-database.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const REDIS = 'redis://127.0.0.1:6379';
 
 interface Instance {
   process: ChildProcess;
+  apiUrl: string;
   streamUrl: string;
 }
 
@@ -34,7 +36,8 @@ function serve(db: string, priceLog: string): Promise<Instance> {
       for (const line of output.split('\n')) {
         if (!line.includes('"listening"')) continue;
         clearTimeout(timer);
-        resolve({ process: child, streamUrl: (JSON.parse(line) as { streamUrl: string }).streamUrl });
+        const { apiUrl, streamUrl } = JSON.parse(line) as { apiUrl: string; streamUrl: string };
+        resolve({ process: child, apiUrl, streamUrl });
       }
     });
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
@@ -122,4 +125,43 @@ describe('several instances on PostgreSQL and Redis', () => {
     expect(after).toEqual(Array.from({ length: 15 }, (_, i) => lastSeen + 1 + i));
     resumed.close();
   }, 60_000);
+
+  it('survives a Redis outage under a live subscriber: readyz 503, catalog serving, stream resumes without loss', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 6379);
+    const behindProxy = await serve(database.url(), `redis://127.0.0.1:${proxy.port}?prefix=${prefix}`);
+    instances.push(behindProxy);
+    try {
+      const stream = await subscribe(behindProxy);
+      await publish(5);
+      const seen = ids(await stream.frames(6, 20_000));
+      proxy.cut();
+      // The stream ends cleanly with a retry hint once the price log stays unreachable.
+      expect(await stream.ended()).toBe('end');
+      expect(stream.raw()).toMatch(/retry: 5000\n\n$/);
+      const ready = await fetch(`${behindProxy.apiUrl}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { message: string }).message).toContain('price log');
+      const brands = await fetch(`${behindProxy.apiUrl}/v2/brands`, { headers: { Authorization: proKey } });
+      expect(brands.status).toBe(200);
+      // Published while this instance cannot reach Redis (another feed process still can).
+      await publish(7);
+      const refused = await subscribe(behindProxy, seen.at(-1));
+      expect(refused.status).toBe(200);
+      expect(await refused.ended()).toBe('end');
+      proxy.restore();
+      let resumed: SseFrame[] = [];
+      for (let attempt = 0; attempt < 40 && resumed.length === 0; attempt++) {
+        const retry = await subscribe(behindProxy, seen.at(-1));
+        const first = await retry.frames(1, 10_000);
+        if (first[0]?.retry === '2000') resumed = await retry.frames(7, 20_000);
+        retry.close();
+        if (resumed.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(ids(resumed)).toEqual(Array.from({ length: 7 }, (_, i) => seen.at(-1)! + 1 + i));
+      expect((await fetch(`${behindProxy.apiUrl}/readyz`)).status).toBe(200);
+    } finally {
+      proxy.restore();
+      await proxy.close();
+    }
+  }, 90_000);
 });
