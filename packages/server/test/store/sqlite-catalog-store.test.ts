@@ -33,6 +33,24 @@ describe('SqliteCatalogStore', () => {
     db.close();
   });
 
+  it('shows a product re-imported by another process at once, despite the document cache', async () => {
+    const url = freshUrl();
+    const server = await openCatalogStores(url, silentLogger);
+    const importer = await openCatalogStores(url, silentLogger);
+    try {
+      const product = buildCatalogProduct({ title: 'Before' });
+      await importer.catalog.upsertCatalogProducts([product]);
+      expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'Before' });
+      await importer.catalog.upsertCatalogProducts([{ ...product, title: 'After' }]);
+      expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'After' });
+      expect(await server.catalog.getProductDocument('imported-later')).toBeNull();
+      await importer.catalog.upsertCatalogProducts([buildCatalogProduct({ slug: 'imported-later' })]);
+      expect(await server.catalog.getProductDocument('imported-later')).not.toBeNull();
+    } finally {
+      await Promise.all([server.close(), importer.close()]);
+    }
+  });
+
   it('answers GTIN substrings from the trigram index, never a full scan', async () => {
     const url = freshUrl();
     const stores = await openCatalogStores(url, silentLogger);

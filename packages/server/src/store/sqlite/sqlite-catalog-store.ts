@@ -7,7 +7,8 @@
 // - Filters are compiled to parameterised SQL (compile-filter.ts); no user text reaches SQL.
 // - GTIN substring search goes through an FTS5 trigram index; SKU, slug, id, cursor look-ups
 //   through B-tree indexes. Totals are exact counts.
-// - Aggregates (top brands, GTIN count, variant count) are cached until any connection commits.
+// - Aggregates (top brands, GTIN count, variant count) and recently read product documents are
+//   cached until any connection commits (PRAGMA data_version), so an import elsewhere shows at once.
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
@@ -72,21 +73,32 @@ interface VariantRow {
   position: number;
 }
 
+/** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
+const DOCUMENT_CACHE_ENTRIES = 2048;
+
 export class SqliteCatalogStore implements CatalogStore {
   private readonly database: SqliteDatabase;
   private aggregateVersion = '';
   private readonly aggregates = new Map<string, unknown>();
+  /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
+  private readonly documents = new Map<string, string | null>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
   }
 
-  private cached<T>(key: string, compute: () => T): T {
+  /** Drops every cached read when any connection (this process or another) has committed. */
+  private freshen(): void {
     const version = this.database.version();
     if (version !== this.aggregateVersion) {
       this.aggregates.clear();
+      this.documents.clear();
       this.aggregateVersion = version;
     }
+  }
+
+  private cached<T>(key: string, compute: () => T): T {
+    this.freshen();
     if (this.aggregates.has(key)) return this.aggregates.get(key) as T;
     const value = compute();
     this.aggregates.set(key, value);
@@ -244,6 +256,16 @@ export class SqliteCatalogStore implements CatalogStore {
   }
 
   async getProductDocument(idOrSlug: string): Promise<string | null> {
+    this.freshen();
+    const known = this.documents.get(idOrSlug);
+    if (known !== undefined) return known;
+    const document = this.readProductDocument(idOrSlug);
+    if (this.documents.size >= DOCUMENT_CACHE_ENTRIES) this.documents.delete(this.documents.keys().next().value!);
+    this.documents.set(idOrSlug, document);
+    return document;
+  }
+
+  private readProductDocument(idOrSlug: string): string | null {
     const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
       this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(idOrSlug)) as
       | { doc: string }
