@@ -1,7 +1,6 @@
-// An in-memory CatalogStore for transport and service tests, plus small data builders. It pages
+// An in-memory CatalogStore for transport and service tests (the builders live in builders.ts). It pages
 // and matches just enough (sku, gtin substring, shop name, cursor comparisons) for those tests;
 // the real semantics are proven by the adapters' conformance suite.
-import { randomUUID } from 'node:crypto';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
@@ -11,58 +10,7 @@ import type { Plan } from '../../src/catalog/model.ts';
 
 let sequence = 0;
 
-export function buildCatalogVariant(overrides: Partial<CatalogVariant> = {}): CatalogVariant {
-  sequence += 1;
-  return {
-    id: randomUUID(),
-    product_id: randomUUID(),
-    sku: 'DD1391-100',
-    title: 'Nike Dunk Low Retro White Black Panda',
-    description: 'The Dunk Low returns.',
-    brand: 'Nike',
-    category: 'Sneakers > Low Top',
-    color: 'White/Black',
-    gender: 'male',
-    gtin: `00195866${String(100000 + sequence).padStart(6, '0')}`,
-    size: '10.5',
-    link: 'https://go.example.com/marketplacea/dd1391-100?size=10.5',
-    image: 'https://cdn.example.com/images/dd1391-100-1.jpg',
-    price: 142,
-    currency: 'USD',
-    tags: ['low-top'],
-    metadata: { category: 'Sneakers', model: 'Dunk Low' },
-    source: 'marketplacea',
-    ...overrides,
-  };
-}
-
-export function buildCatalogProduct(overrides: Partial<CatalogProductPro> = {}): CatalogProductPro {
-  const id = overrides.id ?? randomUUID();
-  return {
-    id,
-    slug: 'nike-dunk-low-retro-white-black-panda',
-    sku: 'DD1391-100',
-    title: 'Nike Dunk Low Retro White Black Panda',
-    brand: 'Nike',
-    category: 'Sneakers > Low Top',
-    color: 'White/Black',
-    gender: 'male',
-    description: 'The Dunk Low returns.<br>Crisp leather overlays.',
-    image: 'https://cdn.example.com/images/dd1391-100-1.jpg',
-    images: null,
-    currency: 'USD',
-    avg_price: 141.5,
-    min_price: 128,
-    max_price: 165,
-    trending: true,
-    release_dates: [{ sku: 'DD1391-100', release_date: '2021-03-10', source: 'marketplacea_2021_03_10' }],
-    retail_prices: [{ sku: 'DD1391-100', price: 110, currency: 'USD', source: 'srp' }],
-    links: [{ link: 'https://go.example.com/marketplacea/dd1391-100', target: 'marketplacea', min_price: 128 }],
-    variants: [buildCatalogVariant({ product_id: id })],
-    weekly_orders: 312,
-    ...overrides,
-  };
-}
+export { buildCatalogProduct, buildCatalogVariant } from './builders.ts';
 
 export function buildStorefrontProduct(overrides: Partial<StorefrontProduct> = {}): StorefrontProduct {
   sequence += 1;
