@@ -1,6 +1,7 @@
-// Cross-origin access for browser clients: every response may be read from any origin (the API
-// is authenticated by key, never by cookies, so `*` grants nothing a key does not), and a CORS
-// preflight is answered at once without authentication, as browsers send it without credentials.
+// Cross-origin access for browser clients: every response to a request with an Origin may be read
+// from any origin (the API is authenticated by key, never by cookies, so `*` grants nothing a key
+// does not), and a CORS preflight is answered at once without authentication, as browsers send it
+// without credentials.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const CORS_HEADERS = {

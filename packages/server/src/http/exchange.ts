@@ -59,8 +59,11 @@ export function sendJson(
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(Buffer.byteLength(payload));
   headers['x-request-id'] = exchange.requestId;
-  headers['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
-  headers['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
+  // Only browsers need CORS headers, and they always send Origin on cross-origin requests.
+  if (req.headers.origin !== undefined) {
+    headers['access-control-allow-origin'] = CORS_HEADERS['access-control-allow-origin'];
+    headers['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
+  }
   res.writeHead(status, headers);
   res.end(payload);
   logAccess(logger, req, exchange, status);

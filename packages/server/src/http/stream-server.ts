@@ -61,7 +61,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     const requestId = requestIdFor(req.headers['x-request-id']);
     const log = logger.child({ requestId });
     res.setHeader('X-Request-Id', requestId);
-    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    if (req.headers.origin !== undefined) for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
     const url = new URL(req.url ?? '/', 'http://stream.invalid');
     const query = Object.fromEntries(url.searchParams);
     try {

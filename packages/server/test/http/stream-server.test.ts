@@ -172,7 +172,7 @@ describe('streamPrices', () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Topics, Last-Event-ID, X-Request-Id');
-    const refused = await fetch(`${harness.url}/v1/stream`, { headers: { Topics: 'price:marketplacea:us' } });
+    const refused = await fetch(`${harness.url}/v1/stream`, { headers: { Topics: 'price:marketplacea:us', origin: 'https://app.example.com' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
     expect(refused.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
