@@ -4,7 +4,7 @@
 import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
-import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
+import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontSort } from './model.ts';
 import { productForPlan } from './tiers.ts';
 
 /** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
@@ -41,14 +41,15 @@ export class CatalogService {
     this.#store = store;
   }
 
-  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<StorefrontProduct>> {
+  /** Items are the stored JSON documents, for the transport to splice into its response. */
+  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<string>> {
     checkPaging(listing.page, listing.limit);
     if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
     const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };
     if (listing.query !== undefined) query.text = listing.query;
     if (listing.shopName !== undefined) query.shopName = listing.shopName;
     if (listing.filters !== undefined) query.filter = parseFilter(listing.filters);
-    const page = await this.#store.listStorefrontProducts(query);
+    const page = await this.#store.listStorefrontDocuments(query);
     return {
       items: page.items,
       total: page.total,

@@ -6,7 +6,6 @@ import type {
   CatalogProductPro,
   CatalogVariant,
   Page,
-  StorefrontProduct,
   StorefrontProductInput,
   StorefrontSort,
 } from '../catalog/model.ts';
@@ -37,7 +36,11 @@ export interface ImportReport {
 }
 
 export interface CatalogStore {
-  listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>>;
+  /**
+   * Storefront products as their stored JSON documents (with `cursor`, `created_at` and
+   * `updated_at`), so the hot path can splice them into a response unparsed.
+   */
+  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>>;
   searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>>;
   /** Brands by number of catalog products, descending; ties by brand name ascending. */
   topBrands(limit: number): Promise<BrandCount[]>;

@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
 import { runCli } from './run-cli.ts';
-import { readProduct } from '../support/read-product.ts';
+import { readProduct, readStorefrontPage } from '../support/read-product.ts';
 
 describe('catalog import', () => {
   let dir: string;
@@ -55,7 +55,7 @@ describe('catalog import', () => {
     expect(second.stdout).toContain('(0 new, 2 updated, 4 variants)');
     const stores = await openCatalogStores(db, silentLogger);
     try {
-      const page = await stores.catalog.listStorefrontProducts({ sort: 'cursor:asc', offset: 0, limit: 10 });
+      const page = await readStorefrontPage(stores.catalog, { sort: 'cursor:asc', offset: 0, limit: 10 });
       expect(page.items.map((product) => product.id)).toStrictEqual(products.map((product) => product.id));
     } finally {
       await stores.close();

@@ -7,7 +7,7 @@ import type { CatalogProductPro, StorefrontProduct, StorefrontProductInput } fro
 import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
-import { readProduct } from '../support/read-product.ts';
+import { readProduct, readStorefrontPage } from '../support/read-product.ts';
 
 export interface OpenedStores {
   catalog: CatalogStore;
@@ -21,7 +21,7 @@ function query(overrides: Partial<StorefrontQuery> = {}): StorefrontQuery {
 
 /** The ids a storefront query returns, in order. */
 async function ids(catalog: CatalogStore, overrides: Partial<StorefrontQuery> = {}): Promise<string[]> {
-  return (await catalog.listStorefrontProducts(query(overrides))).items.map((product) => product.id);
+  return (await readStorefrontPage(catalog, query(overrides))).items.map((product) => product.id);
 }
 
 export function describeCatalogStoreConformance(name: string, open: () => Promise<OpenedStores>): void {
@@ -179,7 +179,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         const input = buildStorefrontProduct();
         const before = Date.now();
         expect(await catalog.upsertStorefrontProducts([input])).toEqual({ inserted: 1, updated: 0 });
-        const [stored] = (await catalog.listStorefrontProducts(query())).items;
+        const [stored] = (await readStorefrontPage(catalog, query())).items;
         expect(stored).toBeDefined();
         const product = stored!;
         const { cursor, created_at: createdAt, updated_at: updatedAt, ...rest } = product;
@@ -198,7 +198,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       it('keeps created_at and updated_at when the import carries them', async () => {
         const input = buildStorefrontProduct({ created_at: '2026-01-05T12:00:00.000Z', updated_at: '2026-11-20T09:14:02.512Z' });
         await catalog.upsertStorefrontProducts([input]);
-        const [product] = (await catalog.listStorefrontProducts(query())).items;
+        const [product] = (await readStorefrontPage(catalog, query())).items;
         const { cursor: _cursor, ...rest } = product!;
         expect(rest).toStrictEqual(input);
       });
@@ -206,10 +206,10 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       it('keeps the cursor and created_at of a product imported again, and updates its fields', async () => {
         const first = buildStorefrontProduct();
         await catalog.upsertStorefrontProducts([first, buildStorefrontProduct()]);
-        const [original] = (await catalog.listStorefrontProducts(query())).items;
+        const [original] = (await readStorefrontPage(catalog, query())).items;
         const again = { ...first, title: 'Renamed Dunk', price_min: 99 };
         expect(await catalog.upsertStorefrontProducts([again, buildStorefrontProduct()])).toEqual({ inserted: 1, updated: 1 });
-        const page = await catalog.listStorefrontProducts(query());
+        const page = await readStorefrontPage(catalog, query());
         expect(page.total).toBe(3);
         const reread = page.items.find((product) => product.id === first.id)!;
         expect(reread.cursor).toBe(original!.cursor);
@@ -224,7 +224,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         const inputs = Array.from({ length: 5 }, () => buildStorefrontProduct());
         await catalog.upsertStorefrontProducts(inputs.slice(0, 2));
         await catalog.upsertStorefrontProducts(inputs.slice(2));
-        const page = await catalog.listStorefrontProducts(query());
+        const page = await readStorefrontPage(catalog, query());
         expect(page.items.map((product) => product.id)).toStrictEqual(inputs.map((input) => input.id));
         const cursors = page.items.map((product) => BigInt(product.cursor));
         for (let i = 1; i < cursors.length; i += 1) expect(cursors[i]! > cursors[i - 1]!).toBe(true);
@@ -266,7 +266,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         for (const [filter, expected] of cases) {
           expect({ filter, ids: await ids(catalog, { filter: parseFilter(filter) }) }).toStrictEqual({ filter, ids: expected });
         }
-        const page = await catalog.listStorefrontProducts(query({ filter: parseFilter('available = true'), limit: 1 }));
+        const page = await readStorefrontPage(catalog, query({ filter: parseFilter('available = true'), limit: 1 }));
         expect(page.total).toBe(2);
         expect(page.items).toHaveLength(1);
       });
@@ -298,7 +298,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       it('counts exact totals for cursor ranges of every operator', async () => {
         const inputs = Array.from({ length: 30 }, () => buildStorefrontProduct());
         await catalog.upsertStorefrontProducts(inputs);
-        const all = (await catalog.listStorefrontProducts(query())).items.map((product) => BigInt(product.cursor));
+        const all = (await readStorefrontPage(catalog, query())).items.map((product) => BigInt(product.cursor));
         const pivot = all[9]!;
         // Probes on, between, below and above the assigned cursors; all exact doubles.
         const probes = [pivot, pivot + 512n, all[0]! - 1024n, all[0]!, all[29]!, all[29]! + 2048n];
@@ -310,7 +310,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
             '<=': all.filter((c) => c <= value).length,
           };
           for (const [operator, count] of Object.entries(expected)) {
-            const page = await catalog.listStorefrontProducts(query({ filter: parseFilter(`cursor ${operator} ${value}`), limit: 2 }));
+            const page = await readStorefrontPage(catalog, query({ filter: parseFilter(`cursor ${operator} ${value}`), limit: 2 }));
             expect({ operator, value: String(value), total: page.total }).toStrictEqual({ operator, value: String(value), total: count });
           }
         }
@@ -328,7 +328,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
           const filter = last === undefined ? undefined : parseFilter(`cursor > ${JSON.parse(JSON.stringify(last.cursor)) as number}`);
           let received = 0;
           for (let page = 1; page <= 50; page += 1) {
-            const result = await catalog.listStorefrontProducts(
+            const result = await readStorefrontPage(catalog, 
               filter === undefined ? query({ offset: (page - 1) * limit, limit }) : query({ filter, offset: (page - 1) * limit, limit }),
             );
             if (page === 1) expect(result.total).toBe(inputs.length - seen.length);
@@ -341,7 +341,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         }
         expect(seen).toHaveLength(inputs.length);
         expect(new Set(seen).size).toBe(inputs.length);
-        const hub = await catalog.listStorefrontProducts(query({ shopName: 'SNEAKER HUB', filter: parseFilter('available = true'), limit: 1 }));
+        const hub = await readStorefrontPage(catalog, query({ shopName: 'SNEAKER HUB', filter: parseFilter('available = true'), limit: 1 }));
         expect(hub.total).toBe(1_300);
       });
     });

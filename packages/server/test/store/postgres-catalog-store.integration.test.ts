@@ -108,7 +108,7 @@ describe('PostgresCatalogStore indexes', () => {
   });
 
   it('treats cursors beyond int8 as empty or full ranges instead of failing', async () => {
-    const page = (filter: string) => stores.catalog.listStorefrontProducts({ sort: 'cursor:asc', filter: parseFilter(filter), offset: 0, limit: 1 });
+    const page = (filter: string) => stores.catalog.listStorefrontDocuments({ sort: 'cursor:asc', filter: parseFilter(filter), offset: 0, limit: 1 });
     expect((await page('cursor > 1180591620717411303424')).total).toBe(0);
     expect((await page('cursor < 1180591620717411303424')).total).toBe(30);
   });
@@ -130,12 +130,12 @@ describe('PostgreSQL outage', () => {
       proxy.cut();
       const started = Date.now();
       await expect(viaProxy.catalog.ping()).rejects.toBeInstanceOf(ServiceUnavailable);
-      await expect(viaProxy.catalog.listStorefrontProducts({ sort: 'cursor:asc', offset: 0, limit: 5 })).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(viaProxy.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 5 })).rejects.toBeInstanceOf(ServiceUnavailable);
       await expect(viaProxy.keys.findPlan('ck_anything')).rejects.toBeInstanceOf(ServiceUnavailable);
       expect(Date.now() - started).toBeLessThan(5000);
       proxy.restore();
       await expect(viaProxy.catalog.ping()).resolves.toBeUndefined();
-      expect((await viaProxy.catalog.listStorefrontProducts({ sort: 'cursor:asc', offset: 0, limit: 5 })).total).toBe(30);
+      expect((await viaProxy.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 5 })).total).toBe(30);
     } finally {
       await viaProxy.close();
       await proxy.close();

@@ -84,14 +84,14 @@ export class FakeCatalogStore implements CatalogStore {
     this.failure = options.failure;
   }
 
-  async listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
     this.fail();
     this.storefrontQueries.push(query);
     const matches = this.storefront
       .filter((p) => query.shopName === undefined || p.shop_name.toLowerCase() === query.shopName.toLowerCase())
       .filter((p) => query.filter === undefined || matchesFilter(p, query.filter))
       .sort((a, b) => (query.sort === 'cursor:desc' ? b.cursor - a.cursor : a.cursor - b.cursor));
-    return { items: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+    return { items: matches.slice(query.offset, query.offset + query.limit).map((p) => JSON.stringify(p)), total: matches.length };
   }
 
   async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {

@@ -1,8 +1,14 @@
-import type { CatalogProductPro } from '../../src/catalog/model.ts';
-import type { CatalogStore } from '../../src/store/catalog-store.ts';
+import type { CatalogProductPro, Page, StorefrontProduct } from '../../src/catalog/model.ts';
+import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
 
 /** The stored product parsed, as a client of the store port would read it. */
 export async function readProduct(catalog: CatalogStore, idOrSlug: string): Promise<CatalogProductPro | null> {
   const document = await catalog.getProductDocument(idOrSlug);
   return document === null ? null : (JSON.parse(document) as CatalogProductPro);
+}
+
+/** A storefront page parsed, as a client of the store port would read it. */
+export async function readStorefrontPage(catalog: CatalogStore, query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+  const page = await catalog.listStorefrontDocuments(query);
+  return { items: page.items.map((document) => JSON.parse(document) as StorefrontProduct), total: page.total };
 }

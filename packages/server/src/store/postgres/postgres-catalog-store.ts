@@ -141,7 +141,7 @@ export class PostgresCatalogStore implements CatalogStore {
     this.#ownsPool = options.ownsPool ?? false;
   }
 
-  listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
     return this.#run(async () => {
       const params: unknown[] = [];
       const where: string[] = [];
@@ -164,7 +164,7 @@ export class PostgresCatalogStore implements CatalogStore {
         ),
         this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM storefront_products ${whereSql}`, params),
       ]);
-      return { items: rows.rows.map((row) => JSON.parse(row.document) as StorefrontProduct), total: count.rows[0]?.total ?? 0 };
+      return { items: rows.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
     });
   }
 

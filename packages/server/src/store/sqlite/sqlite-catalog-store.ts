@@ -105,7 +105,7 @@ export class SqliteCatalogStore implements CatalogStore {
     return value;
   }
 
-  async listStorefrontProducts(query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
     const params: unknown[] = [];
     const where: string[] = [];
     const text = query.text === undefined ? undefined : textQuery(query.text);
@@ -130,7 +130,7 @@ export class SqliteCatalogStore implements CatalogStore {
       knownTotal(query.offset, query.limit, rows.length) ??
       this.cursorRangeTotal(query) ??
       (this.database.statement(`SELECT count(*) AS n FROM storefront_products p ${whereSql}`).get(...(params as never[])) as { n: number }).n;
-    return { items: rows.map((row) => JSON.parse(row.doc) as StorefrontProduct), total };
+    return { items: rows.map((row) => row.doc), total };
   }
 
   /**
