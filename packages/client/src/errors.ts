@@ -65,7 +65,7 @@ function describeError({ status, body }: ErrorDetails): { code: ErrorCode; messa
  * reject with the `fetch` implementation's own error.
  */
 export class CatalogApiError extends Error {
-  override readonly name = 'CatalogApiError';
+  override readonly name: string = 'CatalogApiError';
   readonly code: ErrorCode;
   readonly status: number;
   readonly requestId: string | undefined;
@@ -84,23 +84,11 @@ export class CatalogApiError extends Error {
 
 /**
  * The stream server refused the subscription for good (400 `invalid_topics`, 401, 403, or another
- * 4xx that retrying cannot fix). `priceStream` throws it at once instead of reconnecting.
+ * 4xx that retrying cannot fix). `priceStream` throws it at once instead of reconnecting. It is a
+ * CatalogApiError too, so one `instanceof CatalogApiError` check handles every refusal.
  */
-export class PriceStreamError extends Error {
-  override readonly name = 'PriceStreamError';
-  readonly code: ErrorCode;
-  readonly status: number;
-  readonly requestId: string | undefined;
-  readonly body: ErrorBody | undefined;
-
-  constructor(details: ErrorDetails) {
-    const { code, message, errorBody } = describeError(details);
-    super(message);
-    this.code = code;
-    this.status = details.status;
-    this.requestId = details.requestId;
-    this.body = errorBody;
-  }
+export class PriceStreamError extends CatalogApiError {
+  override readonly name: string = 'PriceStreamError';
 }
 
 export function parseBody(text: string): unknown {

@@ -10,52 +10,18 @@ import type { Plan } from '../../src/catalog/model.ts';
 
 let sequence = 0;
 
+import { buildStorefrontProduct as buildStorefrontInput } from './builders.ts';
+
 export { buildCatalogProduct, buildCatalogVariant } from './builders.ts';
 
+/** A storefront product as the store returns it: the shared builder plus the service-assigned fields. */
 export function buildStorefrontProduct(overrides: Partial<StorefrontProduct> = {}): StorefrontProduct {
   sequence += 1;
-  const id = overrides.id ?? `sp_${sequence}`;
   return {
-    id,
-    product_id: String(7741029384721 + sequence),
-    title: 'Nike Dunk Low Retro White Black Panda',
-    description: '',
-    brand: 'Nike',
-    product_type: 'Sneakers',
-    tags: ['COLOR_White'],
-    slug: `nike-dunk-low-${sequence}`,
-    link: 'https://sneakerhub.example.com/products/nike-dunk-low',
-    price_min: 119.99,
-    price_max: 149.99,
-    price_display: 129.99,
-    available: true,
-    images: ['https://cdn.example.com/images/dd1391-100-1.jpg'],
-    shop_name: 'Sneaker Hub',
-    shop_url: 'https://sneakerhub.example.com',
-    product_created_at: '2025-03-01T10:00:00Z',
-    product_published_at: '2025-03-02T08:30:00Z',
+    ...buildStorefrontInput(overrides.id === undefined ? {} : { id: overrides.id }),
     created_at: '2026-01-05T12:00:00.000Z',
     updated_at: '2026-11-20T09:14:02.512Z',
     cursor: 17000000000000000 + sequence * 16,
-    variants: [
-      {
-        id: `sv_${sequence}`,
-        parent_id: id,
-        product_id: String(7741029384721 + sequence),
-        variant_id: String(43011887710417 + sequence),
-        title: 'US 10.5 / Men',
-        price: 189.99,
-        previous_price: 199.99,
-        sku: 'DD1391-100-105',
-        barcode: '195866123458',
-        weight: 1.2,
-        currency: 'USD',
-        available: true,
-        previous_available: false,
-        options: { Gender: 'Men', Size: '10.5' },
-        updated_at: '2026-11-20T09:14:02Z',
-      },
-    ],
     ...overrides,
   };
 }
