@@ -82,6 +82,8 @@ export class SqliteCatalogStore implements CatalogStore {
   private readonly aggregates = new Map<string, unknown>();
   /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
   private readonly documents = new Map<string, string | null>();
+  /** Recently parsed products by primary key, for variant pages; read-only, invalidated likewise. */
+  private readonly parsedProducts = new Map<number, CatalogProductPro>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -93,6 +95,7 @@ export class SqliteCatalogStore implements CatalogStore {
     if (version !== this.aggregateVersion) {
       this.aggregates.clear();
       this.documents.clear();
+      this.parsedProducts.clear();
       this.aggregateVersion = version;
     }
   }
@@ -226,16 +229,17 @@ export class SqliteCatalogStore implements CatalogStore {
   }
 
   private materializeVariants(rows: readonly VariantRow[]): CatalogVariant[] {
-    const products = new Map<number, CatalogProductPro>();
+    this.freshen();
     const byPk = this.database.statement('SELECT doc FROM catalog_products WHERE pk = ?');
     const variants: CatalogVariant[] = [];
     for (const row of rows) {
-      let product = products.get(row.product_pk);
+      let product = this.parsedProducts.get(row.product_pk);
       if (product === undefined) {
         const found = byPk.get(row.product_pk) as { doc: string } | undefined;
         if (found === undefined) continue;
         product = JSON.parse(found.doc) as CatalogProductPro;
-        products.set(row.product_pk, product);
+        if (this.parsedProducts.size >= DOCUMENT_CACHE_ENTRIES) this.parsedProducts.delete(this.parsedProducts.keys().next().value!);
+        this.parsedProducts.set(row.product_pk, product);
       }
       const variant = product.variants[row.position];
       if (variant !== undefined) variants.push(variant);
