@@ -4,7 +4,8 @@
 import { DatabaseSync } from 'node:sqlite';
 import { get } from './lib/http-client.ts';
 import { progress } from './lib/processes.ts';
-import { createRandom, ratio, summarize, timeEach, type LatencySummary } from './lib/stats.ts';
+import { seededRandom } from '../src/prices/simulator.ts';
+import { ratio, summarize, timeEach, type LatencySummary } from './lib/stats.ts';
 
 export interface SearchResult {
   variants: number;
@@ -62,7 +63,7 @@ function findTrigramIndex(db: DatabaseSync): { table: string; match: (fragment: 
 
 /** Random fragments of real GTINs, 4 to 8 digits, from rows picked by a seeded generator. */
 function fragments(db: DatabaseSync, { table, column }: { table: string; column: string }, count: number): string[] {
-  const random = createRandom(20261123);
+  const random = seededRandom(20261123);
   const { max } = db.prepare(`SELECT max(rowid) AS max FROM ${quote(table)}`).get() as { max: number | null };
   const byRowid = db.prepare(`SELECT ${quote(column)} AS gtin FROM ${quote(table)} WHERE rowid >= ? AND length(${quote(column)}) >= 4 LIMIT 1`);
   const result: string[] = [];

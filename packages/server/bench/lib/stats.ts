@@ -43,14 +43,3 @@ export async function timeEach(count: number, fn: (index: number) => Promise<unk
   return samples;
 }
 
-/** Deterministic PRNG (mulberry32) so fragments and generated data repeat between runs. */
-export function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
