@@ -76,6 +76,12 @@ interface VariantRow {
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
 
+/** Adds to a cache bounded at DOCUMENT_CACHE_ENTRIES, dropping the oldest entry when full. */
+function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
+  if (cache.size >= DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+}
+
 export class SqliteCatalogStore implements CatalogStore {
   private readonly database: SqliteDatabase;
   private aggregateVersion = '';
@@ -238,8 +244,7 @@ export class SqliteCatalogStore implements CatalogStore {
         const found = byPk.get(row.product_pk) as { doc: string } | undefined;
         if (found === undefined) continue;
         product = JSON.parse(found.doc) as CatalogProductPro;
-        if (this.parsedProducts.size >= DOCUMENT_CACHE_ENTRIES) this.parsedProducts.delete(this.parsedProducts.keys().next().value!);
-        this.parsedProducts.set(row.product_pk, product);
+        remember(this.parsedProducts, row.product_pk, product);
       }
       const variant = product.variants[row.position];
       if (variant !== undefined) variants.push(variant);
@@ -264,8 +269,7 @@ export class SqliteCatalogStore implements CatalogStore {
     const known = this.documents.get(idOrSlug);
     if (known !== undefined) return known;
     const document = this.readProductDocument(idOrSlug);
-    if (this.documents.size >= DOCUMENT_CACHE_ENTRIES) this.documents.delete(this.documents.keys().next().value!);
-    this.documents.set(idOrSlug, document);
+    remember(this.documents, idOrSlug, document);
     return document;
   }
 
