@@ -4,6 +4,7 @@
 // once listening and stops on SIGTERM.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { listenForParent } from './processes.ts';
 
 export interface RecordedResponse {
   /** Path and query exactly as requested. */
@@ -32,11 +33,4 @@ const server = createServer((req, res) => {
   res.writeHead(route.status, route.headers).end(route.body);
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 });
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+listenForParent(server);

@@ -3,6 +3,7 @@
 // SIGTERM (SIGKILL after a grace period) so a failed run leaves nothing listening.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -151,6 +152,18 @@ export async function forkHelper<T>(script: string, args: readonly string[] = []
     child.once('exit', (code) => reject(new Error(`${script} exited with ${String(code)} before it was ready`)));
   });
   return { child, ready };
+}
+
+/** The helper's side of forkHelper: listen on a free loopback port, send `{ port }` as the ready message, stop on SIGTERM. */
+export function listenForParent(server: HttpServer): void {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 });
+  });
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
 }
 
 /** Resident set size of a process, in KiB, from /proc (Linux only; NaN elsewhere). */

@@ -8,6 +8,7 @@
 // Run as a child process; sends `{ port }` over IPC once listening; stops on SIGTERM.
 import { createServer, type ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
+import { listenForParent } from '../lib/processes.ts';
 
 const subscribers = new Map<ServerResponse, Set<string>>();
 let nextId = 1;
@@ -52,11 +53,4 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   pending.push({ topic, frame: `id: ${nextId++}\nevent: ${topic}\ndata: ${line}\n\n` });
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 });
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+listenForParent(server);
