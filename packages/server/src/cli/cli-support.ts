@@ -34,8 +34,19 @@ export function createProgress(enabled = process.stderr.isTTY): { update(line: s
   };
 }
 
-/** Lets an adapter that can compact its indexes after a bulk load do so (SqliteCatalogStore can). */
+type BulkLoadable = CatalogStore & { deferIndexes?: () => Promise<void>; optimize?: () => Promise<void> };
+
+/**
+ * Lets an adapter that can skip index upkeep during a bulk load do so (SqliteCatalogStore can);
+ * `optimizeAfterBulkLoad` must follow, or searches stay slow until it does.
+ */
+export async function deferIndexesForBulkLoad(catalog: CatalogStore): Promise<void> {
+  const optional = catalog as BulkLoadable;
+  if (typeof optional.deferIndexes === 'function') await optional.deferIndexes();
+}
+
+/** Lets an adapter rebuild deferred indexes and compact the others after a bulk load. */
 export async function optimizeAfterBulkLoad(catalog: CatalogStore): Promise<void> {
-  const optional = catalog as CatalogStore & { optimize?: () => Promise<void> };
+  const optional = catalog as BulkLoadable;
   if (typeof optional.optimize === 'function') await optional.optimize();
 }

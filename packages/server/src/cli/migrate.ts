@@ -9,6 +9,7 @@ import { migratePostgres } from '../store/postgres/migrate-postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations.ts';
 import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts';
 import { LATEST_SCHEMA_VERSION } from '../store/sqlite/migrations.ts';
+import { SqliteCatalogStore } from '../store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../store/sqlite/sqlite-database.ts';
 import { databaseUrl } from './cli-support.ts';
 
@@ -18,9 +19,15 @@ export async function run(args: string[]): Promise<number> {
   const logger = createLogger({ base: { command: 'migrate' } });
   if (url.startsWith('sqlite:')) {
     // SqliteDatabase applies its migrations (and the file settings they rely on) when it opens.
-    const database = new SqliteDatabase(sqlitePath(url));
-    database.close();
-    process.stdout.write(`sqlite schema is at version ${LATEST_SCHEMA_VERSION}\n`);
+    const catalog = new SqliteCatalogStore(new SqliteDatabase(sqlitePath(url)));
+    try {
+      // A bulk load that died leaves the GTIN index deferred; rebuilding it is this command's job too.
+      const rebuild = !catalog.indexesLive();
+      if (rebuild) await catalog.optimize();
+      process.stdout.write(`sqlite schema is at version ${LATEST_SCHEMA_VERSION}${rebuild ? '; rebuilt the deferred GTIN index' : ''}\n`);
+    } finally {
+      await catalog.close();
+    }
     return 0;
   }
   const pool = createPgPool(url, logger);

@@ -15,7 +15,7 @@ import {
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { createProgress, databaseUrl, optimizeAfterBulkLoad, positiveInteger, UsageError } from './cli-support.ts';
+import { createProgress, databaseUrl, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger, UsageError } from './cli-support.ts';
 
 const USAGE = 'usage: catalog seed [--db <url>] [--products N] [--seed S] [--out DIR]';
 const DEFAULT_PRODUCTS = 2_000;
@@ -66,6 +66,7 @@ export async function run(args: string[]): Promise<number> {
 
   const stores = await openCatalogStores(db, silentLogger);
   try {
+    await deferIndexesForBulkLoad(stores.catalog);
     let batch: CatalogProductPro[] = [];
     let done = 0;
     for (const product of generateCatalogProducts(options)) {
@@ -91,6 +92,7 @@ export async function run(args: string[]): Promise<number> {
       }
     }
     if (storefrontBatch.length > 0) await stores.catalog.upsertStorefrontProducts(storefrontBatch);
+    progress.update('rebuilding and optimizing search indexes');
     await optimizeAfterBulkLoad(stores.catalog);
   } finally {
     progress.done();

@@ -21,6 +21,9 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
     const database = new SqliteDatabase(path);
     logger.debug('opened SQLite catalog', { path });
     const catalog = new SqliteCatalogStore(database);
+    if (!catalog.indexesLive()) {
+      logger.warn('the GTIN index is deferred: a bulk load is running or did not finish; GTIN searches scan every variant until it ends or `catalog migrate` rebuilds the index', { path });
+    }
     return {
       catalog,
       keys: new SqliteKeyStore(database),

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.ts';
-import { buildCatalogProduct } from '../support/builders.ts';
+import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
+import { buildCatalogProduct, buildCatalogVariant } from '../support/builders.ts';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sqlite-catalog-store-'));
@@ -26,10 +27,10 @@ describeCatalogStoreConformance('SqliteCatalogStore', async () => {
 describe('SqliteCatalogStore', () => {
   it('records each migration once in schema_migrations', () => {
     const db = new DatabaseSync(':memory:');
-    expect(migrateSqlite(db).applied).toStrictEqual([1, 2]);
+    expect(migrateSqlite(db).applied).toStrictEqual([1, 2, 3]);
     expect(migrateSqlite(db).applied).toStrictEqual([]);
     const rows = db.prepare('SELECT version FROM schema_migrations').all();
-    expect(rows.map((row) => row.version)).toStrictEqual([1, LATEST_SCHEMA_VERSION]);
+    expect(rows.map((row) => row.version)).toStrictEqual([1, 2, LATEST_SCHEMA_VERSION]);
     db.close();
   });
 
@@ -51,21 +52,79 @@ describe('SqliteCatalogStore', () => {
     }
   });
 
-  it('answers GTIN substrings from the trigram index, never a full scan', async () => {
+  it('answers a rare GTIN fragment from the suffix index, never a full scan', async () => {
     const url = freshUrl();
     const stores = await openCatalogStores(url, silentLogger);
     await stores.catalog.upsertCatalogProducts([buildCatalogProduct()]);
     await stores.close();
     const db = new DatabaseSync(url.slice('sqlite:'.length));
-    const plan = db
-      .prepare(
-        'EXPLAIN QUERY PLAN SELECT v.product_pk, v.position FROM catalog_variants v WHERE v.pk IN (SELECT rowid FROM catalog_variants_gtin WHERE catalog_variants_gtin MATCH ?1) AND instr(v.gtin, ?2) > 0 ORDER BY v.pk LIMIT ?3 OFFSET ?4',
-      )
-      .all('"66123"', '5866123', 10, 0)
-      .map((row) => String(row.detail));
+    const explain = (sql: string, ...params: (string | number)[]): string[] =>
+      db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((row) => String(row.detail));
+    const page = explain(
+      `SELECT v.product_pk, v.position FROM catalog_variants v
+       WHERE v.pk IN (SELECT variant_pk FROM catalog_gtin_suffixes WHERE suffix >= ?1 AND suffix < ?2)
+       ORDER BY v.pk LIMIT ?3 OFFSET ?4`,
+      '5866123',
+      '5866124',
+      10,
+      0,
+    );
+    const count = explain('SELECT count(DISTINCT variant_pk) AS n FROM catalog_gtin_suffixes WHERE suffix >= ? AND suffix < ?', '5866123', '5866124');
     db.close();
-    expect(plan.some((detail) => /VIRTUAL TABLE INDEX/u.test(detail))).toBe(true);
-    expect(plan.some((detail) => /^SCAN v\b/u.test(detail))).toBe(false);
+    expect(page).toContainEqual(expect.stringMatching(/SEARCH catalog_gtin_suffixes USING PRIMARY KEY \(suffix>\? AND suffix<\?\)/u));
+    expect(page).toContainEqual(expect.stringMatching(/^SEARCH v USING INTEGER PRIMARY KEY/u));
+    expect(count).toContainEqual(expect.stringMatching(/SEARCH catalog_gtin_suffixes USING PRIMARY KEY \(suffix>\? AND suffix<\?\)/u));
+    for (const lines of [page, count]) expect(lines).not.toContainEqual(expect.stringMatching(/^SCAN/u));
+  });
+
+  it('keeps fragment counts exact through re-imports, deferral and rebuild', async () => {
+    const url = freshUrl();
+    const stores = await openCatalogStores(url, silentLogger);
+    const catalog = stores.catalog as SqliteCatalogStore;
+    const gtins = ['00195866123456', '0195866120001', '4012345678901', '12121212'];
+    const product = buildCatalogProduct({ variants: gtins.map((gtin) => buildCatalogVariant({ gtin })) });
+    const totals = async (): Promise<number[]> =>
+      Promise.all(['1958', '58661', '195866', '1212', '121212', '12121212', '0000'].map(async (gtin) => (await catalog.searchVariants({ gtin, offset: 0, limit: 1 })).total));
+    await catalog.upsertCatalogProducts([product]);
+    expect(await totals()).toStrictEqual([2, 2, 2, 1, 1, 1, 0]);
+    await catalog.upsertCatalogProducts([{ ...product, variants: product.variants.slice(1) }]);
+    expect(await totals()).toStrictEqual([1, 1, 1, 1, 1, 1, 0]);
+
+    await catalog.deferIndexes();
+    expect(catalog.indexesLive()).toBe(false);
+    await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '0019580000000' })] })]);
+    // Deferred: answered by a scan, still exact.
+    expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
+    await catalog.optimize();
+    expect(catalog.indexesLive()).toBe(true);
+    expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
+    await stores.close();
+  });
+
+  it('pages a common fragment in variant order whichever plan it takes', async () => {
+    const stores = await openCatalogStores(freshUrl(), silentLogger);
+    const catalog = stores.catalog;
+    // 60 variants; "7777" is in every third one, "0042" in all of them.
+    const products = Array.from({ length: 6 }, (_, p) =>
+      buildCatalogProduct({
+        variants: Array.from({ length: 10 }, (_, v) => {
+          const n = p * 10 + v;
+          return buildCatalogVariant({ gtin: `0042${n % 3 === 0 ? '7777' : '1000'}${String(n).padStart(5, '0')}` });
+        }),
+      }),
+    );
+    await catalog.upsertCatalogProducts(products);
+    for (const [fragment, expected] of [['0042', 60], ['7777', 20], ['00427777', 20]] as const) {
+      const seen: string[] = [];
+      for (let offset = 0; offset < expected + 7; offset += 7) {
+        const page = await catalog.searchVariants({ gtin: fragment, offset, limit: 7 });
+        expect(page.total).toBe(expected);
+        seen.push(...page.items.map((variant) => variant.gtin));
+      }
+      const all = products.flatMap((product) => product.variants.map((variant) => variant.gtin)).filter((gtin) => gtin.includes(fragment));
+      expect(seen).toStrictEqual(all);
+    }
+    await stores.close();
   });
 
   it('pages and counts after a deep cursor through an index range, without sorting', async () => {

@@ -2,11 +2,14 @@
 // and is recorded in `schema_migrations`; a database newer than this code is refused rather than
 // guessed at. Never edit a released migration: append a new one.
 import type { DatabaseSync } from 'node:sqlite';
+import { GTIN_INDEX_SCHEMA, rebuildGtinIndex } from './sqlite-gtin-index.ts';
 
 interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Runs after `sql`, in the same transaction: data moves that SQL alone does slowly. */
+  migrateData?: (db: DatabaseSync) => void;
 }
 
 const MIGRATIONS: readonly Migration[] = [
@@ -107,6 +110,18 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX storefront_products_available ON storefront_products (available, cursor);
     `,
   },
+  {
+    version: 3,
+    name: 'GTIN suffix index with fragment counts',
+    sql: `
+      -- The trigram index read tens of thousands of postings for a common fragment and could not
+      -- count matches without visiting each (sqlite-gtin-index.ts has the replacement).
+      DROP TABLE catalog_variants_gtin;
+      DROP TABLE gtin_trigrams;
+      ${GTIN_INDEX_SCHEMA}
+    `,
+    migrateData: rebuildGtinIndex,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;
@@ -134,6 +149,7 @@ export function migrateSqlite(db: DatabaseSync): { applied: number[] } {
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);
+      migration.migrateData?.(db);
       record.run(migration.version, migration.name, new Date().toISOString());
       applied.push(migration.version);
     }

@@ -5,8 +5,8 @@
 // - Storefront cursors are the table's rowid: 17_000_000_000_000_000 + n × 1024, strictly
 //   increasing, assigned once on first insert and kept on re-import, exact as IEEE-754 doubles.
 // - Filters are compiled to parameterised SQL (compile-filter.ts); no user text reaches SQL.
-// - GTIN substring search goes through an FTS5 trigram index; SKU, slug, id, cursor look-ups
-//   through B-tree indexes. Totals are exact counts.
+// - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
+//   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count) and recently read product documents are
 //   cached until any connection commits (PRAGMA data_version), so an import elsewhere shows at once.
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
@@ -26,6 +26,7 @@ import type {
 import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
 import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
+import { deferGtinIndex, GtinIndexWriter, readState, rebuildGtinIndex, recountGtinFragments, searchGtin } from './sqlite-gtin-index.ts';
 
 /** The first cursor is CURSOR_BASE + CURSOR_STEP; every step is a multiple of 1024, hence exact. */
 export const CURSOR_BASE = 17_000_000_000_000_000n;
@@ -183,55 +184,38 @@ export class SqliteCatalogStore implements CatalogStore {
   }
 
   async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+    if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
+    if (query.gtin !== undefined && query.sku === undefined) {
+      const { rows, total } = searchGtin(this.database, query.gtin, query.offset, query.limit, () => this.variantCount());
+      return { items: this.materializeVariants(rows), total };
+    }
     const params: (string | number)[] = [];
     const where: string[] = [];
-    if (query.gtin !== undefined) {
-      if (!/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
-      // The index finds candidates through the query's rarest window; instr() keeps exact matches.
-      params.push(`"${this.rarestWindow(query.gtin)}"`);
-      where.push(`v.pk IN (SELECT rowid FROM catalog_variants_gtin WHERE catalog_variants_gtin MATCH ?${params.length})`);
-      params.push(query.gtin);
-      where.push(`instr(v.gtin, ?${params.length}) > 0`);
-    }
     if (query.sku !== undefined) {
       params.push(query.sku);
       where.push(`v.sku = ?${params.length}`);
     }
+    if (query.gtin !== undefined) {
+      // Behind the SKU index: a SKU has a handful of variants to check.
+      params.push(query.gtin);
+      where.push(`instr(v.gtin, ?${params.length}) > 0`);
+    }
     const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
-    const count = (): number =>
-      (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n;
     const rows = this.database
       .statement(
         `SELECT v.product_pk, v.position FROM catalog_variants v ${whereSql} ORDER BY v.pk LIMIT ?${params.length + 1} OFFSET ?${params.length + 2}`,
       )
       .all(...params, query.limit, query.offset) as unknown as VariantRow[];
-    const total = knownTotal(query.offset, query.limit, rows.length) ?? (where.length === 0 ? this.cached('variant-count', count) : count());
+    const total =
+      knownTotal(query.offset, query.limit, rows.length) ??
+      (where.length === 0
+        ? this.variantCount()
+        : (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n);
     return { items: this.materializeVariants(rows), total };
   }
 
-  /**
-   * The substring of `gtin` (three trigrams long) whose trigrams occur in the fewest stored GTINs.
-   * An FTS5 phrase reads the whole posting list of each of its trigrams, so a window without
-   * common trigrams such as "000" is several times cheaper than the full query.
-   */
-  private rarestWindow(gtin: string): string {
-    const width = 5;
-    if (gtin.length <= width) return gtin;
-    const counts = this.cached('trigram-counts', () => {
-      const rows = this.database.statement('SELECT trigram, docs FROM gtin_trigrams').all();
-      return new Map(rows.map((row) => [row.trigram as string, row.docs as number]));
-    });
-    let best = gtin.slice(-width);
-    let bestCost = Infinity;
-    for (let start = 0; start + width <= gtin.length; start += 1) {
-      const window = gtin.slice(start, start + width);
-      const cost = trigramsOf(window).reduce((sum, trigram) => sum + (counts.get(trigram) ?? 0), 0);
-      if (cost < bestCost) {
-        best = window;
-        bestCost = cost;
-      }
-    }
-    return best;
+  private variantCount(): number {
+    return this.cached('variant-count', () => (this.database.statement('SELECT count(*) AS n FROM catalog_variants').get() as { n: number }).n);
   }
 
   private materializeVariants(rows: readonly VariantRow[]): CatalogVariant[] {
@@ -294,17 +278,12 @@ export class SqliteCatalogStore implements CatalogStore {
       const findProduct = db.statement('SELECT pk FROM catalog_products WHERE id = ?');
       const insertProduct = db.statement('INSERT INTO catalog_products (id, slug, brand, doc) VALUES (?, ?, ?, ?)');
       const updateProduct = db.statement('UPDATE catalog_products SET slug = ?, brand = ?, doc = ? WHERE pk = ?');
-      const oldVariants = db.statement('SELECT pk FROM catalog_variants WHERE product_pk = ?');
+      const oldVariants = db.statement('SELECT pk, gtin FROM catalog_variants WHERE product_pk = ?');
       const deleteVariants = db.statement('DELETE FROM catalog_variants WHERE product_pk = ?');
-      const deleteGtin = db.statement('DELETE FROM catalog_variants_gtin WHERE rowid = ?');
+      const gtinIndex = new GtinIndexWriter(db);
       const insertVariant = db.statement(
         'INSERT INTO catalog_variants (product_pk, position, sku, gtin, gtin14) VALUES (?, ?, ?, ?, ?)',
       );
-      const countTrigram = db.statement(
-        'INSERT INTO gtin_trigrams (trigram, docs) VALUES (?, ?) ON CONFLICT (trigram) DO UPDATE SET docs = docs + excluded.docs',
-      );
-      const trigramCounts = new Map<string, number>();
-      const insertGtin = db.statement('INSERT INTO catalog_variants_gtin (rowid, gtin) VALUES (?, ?)');
       let inserted = 0;
       let updated = 0;
       for (const product of products) {
@@ -317,7 +296,7 @@ export class SqliteCatalogStore implements CatalogStore {
         } else {
           productPk = existing.pk;
           updateProduct.run(product.slug, product.brand, doc, productPk);
-          for (const old of oldVariants.all(productPk)) deleteGtin.run(old.pk as number);
+          for (const old of oldVariants.all(productPk)) gtinIndex.remove(old.pk as number, old.gtin as string);
           deleteVariants.run(productPk);
           updated += 1;
         }
@@ -329,13 +308,10 @@ export class SqliteCatalogStore implements CatalogStore {
             variant.gtin,
             normalizeGtin14(variant.gtin) ?? variant.gtin,
           ).lastInsertRowid;
-          insertGtin.run(variantPk, variant.gtin);
-          for (const trigram of new Set(trigramsOf(variant.gtin))) {
-            trigramCounts.set(trigram, (trigramCounts.get(trigram) ?? 0) + 1);
-          }
+          gtinIndex.add(Number(variantPk), variant.gtin);
         });
       }
-      for (const [trigram, docs] of trigramCounts) countTrigram.run(trigram, docs);
+      gtinIndex.flush();
       return { inserted, updated };
     });
     return report;
@@ -429,12 +405,26 @@ export class SqliteCatalogStore implements CatalogStore {
   }
 
   /**
-   * Merges the search indexes' segments into one (about a second per million variants); queries
-   * then probe one segment per trigram. Worth calling after a bulk import; not part of the port.
+   * Before a bulk load (not part of the port): empties the GTIN index so that writes skip it.
+   * Until `optimize` rebuilds it, GTIN searches scan every variant (correct, but slow).
+   */
+  async deferIndexes(): Promise<void> {
+    this.database.transaction(() => deferGtinIndex(this.database.connection()));
+  }
+
+  /** Whether GTIN searches use their index; false between `deferIndexes` and `optimize`. */
+  indexesLive(): boolean {
+    return readState(this.database) === 'live';
+  }
+
+  /**
+   * After an import (not part of the port): rebuilds a deferred GTIN index (about 25 s per
+   * million variants) or retakes its fragment counts (about 2 s), and merges the text index's
+   * segments into one.
    */
   async optimize(): Promise<void> {
     const db = this.database.connection();
-    db.exec("INSERT INTO catalog_variants_gtin (catalog_variants_gtin) VALUES ('optimize')");
+    this.database.transaction(() => (this.indexesLive() ? recountGtinFragments(db) : rebuildGtinIndex(db)));
     db.exec("INSERT INTO storefront_text (storefront_text) VALUES ('optimize')");
   }
 
@@ -458,12 +448,6 @@ export class SqliteCatalogStore implements CatalogStore {
 function knownTotal(offset: number, limit: number, received: number): number | undefined {
   if (received < limit && (received > 0 || offset === 0)) return offset + received;
   return undefined;
-}
-
-function trigramsOf(text: string): string[] {
-  const trigrams: string[] = [];
-  for (let i = 0; i + 3 <= text.length; i += 1) trigrams.push(text.slice(i, i + 3));
-  return trigrams;
 }
 
 /**

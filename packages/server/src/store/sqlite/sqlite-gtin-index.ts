@@ -1,0 +1,252 @@
+// GTIN substring search on SQLite: a suffix table and exact match counts for short fragments.
+// Guarantees:
+// - `catalog_gtin_suffixes` holds (suffix, variant) for every suffix of 4 or more characters of
+//   every stored GTIN, so the variants containing a fragment are one B-tree range: the suffixes
+//   that start with it.
+// - `catalog_gtin_fragments` holds the exact number of variants whose GTIN contains each 4- and
+//   5-digit fragment, and each 6-digit fragment shared by at least STORED_COUNT_MIN variants when
+//   counts were last taken (`optimize` after every import retakes them). Short fragments are the
+//   ones shared by a large part of a catalog (brand prefixes, leading zeros), where a count over
+//   the suffix range would read up to every variant. Other fragments count their range.
+// - While the index is `deferred` (a bulk load is running, or one died), searches answer from a
+//   full scan: correct, about 100 ms per million variants. `rebuild` makes it live again.
+// Limits: the tables take about 20 bytes per suffix (about 200 MB per million 13-digit GTINs).
+// Keeping them up to date row by row costs a random B-tree insert per suffix, which is why bulk
+// loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
+// of it SQLite sorting ten million suffixes).
+import type { DatabaseSync } from 'node:sqlite';
+import type { SqliteDatabase } from './sqlite-database.ts';
+
+/** Fragments at most this long may have their match count stored. */
+const COUNTED_FRAGMENT_MAX = 6;
+/** Fragments at most this long always have it stored (there are at most 110,000 of them). */
+const ALWAYS_COUNTED_MAX = 5;
+/** A 6-digit fragment's count is stored from this many variants; below it, its range is short. */
+const STORED_COUNT_MIN = 512;
+const FRAGMENT_MIN = 4;
+
+/** Columns the page plans return for each matching variant, in ascending `pk` order. */
+export interface GtinMatchRow {
+  product_pk: number;
+  position: number;
+}
+
+export type GtinIndexState = 'live' | 'deferred';
+
+/** DDL for migration 3 (also used by tests that build a fresh schema). */
+export const GTIN_INDEX_SCHEMA = `
+  CREATE TABLE catalog_gtin_suffixes (
+    suffix TEXT NOT NULL,
+    variant_pk INTEGER NOT NULL,
+    PRIMARY KEY (suffix, variant_pk)
+  ) WITHOUT ROWID;
+  CREATE TABLE catalog_gtin_fragments (
+    fragment TEXT PRIMARY KEY,
+    variants INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE catalog_index_state (
+    name TEXT PRIMARY KEY,
+    state TEXT NOT NULL CHECK (state IN ('live', 'deferred'))
+  );
+  INSERT INTO catalog_index_state (name, state) VALUES ('gtin', 'live');
+`;
+
+/** The smallest string greater than every string that starts with `prefix` (byte order). */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** The distinct 4- to 6-digit fragments of a GTIN (fragments with other characters never match a query). */
+function countedFragments(gtin: string): Set<string> {
+  const fragments = new Set<string>();
+  for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
+    for (let start = 0; start + length <= gtin.length; start += 1) {
+      const fragment = gtin.slice(start, start + length);
+      if (/^\d+$/u.test(fragment)) fragments.add(fragment);
+    }
+  }
+  return fragments;
+}
+
+/**
+ * Pending changes to the fragment counts of one transaction, applied by `flush`. Kept per
+ * transaction so a batch of variants costs one upsert per distinct fragment, not per variant.
+ */
+export class GtinIndexWriter {
+  private readonly database: SqliteDatabase;
+  private readonly deltas = new Map<string, number>();
+  readonly live: boolean;
+
+  constructor(database: SqliteDatabase) {
+    this.database = database;
+    this.live = readState(database) === 'live';
+  }
+
+  add(variantPk: number, gtin: string): void {
+    if (!this.live) return;
+    const insert = this.database.statement('INSERT OR IGNORE INTO catalog_gtin_suffixes (suffix, variant_pk) VALUES (?, ?)');
+    for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) insert.run(gtin.slice(start), variantPk);
+    for (const fragment of countedFragments(gtin)) this.deltas.set(fragment, (this.deltas.get(fragment) ?? 0) + 1);
+  }
+
+  remove(variantPk: number, gtin: string): void {
+    if (!this.live) return;
+    const remove = this.database.statement('DELETE FROM catalog_gtin_suffixes WHERE suffix = ? AND variant_pk = ?');
+    for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) remove.run(gtin.slice(start), variantPk);
+    for (const fragment of countedFragments(gtin)) this.deltas.set(fragment, (this.deltas.get(fragment) ?? 0) - 1);
+  }
+
+  flush(): void {
+    const upsert = this.database.statement(
+      `INSERT INTO catalog_gtin_fragments (fragment, variants) VALUES (?, ?)
+       ON CONFLICT (fragment) DO UPDATE SET variants = variants + excluded.variants`,
+    );
+    // Longer fragments keep a stored count only if they have one (see the header).
+    const update = this.database.statement('UPDATE catalog_gtin_fragments SET variants = variants + ? WHERE fragment = ?');
+    for (const [fragment, delta] of this.deltas) {
+      if (delta === 0) continue;
+      if (fragment.length <= ALWAYS_COUNTED_MAX) upsert.run(fragment, delta);
+      else update.run(delta, fragment);
+    }
+    this.deltas.clear();
+  }
+}
+
+export function readState(database: SqliteDatabase): GtinIndexState {
+  const row = database.statement("SELECT state FROM catalog_index_state WHERE name = 'gtin'").get() as { state: GtinIndexState } | undefined;
+  return row?.state ?? 'deferred';
+}
+
+/** Empties the index and marks it deferred: writes skip it until `rebuildGtinIndex`. */
+export function deferGtinIndex(db: DatabaseSync): void {
+  db.exec(`DELETE FROM catalog_gtin_suffixes; DELETE FROM catalog_gtin_fragments;
+    UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin'`);
+}
+
+/**
+ * Fills the index from `catalog_variants` in one sorted pass and marks it live. Runs inside the
+ * caller's transaction; the suffixes are inserted in key order, so each B-tree page is written once.
+ */
+export function rebuildGtinIndex(db: DatabaseSync): void {
+  db.exec('DELETE FROM catalog_gtin_suffixes; DELETE FROM catalog_gtin_fragments');
+  const longest = (db.prepare('SELECT max(length(gtin)) AS n FROM catalog_variants').get() as { n: number | null }).n ?? 0;
+  const starts = JSON.stringify(Array.from({ length: Math.max(0, longest - FRAGMENT_MIN + 1) }, (_, i) => i + 1));
+  // CROSS JOIN keeps the variants as the outer loop: one pass over the table, not one per start.
+  db.prepare(`INSERT INTO catalog_gtin_suffixes (suffix, variant_pk)
+    WITH starts(i) AS MATERIALIZED (SELECT value FROM json_each(?))
+    SELECT substr(v.gtin, starts.i), v.pk FROM catalog_variants v CROSS JOIN starts
+    WHERE length(v.gtin) - starts.i + 1 >= ${FRAGMENT_MIN}
+    ORDER BY 1, 2`).run(starts);
+  recountGtinFragments(db);
+  db.exec("UPDATE catalog_index_state SET state = 'live' WHERE name = 'gtin'");
+}
+
+/** Variants read per chunk when counting: one `group_concat` string of about 1.5 MB. */
+const COUNT_CHUNK = 100_000;
+
+/**
+ * Retakes the stored fragment counts from `catalog_variants` (about 2 s per million variants),
+ * inside the caller's transaction.
+ */
+export function recountGtinFragments(db: DatabaseSync): void {
+  // Typed arrays indexed by the fragment's value (unique per length): several times faster than
+  // grouping in SQL. GTINs arrive comma-joined per chunk, one string instead of 100,000 rows;
+  // stored GTINs are digits (the contract's pattern, checked on import), so commas separate them.
+  const counts = Array.from({ length: COUNTED_FRAGMENT_MAX + 1 }, (_, length) =>
+    length < FRAGMENT_MIN ? new Int32Array(0) : new Int32Array(10 ** length),
+  );
+  const chunk = db.prepare("SELECT group_concat(gtin, ',') AS gtins, max(pk) AS last FROM (SELECT pk, gtin FROM catalog_variants WHERE pk > ? ORDER BY pk LIMIT ?)");
+  const seen: number[] = [];
+  for (let after = 0; ; ) {
+    const { gtins, last } = chunk.get(after, COUNT_CHUNK) as { gtins: string | null; last: number | null };
+    if (gtins === null || last === null) break;
+    after = last;
+    for (let from = 0; from < gtins.length; ) {
+      const comma = gtins.indexOf(',', from);
+      const to = comma === -1 ? gtins.length : comma;
+      for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
+        seen.length = 0;
+        const table = counts[length]!;
+        for (let start = from; start + length <= to; start += 1) {
+          const code = digitsValue(gtins, start, length);
+          if (code < 0 || seen.includes(code)) continue;
+          seen.push(code);
+          table[code]! += 1;
+        }
+      }
+      from = to + 1;
+    }
+  }
+  db.exec('DELETE FROM catalog_gtin_fragments');
+  const insert = db.prepare('INSERT INTO catalog_gtin_fragments (fragment, variants) VALUES (?, ?)');
+  for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
+    const table = counts[length]!;
+    const least = length <= ALWAYS_COUNTED_MAX ? 1 : STORED_COUNT_MIN;
+    for (let code = 0; code < table.length; code += 1) {
+      if (table[code]! >= least) insert.run(String(code).padStart(length, '0'), table[code]!);
+    }
+  }
+}
+
+/** The value of `length` digits of `text` from `start`, or -1 when any is not a digit. */
+function digitsValue(text: string, start: number, length: number): number {
+  let value = 0;
+  for (let i = start; i < start + length; i += 1) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+/**
+ * The exact number of variants whose GTIN contains `fragment` (4 to 14 digits), and a page of
+ * them in `pk` order. The page reads whichever is cheaper: the suffix range (all matches, then
+ * the page) or `catalog_variants` in `pk` order until the page is full (about (offset + limit) ×
+ * variants ÷ matches rows, so short for common fragments).
+ */
+export function searchGtin(
+  database: SqliteDatabase,
+  fragment: string,
+  offset: number,
+  limit: number,
+  variantCount: () => number,
+): { rows: GtinMatchRow[]; total: number } {
+  if (readState(database) !== 'live') {
+    const total = (database.statement('SELECT count(*) AS n FROM catalog_variants WHERE instr(gtin, ?) > 0').get(fragment) as { n: number }).n;
+    return { rows: scanPage(database, fragment, offset, limit), total };
+  }
+  const total = countMatches(database, fragment);
+  if (total === 0 || offset >= total) return { rows: [], total };
+  const scanRows = ((offset + limit) * variantCount()) / total;
+  if (scanRows < total) return { rows: scanPage(database, fragment, offset, limit), total };
+  const rows = database
+    .statement(
+      `SELECT v.product_pk, v.position FROM catalog_variants v
+       WHERE v.pk IN (SELECT variant_pk FROM catalog_gtin_suffixes WHERE suffix >= ?1 AND suffix < ?2)
+       ORDER BY v.pk LIMIT ?3 OFFSET ?4`,
+    )
+    .all(fragment, prefixEnd(fragment), limit, offset) as unknown as GtinMatchRow[];
+  return { rows, total };
+}
+
+function countMatches(database: SqliteDatabase, fragment: string): number {
+  if (fragment.length <= COUNTED_FRAGMENT_MAX) {
+    const row = database.statement('SELECT variants FROM catalog_gtin_fragments WHERE fragment = ?').get(fragment) as
+      | { variants: number }
+      | undefined;
+    if (row !== undefined) return row.variants;
+    if (fragment.length <= ALWAYS_COUNTED_MAX) return 0;
+  }
+  // A GTIN can hold a long fragment twice ("12121212" holds "121212" at 0 and 2): count variants.
+  const row = database
+    .statement('SELECT count(DISTINCT variant_pk) AS n FROM catalog_gtin_suffixes WHERE suffix >= ? AND suffix < ?')
+    .get(fragment, prefixEnd(fragment)) as { n: number };
+  return row.n;
+}
+
+function scanPage(database: SqliteDatabase, fragment: string, offset: number, limit: number): GtinMatchRow[] {
+  return database
+    .statement('SELECT product_pk, position FROM catalog_variants WHERE instr(gtin, ?) > 0 ORDER BY pk LIMIT ? OFFSET ?')
+    .all(fragment, limit, offset) as unknown as GtinMatchRow[];
+}
