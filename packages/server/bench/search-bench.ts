@@ -80,7 +80,7 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
     progress(`search: ${n} rows in ${table}.${variants.column}`);
     if (!store.indexesLive()) options.notes.push('search: the GTIN index is deferred (a bulk load did not finish); the store answers by scanning.');
     const picked = fragments(db, variants, options.samples);
-    const search = (fragment: string) => store.searchVariants({ gtin: fragment, offset: 0, limit: 20 });
+    const search = (fragment: string) => store.searchVariantDocuments({ gtin: fragment, offset: 0, limit: 20 });
 
     let http: LatencySummary | undefined;
     if (options.apiUrl !== undefined && options.key !== undefined) {

@@ -4,7 +4,7 @@
 import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
-import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontSort } from './model.ts';
+import type { BrandCount, CatalogProductFree, CatalogProductPro, Plan, StorefrontSort } from './model.ts';
 import { productForPlan } from './tiers.ts';
 
 /** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
@@ -57,7 +57,8 @@ export class CatalogService {
     };
   }
 
-  async searchVariants(search: VariantSearch): Promise<PagedResult<CatalogVariant>> {
+  /** Items are the stored variants' JSON texts, for the transport to splice into its response. */
+  async searchVariants(search: VariantSearch): Promise<PagedResult<string>> {
     checkPaging(search.page, search.limit);
     const query: VariantQuery = { offset: (search.page - 1) * search.limit, limit: search.limit };
     if (search.sku !== undefined) query.sku = search.sku;
@@ -67,7 +68,7 @@ export class CatalogService {
       }
       query.gtin = search.gtin;
     }
-    const page = await this.#store.searchVariants(query);
+    const page = await this.#store.searchVariantDocuments(query);
     return { items: page.items, total: page.total, totalPages: Math.ceil(page.total / search.limit) };
   }
 

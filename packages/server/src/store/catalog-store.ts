@@ -41,7 +41,11 @@ export interface CatalogStore {
    * `updated_at`), so the hot path can splice them into a response unparsed.
    */
   listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>>;
-  searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>>;
+  /**
+   * Catalog variants in import order, each as its JSON text (fields and order as imported), so
+   * the hot path can splice them into a response unparsed.
+   */
+  searchVariantDocuments(query: VariantQuery): Promise<Page<string>>;
   /** Brands by number of catalog products, descending; ties by brand name ascending. */
   topBrands(limit: number): Promise<BrandCount[]>;
   /**

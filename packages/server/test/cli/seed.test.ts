@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { runCli } from './run-cli.ts';
-import { readStorefrontPage } from '../support/read-product.ts';
+import { readStorefrontPage, readVariantPage } from '../support/read-product.ts';
 
 describe('catalog seed', () => {
   let dir: string;
@@ -23,8 +23,8 @@ describe('catalog seed', () => {
     }
     const [a, b] = await Promise.all(urls.map((url) => openCatalogStores(url, silentLogger)));
     try {
-      const first = await a!.catalog.searchVariants({ offset: 0, limit: 1000 });
-      const second = await b!.catalog.searchVariants({ offset: 0, limit: 1000 });
+      const first = await readVariantPage(a!.catalog, { offset: 0, limit: 1000 });
+      const second = await readVariantPage(b!.catalog, { offset: 0, limit: 1000 });
       expect(first.total).toBeGreaterThan(40 * 3 - 1);
       expect(second.items).toStrictEqual(first.items);
       expect(await b!.catalog.topBrands(50)).toStrictEqual(await a!.catalog.topBrands(50));

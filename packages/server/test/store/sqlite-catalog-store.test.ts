@@ -9,6 +9,7 @@ import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/mig
 import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { buildCatalogProduct, buildCatalogVariant } from '../support/builders.ts';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
+import { readVariantPage } from '../support/read-product.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sqlite-catalog-store-'));
 let counter = 0;
@@ -84,7 +85,7 @@ describe('SqliteCatalogStore', () => {
     const gtins = ['00195866123456', '0195866120001', '4012345678901', '12121212'];
     const product = buildCatalogProduct({ variants: gtins.map((gtin) => buildCatalogVariant({ gtin })) });
     const totals = async (): Promise<number[]> =>
-      Promise.all(['1958', '58661', '195866', '1212', '121212', '12121212', '0000'].map(async (gtin) => (await catalog.searchVariants({ gtin, offset: 0, limit: 1 })).total));
+      Promise.all(['1958', '58661', '195866', '1212', '121212', '12121212', '0000'].map(async (gtin) => (await readVariantPage(catalog, { gtin, offset: 0, limit: 1 })).total));
     await catalog.upsertCatalogProducts([product]);
     expect(await totals()).toStrictEqual([2, 2, 2, 1, 1, 1, 0]);
     await catalog.upsertCatalogProducts([{ ...product, variants: product.variants.slice(1) }]);
@@ -117,7 +118,7 @@ describe('SqliteCatalogStore', () => {
     for (const [fragment, expected] of [['0042', 60], ['7777', 20], ['00427777', 20]] as const) {
       const seen: string[] = [];
       for (let offset = 0; offset < expected + 7; offset += 7) {
-        const page = await catalog.searchVariants({ gtin: fragment, offset, limit: 7 });
+        const page = await readVariantPage(catalog, { gtin: fragment, offset, limit: 7 });
         expect(page.total).toBe(expected);
         seen.push(...page.items.map((variant) => variant.gtin));
       }

@@ -60,14 +60,14 @@ export class FakeCatalogStore implements CatalogStore {
     return { items: matches.slice(query.offset, query.offset + query.limit).map((p) => JSON.stringify(p)), total: matches.length };
   }
 
-  async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+  async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
     this.fail();
     this.variantQueries.push(query);
     const matches = this.catalog
       .flatMap((p) => p.variants)
       .filter((v) => query.sku === undefined || v.sku.toLowerCase() === query.sku.toLowerCase())
       .filter((v) => query.gtin === undefined || v.gtin.includes(query.gtin));
-    return { items: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+    return { items: matches.slice(query.offset, query.offset + query.limit).map((v) => JSON.stringify(v)), total: matches.length };
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {

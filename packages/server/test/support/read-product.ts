@@ -1,5 +1,5 @@
-import type { CatalogProductPro, Page, StorefrontProduct } from '../../src/catalog/model.ts';
-import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
+import type { CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
+import type { CatalogStore, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
 
 /** The stored product parsed, as a client of the store port would read it. */
 export async function readProduct(catalog: CatalogStore, idOrSlug: string): Promise<CatalogProductPro | null> {
@@ -8,6 +8,12 @@ export async function readProduct(catalog: CatalogStore, idOrSlug: string): Prom
 }
 
 /** A storefront page parsed, as a client of the store port would read it. */
+/** A variant page parsed, as a client of the store port would read it. */
+export async function readVariantPage(catalog: CatalogStore, query: VariantQuery): Promise<Page<CatalogVariant>> {
+  const page = await catalog.searchVariantDocuments(query);
+  return { items: page.items.map((text) => JSON.parse(text) as CatalogVariant), total: page.total };
+}
+
 export async function readStorefrontPage(catalog: CatalogStore, query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
   const page = await catalog.listStorefrontDocuments(query);
   return { items: page.items.map((document) => JSON.parse(document) as StorefrontProduct), total: page.total };

@@ -168,7 +168,7 @@ export class PostgresCatalogStore implements CatalogStore {
     });
   }
 
-  searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+  searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
     return this.#run(async () => {
       const params: unknown[] = [];
       const where: string[] = [];
@@ -188,7 +188,7 @@ export class PostgresCatalogStore implements CatalogStore {
         ),
         this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM catalog_variants ${whereSql}`, params),
       ]);
-      return { items: rows.rows.map((row) => JSON.parse(row.document) as CatalogVariant), total: count.rows[0]?.total ?? 0 };
+      return { items: rows.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
     });
   }
 

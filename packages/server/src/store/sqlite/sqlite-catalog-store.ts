@@ -89,8 +89,8 @@ export class SqliteCatalogStore implements CatalogStore {
   private readonly aggregates = new Map<string, unknown>();
   /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
   private readonly documents = new Map<string, string | null>();
-  /** Recently parsed products by primary key, for variant pages; read-only, invalidated likewise. */
-  private readonly parsedProducts = new Map<number, CatalogProductPro>();
+  /** Recently read products' variants as JSON texts, by product primary key; invalidated likewise. */
+  private readonly variantTexts = new Map<number, string[]>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -102,7 +102,7 @@ export class SqliteCatalogStore implements CatalogStore {
     if (version !== this.aggregateVersion) {
       this.aggregates.clear();
       this.documents.clear();
-      this.parsedProducts.clear();
+      this.variantTexts.clear();
       this.aggregateVersion = version;
     }
   }
@@ -183,11 +183,11 @@ export class SqliteCatalogStore implements CatalogStore {
     }
   }
 
-  async searchVariants(query: VariantQuery): Promise<Page<CatalogVariant>> {
+  async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
     if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
       const { rows, total } = searchGtin(this.database, query.gtin, query.offset, query.limit, () => this.variantCount());
-      return { items: this.materializeVariants(rows), total };
+      return { items: this.variantDocuments(rows), total };
     }
     const params: (string | number)[] = [];
     const where: string[] = [];
@@ -211,29 +211,34 @@ export class SqliteCatalogStore implements CatalogStore {
       (where.length === 0
         ? this.variantCount()
         : (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n);
-    return { items: this.materializeVariants(rows), total };
+    return { items: this.variantDocuments(rows), total };
   }
 
   private variantCount(): number {
     return this.cached('variant-count', () => (this.database.statement('SELECT count(*) AS n FROM catalog_variants').get() as { n: number }).n);
   }
 
-  private materializeVariants(rows: readonly VariantRow[]): CatalogVariant[] {
+  /**
+   * The variants' JSON texts, cut out of their products' documents by SQLite's JSON functions
+   * (byte for byte what JSON.stringify gives for a document JSON.stringify wrote) with no
+   * JavaScript objects made; each product's texts are kept for the next page that needs them.
+   */
+  private variantDocuments(rows: readonly VariantRow[]): string[] {
     this.freshen();
-    const byPk = this.database.statement('SELECT doc FROM catalog_products WHERE pk = ?');
-    const variants: CatalogVariant[] = [];
+    const ofProduct = this.database.statement(
+      "SELECT j.value AS variant FROM catalog_products p, json_each(p.doc, '$.variants') j WHERE p.pk = ? ORDER BY j.key",
+    );
+    const documents: string[] = [];
     for (const row of rows) {
-      let product = this.parsedProducts.get(row.product_pk);
-      if (product === undefined) {
-        const found = byPk.get(row.product_pk) as { doc: string } | undefined;
-        if (found === undefined) continue;
-        product = JSON.parse(found.doc) as CatalogProductPro;
-        remember(this.parsedProducts, row.product_pk, product);
+      let texts = this.variantTexts.get(row.product_pk);
+      if (texts === undefined) {
+        texts = ofProduct.all(row.product_pk).map((found) => found.variant as string);
+        remember(this.variantTexts, row.product_pk, texts);
       }
-      const variant = product.variants[row.position];
-      if (variant !== undefined) variants.push(variant);
+      const text = texts[row.position];
+      if (text !== undefined) documents.push(text);
     }
-    return variants;
+    return documents;
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {
@@ -401,7 +406,7 @@ export class SqliteCatalogStore implements CatalogStore {
       seen.add(row.pk);
       rows.push(row);
     }
-    return this.materializeVariants(rows);
+    return this.variantDocuments(rows).map((text) => JSON.parse(text) as CatalogVariant);
   }
 
   /**
