@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.ts';
+import { DATA_VERSION_RECHECK_MS } from '../../src/store/sqlite/sqlite-database.ts';
 import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { buildCatalogProduct, buildCatalogVariant } from '../support/builders.ts';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
@@ -35,18 +36,21 @@ describe('SqliteCatalogStore', () => {
     db.close();
   });
 
-  it('shows a product re-imported by another process at once, despite the document cache', async () => {
+  it('shows a product re-imported by another connection within the recheck window, despite the document cache', async () => {
     const url = freshUrl();
     const server = await openCatalogStores(url, silentLogger);
     const importer = await openCatalogStores(url, silentLogger);
+    const afterRecheck = () => new Promise((resolve) => setTimeout(resolve, DATA_VERSION_RECHECK_MS + 1));
     try {
       const product = buildCatalogProduct({ title: 'Before' });
       await importer.catalog.upsertCatalogProducts([product]);
       expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'Before' });
       await importer.catalog.upsertCatalogProducts([{ ...product, title: 'After' }]);
+      await afterRecheck();
       expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'After' });
       expect(await server.catalog.getProductDocument('imported-later')).toBeNull();
       await importer.catalog.upsertCatalogProducts([buildCatalogProduct({ slug: 'imported-later' })]);
+      await afterRecheck();
       expect(await server.catalog.getProductDocument('imported-later')).not.toBeNull();
     } finally {
       await Promise.all([server.close(), importer.close()]);

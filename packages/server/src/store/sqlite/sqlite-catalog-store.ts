@@ -8,7 +8,8 @@
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count) and recently read product documents are
-//   cached until any connection commits (PRAGMA data_version), so an import elsewhere shows at once.
+//   cached until any connection commits (PRAGMA data_version): this process's imports show at
+//   once, another process's within DATA_VERSION_RECHECK_MS (1 ms).
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
