@@ -64,7 +64,7 @@ export function renderMarkdown(results: BenchResults): string {
     'Benchmarks report; they assert nothing. Ratios compare figures measured side by side in this run.',
   ];
   if (results.http !== undefined) {
-    parts.push('', '## HTTP per operation', '', '(a) our server, (b) bare `node:http` with the same bytes, (c) Prism on the same spec. Requests/s and latency (ms) are medians over alternated rounds.', '');
+    parts.push('', '## HTTP per operation', '', '(a) our server, (b) bare `node:http` with the same bytes, (c) Prism on the same spec. Requests/s and latency (ms) are medians over alternated rounds. Each operation repeats one URL, so (a) answers from its in-memory caches (product documents, result pages, aggregates; kept until the catalog changes); the GTIN section below times 2,000 distinct, mostly uncached queries.', '');
     parts.push(
       table(
         ['operation', 'bytes', 'a req/s', 'a p50', 'a p99', 'b req/s', 'b p50', 'b p99', 'c req/s', 'c p50', 'c p99', 'a/b', 'c/b', 'a/c'],

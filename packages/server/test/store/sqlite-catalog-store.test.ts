@@ -8,7 +8,7 @@ import { openCatalogStores } from '../../src/store/open-store.ts';
 import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.ts';
 import { DATA_VERSION_RECHECK_MS } from '../../src/store/sqlite/sqlite-database.ts';
 import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
-import { buildCatalogProduct, buildCatalogVariant } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
 import { readVariantPage } from '../support/read-product.ts';
 
@@ -52,6 +52,30 @@ describe('SqliteCatalogStore', () => {
       await importer.catalog.upsertCatalogProducts([buildCatalogProduct({ slug: 'imported-later' })]);
       await afterRecheck();
       expect(await server.catalog.getProductDocument('imported-later')).not.toBeNull();
+    } finally {
+      await Promise.all([server.close(), importer.close()]);
+    }
+  });
+
+  it('serves repeated result pages from memory until another connection imports', async () => {
+    const url = freshUrl();
+    const server = await openCatalogStores(url, silentLogger);
+    const importer = await openCatalogStores(url, silentLogger);
+    try {
+      const product = buildCatalogProduct({ sku: 'CACHE-1' });
+      await importer.catalog.upsertCatalogProducts([product]);
+      await importer.catalog.upsertStorefrontProducts([buildStorefrontProduct({ shop_name: 'cached-shop' })]);
+      const variants = { sku: 'CACHE-1', offset: 0, limit: 10 };
+      const listing = { shopName: 'cached-shop', sort: 'cursor:asc', offset: 0, limit: 10 } as const;
+      const first = await server.catalog.searchVariantDocuments(variants);
+      expect(await server.catalog.searchVariantDocuments(variants)).toBe(first);
+      expect((await server.catalog.listStorefrontDocuments(listing)).total).toBe(1);
+
+      await importer.catalog.upsertCatalogProducts([{ ...product, variants: product.variants.slice(1) }]);
+      await importer.catalog.upsertStorefrontProducts([buildStorefrontProduct({ shop_name: 'cached-shop' })]);
+      await new Promise((resolve) => setTimeout(resolve, DATA_VERSION_RECHECK_MS + 1));
+      expect((await server.catalog.searchVariantDocuments(variants)).total).toBe(product.variants.length - 1);
+      expect((await server.catalog.listStorefrontDocuments(listing)).total).toBe(2);
     } finally {
       await Promise.all([server.close(), importer.close()]);
     }

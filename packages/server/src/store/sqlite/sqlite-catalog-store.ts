@@ -7,8 +7,9 @@
 // - Filters are compiled to parameterised SQL (compile-filter.ts); no user text reaches SQL.
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
-// - Aggregates (top brands, GTIN count, variant count) and recently read product documents are
-//   cached until any connection commits (PRAGMA data_version): this process's imports show at
+// - Aggregates (top brands, GTIN count, variant count), recently read product documents and
+//   recent result pages (storefront listings, variant searches, by query) are cached until any
+//   connection commits (PRAGMA data_version): this process's imports show at
 //   once, another process's within DATA_VERSION_RECHECK_MS (1 ms).
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
@@ -78,6 +79,11 @@ interface VariantRow {
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
 
+/** Result pages kept in memory: their texts total at most this many characters (UTF-16 units). */
+const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
+/** A page larger than this share of the budget is not kept: it would push out many others. */
+const PAGE_CACHE_LARGEST = PAGE_CACHE_CHARS / 16;
+
 /** Adds to a cache bounded at DOCUMENT_CACHE_ENTRIES, dropping the oldest entry when full. */
 function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
   if (cache.size >= DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -92,6 +98,9 @@ export class SqliteCatalogStore implements CatalogStore {
   private readonly documents = new Map<string, string | null>();
   /** Recently read products' variants as JSON texts, by product primary key; invalidated likewise. */
   private readonly variantTexts = new Map<number, string[]>();
+  /** Recent result pages by query, oldest first, with their sizes; invalidated likewise. Read-only. */
+  private readonly pages = new Map<string, { page: Page<string>; chars: number }>();
+  private pageChars = 0;
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -104,6 +113,8 @@ export class SqliteCatalogStore implements CatalogStore {
       this.aggregates.clear();
       this.documents.clear();
       this.variantTexts.clear();
+      this.pages.clear();
+      this.pageChars = 0;
       this.aggregateVersion = version;
     }
   }
@@ -116,7 +127,30 @@ export class SqliteCatalogStore implements CatalogStore {
     return value;
   }
 
+  /** The page `read` returns for `key`, from memory when this data version has read it before. */
+  private cachedPage(key: string, read: () => Page<string>): Page<string> {
+    this.freshen();
+    const known = this.pages.get(key);
+    if (known !== undefined) return known.page;
+    const page = read();
+    const chars = page.items.reduce((sum, item) => sum + item.length, 0);
+    if (chars <= PAGE_CACHE_LARGEST) {
+      for (const [oldest, entry] of this.pages) {
+        if (this.pageChars + chars <= PAGE_CACHE_CHARS) break;
+        this.pages.delete(oldest);
+        this.pageChars -= entry.chars;
+      }
+      this.pages.set(key, { page, chars });
+      this.pageChars += chars;
+    }
+    return page;
+  }
+
   async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
+    return this.cachedPage(`storefront:${JSON.stringify(query)}`, () => this.readStorefrontPage(query));
+  }
+
+  private readStorefrontPage(query: StorefrontQuery): Page<string> {
     const params: unknown[] = [];
     const where: string[] = [];
     const text = query.text === undefined ? undefined : textQuery(query.text);
@@ -185,6 +219,10 @@ export class SqliteCatalogStore implements CatalogStore {
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
+    return this.cachedPage(`variants:${JSON.stringify(query)}`, () => this.readVariantPage(query));
+  }
+
+  private readVariantPage(query: VariantQuery): Page<string> {
     if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
       const { rows, total } = searchGtin(this.database, query.gtin, query.offset, query.limit, () => this.variantCount());
