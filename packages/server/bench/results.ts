@@ -123,12 +123,47 @@ export function renderMarkdown(results: BenchResults): string {
       ),
     );
   }
+  if (results.stream !== undefined) {
+    const slopes = marginalMemory(results.stream);
+    if (slopes.length > 0) {
+      parts.push('', 'Memory per added connection: the RSS slope between the smallest and largest subscriber counts at one rate, so what every process holds anyway (heap, the price log\'s page cache, events retained for replay) is not charged to connections.', '');
+      parts.push(table(['target', 'events/s', 'subscribers', 'KiB per added connection, idle / loaded'], slopes.map((slope) => [slope.target, String(slope.rate), `${slope.from} → ${slope.to}`, `${num(slope.idle, 1)} / ${num(slope.loaded, 1)}`])));
+    }
+  }
   if (results.import !== undefined) {
     const i = results.import;
     parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}`);
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;
+}
+
+/** RSS growth per added subscriber between the fewest and most subscribers, per target and rate. */
+function marginalMemory(runs: readonly StreamRun[]): { target: string; rate: number; from: number; to: number; idle: number; loaded: number }[] {
+  const slopes: { target: string; rate: number; from: number; to: number; idle: number; loaded: number }[] = [];
+  const groups = new Map<string, StreamRun[]>();
+  for (const run of runs) {
+    if (run.connected === 0) continue;
+    const key = `${run.target}\u0000${run.rate}`;
+    groups.set(key, [...(groups.get(key) ?? []), run]);
+  }
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const sorted = [...group].sort((a, b) => a.connected - b.connected);
+    const low = sorted[0]!;
+    const high = sorted.at(-1)!;
+    const added = high.connected - low.connected;
+    if (added <= 0) continue;
+    slopes.push({
+      target: low.target,
+      rate: low.rate,
+      from: low.connected,
+      to: high.connected,
+      idle: (high.rssAfterKib - low.rssAfterKib) / added,
+      loaded: (high.rssLoadedKib - low.rssLoadedKib) / added,
+    });
+  }
+  return slopes;
 }
 
 export function writeResults(results: BenchResults, directory: string): { json: string; markdown: string } {

@@ -35,6 +35,7 @@ function usage(): string {
   --subscribers L   stream subscriber counts (default 1000,5000; --quick 100,500)
   --rates L         stream events per second (default 10,100)
   --import-variants N  variants in the import file (default 1000000; --quick 50000)
+  --render FILE     measure nothing: rewrite FILE.json's Markdown table (and the README's) from it
 `;
 }
 
@@ -67,6 +68,7 @@ function parseFlags(argv: string[]) {
       rates: { type: 'string' },
       'import-variants': { type: 'string' },
       help: { type: 'boolean', default: false },
+      render: { type: 'string' },
     },
   });
   const quick = values.quick;
@@ -77,6 +79,7 @@ function parseFlags(argv: string[]) {
   const duration = values.duration === undefined ? undefined : positiveInt('duration', values.duration, 1);
   return {
     help: values.help,
+    render: values.render,
     quick,
     only: new Set(only as Section[]),
     products: positiveInt('products', values.products, quick ? 5_000 : 100_000),
@@ -193,6 +196,14 @@ async function main(): Promise<number> {
   const flags = parseFlags(process.argv.slice(2));
   if (flags.help) {
     process.stdout.write(usage());
+    return 0;
+  }
+  if (flags.render !== undefined) {
+    const results = JSON.parse(readFileSync(flags.render, 'utf8')) as BenchResults;
+    const markdown = renderMarkdown(results);
+    writeFileSync(flags.render.replace(/\.json$/u, '.md'), markdown);
+    if (!results.date.endsWith('-quick')) updateReadme(markdown);
+    process.stdout.write(markdown);
     return 0;
   }
   const startedAt = new Date();

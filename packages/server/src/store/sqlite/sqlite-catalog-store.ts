@@ -28,7 +28,17 @@ import type {
 import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
 import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
-import { deferGtinIndex, GtinIndexWriter, readState, rebuildGtinIndex, recountGtinFragments, searchGtin } from './sqlite-gtin-index.ts';
+import {
+  deferGtinIndex,
+  GtinIndexWriter,
+  readState,
+  rebuildGtinIndex,
+  recountGtinFragments,
+  searchGtin,
+  VARIANT_TEXT,
+  VARIANTS_WITH_PRODUCTS,
+  type VariantTextRow,
+} from './sqlite-gtin-index.ts';
 
 /** The first cursor is CURSOR_BASE + CURSOR_STEP; every step is a multiple of 1024, hence exact. */
 export const CURSOR_BASE = 17_000_000_000_000_000n;
@@ -71,11 +81,6 @@ function epochMs(iso: string): number {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-interface VariantRow {
-  product_pk: number;
-  position: number;
-}
-
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
 
@@ -96,11 +101,15 @@ export class SqliteCatalogStore implements CatalogStore {
   private readonly aggregates = new Map<string, unknown>();
   /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
   private readonly documents = new Map<string, string | null>();
-  /** Recently read products' variants as JSON texts, by product primary key; invalidated likewise. */
-  private readonly variantTexts = new Map<number, string[]>();
   /** Recent result pages by query, oldest first, with their sizes; invalidated likewise. Read-only. */
   private readonly pages = new Map<string, { page: Page<string>; chars: number }>();
   private pageChars = 0;
+  /**
+   * Keys of pages read once lately (at most DOCUMENT_CACHE_ENTRIES): a page is kept only when
+   * asked for again, so a run of one-off queries neither evicts the hot pages nor leaves the
+   * garbage collector copying pages nobody will read again.
+   */
+  private readonly pagesSeenOnce = new Set<string>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -112,7 +121,6 @@ export class SqliteCatalogStore implements CatalogStore {
     if (version !== this.aggregateVersion) {
       this.aggregates.clear();
       this.documents.clear();
-      this.variantTexts.clear();
       this.pages.clear();
       this.pageChars = 0;
       this.aggregateVersion = version;
@@ -133,6 +141,11 @@ export class SqliteCatalogStore implements CatalogStore {
     const known = this.pages.get(key);
     if (known !== undefined) return known.page;
     const page = read();
+    if (!this.pagesSeenOnce.delete(key)) {
+      if (this.pagesSeenOnce.size >= DOCUMENT_CACHE_ENTRIES) this.pagesSeenOnce.delete(this.pagesSeenOnce.values().next().value!);
+      this.pagesSeenOnce.add(key);
+      return page;
+    }
     const chars = page.items.reduce((sum, item) => sum + item.length, 0);
     if (chars <= PAGE_CACHE_LARGEST) {
       for (const [oldest, entry] of this.pages) {
@@ -226,7 +239,7 @@ export class SqliteCatalogStore implements CatalogStore {
     if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
       const { rows, total } = searchGtin(this.database, query.gtin, query.offset, query.limit, () => this.variantCount());
-      return { items: this.variantDocuments(rows), total };
+      return { items: rows.map((row) => row.variant), total };
     }
     const params: (string | number)[] = [];
     const where: string[] = [];
@@ -242,42 +255,19 @@ export class SqliteCatalogStore implements CatalogStore {
     const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     const rows = this.database
       .statement(
-        `SELECT v.product_pk, v.position FROM catalog_variants v ${whereSql} ORDER BY v.pk LIMIT ?${params.length + 1} OFFSET ?${params.length + 2}`,
+        `SELECT ${VARIANT_TEXT} AS variant FROM ${VARIANTS_WITH_PRODUCTS} ${whereSql} ORDER BY v.pk LIMIT ?${params.length + 1} OFFSET ?${params.length + 2}`,
       )
-      .all(...params, query.limit, query.offset) as unknown as VariantRow[];
+      .all(...params, query.limit, query.offset) as unknown as VariantTextRow[];
     const total =
       knownTotal(query.offset, query.limit, rows.length) ??
       (where.length === 0
         ? this.variantCount()
         : (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n);
-    return { items: this.variantDocuments(rows), total };
+    return { items: rows.map((row) => row.variant), total };
   }
 
   private variantCount(): number {
     return this.cached('variant-count', () => (this.database.statement('SELECT count(*) AS n FROM catalog_variants').get() as { n: number }).n);
-  }
-
-  /**
-   * The variants' JSON texts, cut out of their products' documents by SQLite's JSON functions
-   * (byte for byte what JSON.stringify gives for a document JSON.stringify wrote) with no
-   * JavaScript objects made; each product's texts are kept for the next page that needs them.
-   */
-  private variantDocuments(rows: readonly VariantRow[]): string[] {
-    this.freshen();
-    const ofProduct = this.database.statement(
-      "SELECT j.value AS variant FROM catalog_products p, json_each(p.doc, '$.variants') j WHERE p.pk = ? ORDER BY j.key",
-    );
-    const documents: string[] = [];
-    for (const row of rows) {
-      let texts = this.variantTexts.get(row.product_pk);
-      if (texts === undefined) {
-        texts = ofProduct.all(row.product_pk).map((found) => found.variant as string);
-        remember(this.variantTexts, row.product_pk, texts);
-      }
-      const text = texts[row.position];
-      if (text !== undefined) documents.push(text);
-    }
-    return documents;
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {
@@ -435,17 +425,17 @@ export class SqliteCatalogStore implements CatalogStore {
       hi: number | null;
     };
     if (bounds.lo === null || bounds.hi === null || limit <= 0) return [];
-    const at = this.database.statement('SELECT pk, product_pk, position FROM catalog_variants WHERE pk >= ? ORDER BY pk LIMIT 1');
+    const at = this.database.statement(`SELECT v.pk AS pk, ${VARIANT_TEXT} AS variant FROM ${VARIANTS_WITH_PRODUCTS} WHERE v.pk >= ? ORDER BY v.pk LIMIT 1`);
     const step = Math.max(1, (bounds.hi - bounds.lo + 1) / limit);
     const seen = new Set<number>();
-    const rows: VariantRow[] = [];
+    const variants: CatalogVariant[] = [];
     for (let i = 0; i < limit; i += 1) {
-      const row = at.get(Math.floor(bounds.lo + i * step)) as (VariantRow & { pk: number }) | undefined;
+      const row = at.get(Math.floor(bounds.lo + i * step)) as (VariantTextRow & { pk: number }) | undefined;
       if (row === undefined || seen.has(row.pk)) continue;
       seen.add(row.pk);
-      rows.push(row);
+      variants.push(JSON.parse(row.variant) as CatalogVariant);
     }
-    return this.variantDocuments(rows).map((text) => JSON.parse(text) as CatalogVariant);
+    return variants;
   }
 
   /**

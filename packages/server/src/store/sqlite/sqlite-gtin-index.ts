@@ -24,11 +24,23 @@ const ALWAYS_COUNTED_MAX = 5;
 /** A 6-digit fragment's count is stored from this many variants; below it, its range is short. */
 const STORED_COUNT_MIN = 512;
 const FRAGMENT_MIN = 4;
+/**
+ * Variants scanned in `pk` order for the cost of one suffix-range entry collected and sorted
+ * (measured on a million variants: about 0.1 µs against 0.45 µs).
+ */
+const SCAN_ROWS_PER_INDEX_ENTRY = 4;
 
-/** Columns the page plans return for each matching variant, in ascending `pk` order. */
-export interface GtinMatchRow {
-  product_pk: number;
-  position: number;
+/**
+ * A variant's JSON text cut out of its product's document by SQLite (byte for byte what
+ * JSON.stringify gives for a document JSON.stringify wrote), over VARIANTS_WITH_PRODUCTS.
+ * Only the variants a page needs are rendered, and no JavaScript object is made for them.
+ */
+export const VARIANT_TEXT = "json_extract(p.doc, '$.variants[' || v.position || ']')";
+export const VARIANTS_WITH_PRODUCTS = 'catalog_variants v JOIN catalog_products p ON p.pk = v.product_pk';
+
+/** A page row: one matching variant's JSON text; pages are in ascending variant `pk` order. */
+export interface VariantTextRow {
+  variant: string;
 }
 
 export type GtinIndexState = 'live' | 'deferred';
@@ -211,7 +223,7 @@ export function searchGtin(
   offset: number,
   limit: number,
   variantCount: () => number,
-): { rows: GtinMatchRow[]; total: number } {
+): { rows: VariantTextRow[]; total: number } {
   if (readState(database) !== 'live') {
     const total = (database.statement('SELECT count(*) AS n FROM catalog_variants WHERE instr(gtin, ?) > 0').get(fragment) as { n: number }).n;
     return { rows: scanPage(database, fragment, offset, limit), total };
@@ -219,14 +231,14 @@ export function searchGtin(
   const total = countMatches(database, fragment);
   if (total === 0 || offset >= total) return { rows: [], total };
   const scanRows = ((offset + limit) * variantCount()) / total;
-  if (scanRows < total) return { rows: scanPage(database, fragment, offset, limit), total };
+  if (scanRows < SCAN_ROWS_PER_INDEX_ENTRY * total) return { rows: scanPage(database, fragment, offset, limit), total };
   const rows = database
     .statement(
-      `SELECT v.product_pk, v.position FROM catalog_variants v
+      `SELECT ${VARIANT_TEXT} AS variant FROM ${VARIANTS_WITH_PRODUCTS}
        WHERE v.pk IN (SELECT variant_pk FROM catalog_gtin_suffixes WHERE suffix >= ?1 AND suffix < ?2)
        ORDER BY v.pk LIMIT ?3 OFFSET ?4`,
     )
-    .all(fragment, prefixEnd(fragment), limit, offset) as unknown as GtinMatchRow[];
+    .all(fragment, prefixEnd(fragment), limit, offset) as unknown as VariantTextRow[];
   return { rows, total };
 }
 
@@ -245,8 +257,8 @@ function countMatches(database: SqliteDatabase, fragment: string): number {
   return row.n;
 }
 
-function scanPage(database: SqliteDatabase, fragment: string, offset: number, limit: number): GtinMatchRow[] {
+function scanPage(database: SqliteDatabase, fragment: string, offset: number, limit: number): VariantTextRow[] {
   return database
-    .statement('SELECT product_pk, position FROM catalog_variants WHERE instr(gtin, ?) > 0 ORDER BY pk LIMIT ? OFFSET ?')
-    .all(fragment, limit, offset) as unknown as GtinMatchRow[];
+    .statement(`SELECT ${VARIANT_TEXT} AS variant FROM ${VARIANTS_WITH_PRODUCTS} WHERE instr(v.gtin, ?) > 0 ORDER BY v.pk LIMIT ? OFFSET ?`)
+    .all(fragment, limit, offset) as unknown as VariantTextRow[];
 }
