@@ -116,7 +116,7 @@ describe('SqliteCatalogStore', () => {
     const stores = await openCatalogStores(url, silentLogger);
     const catalog = stores.catalog as SqliteCatalogStore;
     const gtins = ['00195866123456', '0195866120001', '4012345678901', '12121212'];
-    const product = buildCatalogProduct({ variants: gtins.map((gtin) => buildCatalogVariant({ gtin })) });
+    const product = buildCatalogProduct({ variants: gtins.map((gtin, i) => buildCatalogVariant({ gtin, sku: `DEFER-${i}` })) });
     const totals = async (): Promise<number[]> =>
       Promise.all(['1958', '58661', '195866', '1212', '121212', '12121212', '0000'].map(async (gtin) => (await readVariantPage(catalog, { gtin, offset: 0, limit: 1 })).total));
     await catalog.upsertCatalogProducts([product]);
@@ -129,9 +129,14 @@ describe('SqliteCatalogStore', () => {
     await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '0019580000000' })] })]);
     // Deferred: answered by a scan, still exact.
     expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
+    const bySku = async (): Promise<number> => (await readVariantPage(catalog, { sku: 'defer-1', offset: 0, limit: 10 })).total;
+    expect(await bySku()).toBe(1);
+    expect(await catalog.countGtins()).toBe(4);
     await catalog.optimize();
     expect(catalog.indexesLive()).toBe(true);
     expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
+    expect(await bySku()).toBe(1);
+    expect(await catalog.countGtins()).toBe(4);
     await stores.close();
   });
 

@@ -9,7 +9,10 @@
 //   ones shared by a large part of a catalog (brand prefixes, leading zeros), where a count over
 //   the suffix range would read up to every variant. Other fragments count their range.
 // - While the index is `deferred` (a bulk load is running, or one died), searches answer from a
-//   full scan: correct, about 100 ms per million variants. `rebuild` makes it live again.
+//   full scan: correct, about 100 ms per million variants. The SKU and GTIN-14 B-tree indexes of
+//   `catalog_variants` are dropped for the same time (random inserts into them dirtied most of
+//   their pages on every import transaction), so SKU look-ups and the GTIN count scan as well.
+//   `rebuildGtinIndex` makes all of them live again.
 // Limits: the tables take about 20 bytes per suffix (about 200 MB per million 13-digit GTINs).
 // Keeping them up to date row by row costs a random B-tree insert per suffix, which is why bulk
 // loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
@@ -129,9 +132,16 @@ export function readState(database: SqliteDatabase): GtinIndexState {
   return row?.state ?? 'deferred';
 }
 
-/** Empties the index and marks it deferred: writes skip it until `rebuildGtinIndex`. */
+/** B-tree indexes of `catalog_variants` dropped while deferred, as migration 1 created them. */
+const DEFERRED_INDEXES = [
+  'CREATE INDEX IF NOT EXISTS catalog_variants_sku ON catalog_variants (sku)',
+  'CREATE INDEX IF NOT EXISTS catalog_variants_gtin14 ON catalog_variants (gtin14)',
+];
+
+/** Empties the index, drops DEFERRED_INDEXES and marks it deferred: writes skip them until `rebuildGtinIndex`. */
 export function deferGtinIndex(db: DatabaseSync): void {
   db.exec(`DELETE FROM catalog_gtin_suffixes; DELETE FROM catalog_gtin_fragments;
+    DROP INDEX IF EXISTS catalog_variants_sku; DROP INDEX IF EXISTS catalog_variants_gtin14;
     UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin'`);
 }
 
@@ -140,6 +150,7 @@ export function deferGtinIndex(db: DatabaseSync): void {
  * caller's transaction; the suffixes are inserted in key order, so each B-tree page is written once.
  */
 export function rebuildGtinIndex(db: DatabaseSync): void {
+  for (const ddl of DEFERRED_INDEXES) db.exec(ddl);
   db.exec('DELETE FROM catalog_gtin_suffixes; DELETE FROM catalog_gtin_fragments');
   const longest = (db.prepare('SELECT max(length(gtin)) AS n FROM catalog_variants').get() as { n: number | null }).n ?? 0;
   const starts = JSON.stringify(Array.from({ length: Math.max(0, longest - FRAGMENT_MIN + 1) }, (_, i) => i + 1));
