@@ -124,6 +124,11 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
   if (results.stream !== undefined) {
+    const hops = logHops(results.stream);
+    if (hops.length > 0) {
+      parts.push('', 'The price log\'s hop: p99 of the server through each log minus the bare broadcaster\'s p99 (no log at all), same scenario. With few subscribers the fan-out costs next to nothing, so this is the log\'s own delay; with many, fan-out noise dominates.', '');
+      parts.push(table(['subscribers × events/s', 'sqlite − bare p99 ms', 'redis − bare p99 ms', 'redis − sqlite p99 ms'], hops.map((hop) => [`${hop.subscribers} × ${hop.rate}`, signed(hop.sqlite), signed(hop.redis), signed(hop.redis - hop.sqlite)])));
+    }
     const slopes = marginalMemory(results.stream);
     if (slopes.length > 0) {
       parts.push('', 'Memory per added connection: the RSS slope between the smallest and largest subscriber counts at one rate, so what every process holds anyway (heap, the price log\'s page cache, events retained for replay) is not charged to connections.', '');
@@ -136,6 +141,28 @@ export function renderMarkdown(results: BenchResults): string {
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;
+}
+
+/** p99 through each price log minus the bare broadcaster's, per scenario where all three ran. */
+function logHops(runs: readonly StreamRun[]): { subscribers: number; rate: number; sqlite: number; redis: number }[] {
+  const p99 = (target: string, subscribers: number, rate: number): number | undefined => {
+    const run = runs.find((r) => r.target === target && r.subscribers === subscribers && r.rate === rate && r.connected > 0);
+    return run === undefined || !Number.isFinite(run.latency.p99) ? undefined : run.latency.p99;
+  };
+  const hops: { subscribers: number; rate: number; sqlite: number; redis: number }[] = [];
+  for (const run of runs) {
+    if (run.target !== 'bare') continue;
+    const bare = p99('bare', run.subscribers, run.rate);
+    const sqlite = p99('sqlite', run.subscribers, run.rate);
+    const redis = p99('redis', run.subscribers, run.rate);
+    if (bare === undefined || sqlite === undefined || redis === undefined) continue;
+    hops.push({ subscribers: run.subscribers, rate: run.rate, sqlite: sqlite - bare, redis: redis - bare });
+  }
+  return hops;
+}
+
+function signed(value: number): string {
+  return `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(1)}`;
 }
 
 /** RSS growth per added subscriber between the fewest and most subscribers, per target and rate. */

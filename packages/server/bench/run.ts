@@ -32,7 +32,8 @@ function usage(): string {
   --seed S          seed passed to \`catalog seed\`
   --cli PATH        the server CLI (default src/cli/main.ts)
   --redis URL       Redis for the stream's Redis rows (default redis://127.0.0.1:6379/15)
-  --subscribers L   stream subscriber counts (default 1000,5000; --quick 100,500)
+  --subscribers L   stream subscriber counts (default 10,1000,5000; --quick 10,100,500); the
+                    smallest isolates the price log's hop from the fan-out
   --rates L         stream events per second (default 10,100)
   --import-variants N  variants in the import file (default 1000000; --quick 50000)
   --render FILE     measure nothing: rewrite FILE.json's Markdown table (and the README's) from it
@@ -95,7 +96,7 @@ function parseFlags(argv: string[]) {
     search: { samples: quick ? 300 : 2_000, scanSamples: quick ? 20 : 50 },
     paging: { samples: quick ? 100 : 500, limit: 20 },
     stream: {
-      subscribers: list('subscribers', values.subscribers, quick ? [100, 500] : [1_000, 5_000]),
+      subscribers: list('subscribers', values.subscribers, quick ? [10, 100, 500] : [10, 1_000, 5_000]),
       rates: list('rates', values.rates, [10, 100]),
       durationSeconds: duration ?? (quick ? 3 : 10),
     },

@@ -6,8 +6,9 @@
 //   prices simulate --rate R [--price-log <url>] [--db <url>] [--variants N]
 //
 // Lines are appended exactly as written (the stream sends them byte for byte), in batches: a batch
-// is committed when it holds BATCH_LINES lines or FLUSH_MS after its first line, so a slow writer
-// on stdin sees each event delivered promptly.
+// is committed when it holds BATCH_LINES lines, or once the lines that arrived together have been
+// read (the end of that turn of the event loop), so a line-at-a-time writer waits for no timer and
+// a fast one still gets batches; lines that arrive while a batch is being committed form the next.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -22,7 +23,6 @@ import { openPriceLog } from '../prices/open-price-log.ts';
 import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
 
 const BATCH_LINES = 500;
-const FLUSH_MS = 5;
 
 const USAGE = `usage:
   catalog prices publish [--price-log <url>] FILE|-
@@ -124,11 +124,11 @@ async function publish(args: string[]): Promise<number> {
   let firstId: number | null = null;
   let lastId: number | null = null;
   let batch: string[] = [];
-  let timer: NodeJS.Timeout | null = null;
+  let timer: NodeJS.Immediate | null = null;
   let flushing: Promise<void> = Promise.resolve();
 
   const flush = (): Promise<void> => {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) clearImmediate(timer);
     timer = null;
     const lines = batch;
     batch = [];
@@ -157,11 +157,11 @@ async function publish(args: string[]): Promise<number> {
       }
       batch.push(line);
       if (batch.length >= BATCH_LINES) await flush();
-      else timer ??= setTimeout(() => void flush().catch(() => {}), FLUSH_MS);
+      else timer ??= setImmediate(() => void flush().catch(() => {}));
     }
     await flush();
   } finally {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) clearImmediate(timer);
     await flushing.catch(() => {});
     await log.close();
   }
