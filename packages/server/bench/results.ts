@@ -131,7 +131,7 @@ export function renderMarkdown(results: BenchResults): string {
     }
     const slopes = marginalMemory(results.stream);
     if (slopes.length > 0) {
-      parts.push('', 'Memory per added connection: the RSS slope between the smallest and largest subscriber counts at one rate, so what every process holds anyway (heap, the price log\'s page cache, events retained for replay) is not charged to connections.', '');
+      parts.push('', 'Memory per added connection: the RSS slope between consecutive subscriber counts at one rate, so what every process holds anyway (heap, the price log\'s page cache, events retained for replay) is not charged to connections.', '');
       parts.push(table(['target', 'events/s', 'subscribers', 'KiB per added connection, idle / loaded'], slopes.map((slope) => [slope.target, String(slope.rate), `${slope.from} → ${slope.to}`, `${num(slope.idle, 1)} / ${num(slope.loaded, 1)}`])));
     }
   }
@@ -165,7 +165,7 @@ function signed(value: number): string {
   return `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(1)}`;
 }
 
-/** RSS growth per added subscriber between the fewest and most subscribers, per target and rate. */
+/** RSS growth per added subscriber between consecutive subscriber counts, per target and rate. */
 function marginalMemory(runs: readonly StreamRun[]): { target: string; rate: number; from: number; to: number; idle: number; loaded: number }[] {
   const slopes: { target: string; rate: number; from: number; to: number; idle: number; loaded: number }[] = [];
   const groups = new Map<string, StreamRun[]>();
@@ -177,18 +177,20 @@ function marginalMemory(runs: readonly StreamRun[]): { target: string; rate: num
   for (const group of groups.values()) {
     if (group.length < 2) continue;
     const sorted = [...group].sort((a, b) => a.connected - b.connected);
-    const low = sorted[0]!;
-    const high = sorted.at(-1)!;
-    const added = high.connected - low.connected;
-    if (added <= 0) continue;
-    slopes.push({
-      target: low.target,
-      rate: low.rate,
-      from: low.connected,
-      to: high.connected,
-      idle: (high.rssAfterKib - low.rssAfterKib) / added,
-      loaded: (high.rssLoadedKib - low.rssLoadedKib) / added,
-    });
+    for (let i = 1; i < sorted.length; i += 1) {
+      const low = sorted[i - 1]!;
+      const high = sorted[i]!;
+      const added = high.connected - low.connected;
+      if (added <= 0) continue;
+      slopes.push({
+        target: low.target,
+        rate: low.rate,
+        from: low.connected,
+        to: high.connected,
+        idle: (high.rssAfterKib - low.rssAfterKib) / added,
+        loaded: (high.rssLoadedKib - low.rssLoadedKib) / added,
+      });
+    }
   }
   return slopes;
 }
