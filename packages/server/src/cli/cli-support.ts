@@ -34,7 +34,7 @@ export function createProgress(enabled = process.stderr.isTTY): { update(line: s
   };
 }
 
-type BulkLoadable = CatalogStore & { deferIndexes?: () => Promise<void>; optimize?: () => Promise<void> };
+type BulkLoadable = CatalogStore & { deferIndexes?: () => Promise<boolean>; optimize?: () => Promise<void> };
 
 /**
  * Lets an adapter that can skip index upkeep during a bulk load do so (SqliteCatalogStore can);

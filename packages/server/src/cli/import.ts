@@ -17,9 +17,9 @@ const USAGE = 'usage: catalog import [--db <url>] --kind catalog|storefront FILE
 /** Products per transaction: large enough to amortise commits, small enough to keep readers responsive. */
 const BATCH_PRODUCTS = 2_000;
 /**
- * Catalog files at least this large (about 40,000 variants) load with the GTIN index deferred and
- * rebuilt at the end (about 20 s per million variants in the catalog): cheaper than a random
- * index insert per GTIN suffix. Smaller imports keep the index live throughout.
+ * Catalog files at least this large (about 40,000 variants) into an empty catalog load with the
+ * search indexes deferred and rebuilt at the end (about 25 s per million variants): cheaper than
+ * a random index insert per GTIN suffix. Other imports keep the indexes live throughout.
  */
 const BULK_LOAD_BYTES = 32 * 1024 * 1024;
 

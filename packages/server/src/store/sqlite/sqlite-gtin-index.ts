@@ -8,11 +8,11 @@
 //   counts were last taken (`optimize` after every import retakes them). Short fragments are the
 //   ones shared by a large part of a catalog (brand prefixes, leading zeros), where a count over
 //   the suffix range would read up to every variant. Other fragments count their range.
-// - While the index is `deferred` (a bulk load is running, or one died), searches answer from a
-//   full scan: correct, about 100 ms per million variants. The SKU and GTIN-14 B-tree indexes of
-//   `catalog_variants` are dropped for the same time (random inserts into them dirtied most of
-//   their pages on every import transaction), so SKU look-ups and the GTIN count scan as well.
-//   `rebuildGtinIndex` makes all of them live again.
+// - While the index is `deferred` (a bulk load into an empty catalog is running, or one died),
+//   searches answer from a full scan: correct, about 100 ms per million variants. The SKU and
+//   GTIN-14 B-tree indexes of `catalog_variants` are dropped for the same time (random inserts
+//   into them dirtied most of their pages on every import transaction), so SKU look-ups and the
+//   GTIN count scan as well. `rebuildGtinIndex` makes all of them live again.
 // Limits: the tables take about 20 bytes per suffix (about 200 MB per million 13-digit GTINs).
 // Keeping them up to date row by row costs a random B-tree insert per suffix, which is why bulk
 // loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
