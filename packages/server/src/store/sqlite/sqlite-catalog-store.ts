@@ -8,9 +8,9 @@
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count), recently read product documents and
-//   recent result pages (storefront listings, variant searches, by query) are cached until any
-//   connection commits (PRAGMA data_version): this process's imports show at
-//   once, another process's within DATA_VERSION_RECHECK_MS (1 ms).
+//   result pages asked for twice (storefront listings, variant searches, by query) are cached
+//   until any connection commits (PRAGMA data_version): this process's imports show at once,
+//   another process's within DATA_VERSION_RECHECK_MS (1 ms).
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
