@@ -109,7 +109,7 @@ export class SqliteCatalogStore implements CatalogStore {
    * asked for again, so a run of one-off queries neither evicts the hot pages nor leaves the
    * garbage collector copying pages nobody will read again.
    */
-  private readonly pagesSeenOnce = new Set<string>();
+  private readonly pagesSeenOnce = new Map<string, true>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -142,8 +142,7 @@ export class SqliteCatalogStore implements CatalogStore {
     if (known !== undefined) return known.page;
     const page = read();
     if (!this.pagesSeenOnce.delete(key)) {
-      if (this.pagesSeenOnce.size >= DOCUMENT_CACHE_ENTRIES) this.pagesSeenOnce.delete(this.pagesSeenOnce.values().next().value!);
-      this.pagesSeenOnce.add(key);
+      remember(this.pagesSeenOnce, key, true);
       return page;
     }
     const chars = page.items.reduce((sum, item) => sum + item.length, 0);
@@ -238,7 +237,9 @@ export class SqliteCatalogStore implements CatalogStore {
   private readVariantPage(query: VariantQuery): Page<string> {
     if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
-      const { rows, total } = searchGtin(this.database, query.gtin, query.offset, query.limit, () => this.variantCount());
+      // The index state changes only with a commit (deferral, rebuild), so it is cached like the aggregates.
+      const live = this.cached('gtin-index-live', () => this.indexesLive());
+      const { rows, total } = searchGtin(this.database, live, query.gtin, query.offset, query.limit, () => this.variantCount());
       return { items: rows.map((row) => row.variant), total };
     }
     const params: (string | number)[] = [];

@@ -230,12 +230,14 @@ function digitsValue(text: string, start: number, length: number): number {
  */
 export function searchGtin(
   database: SqliteDatabase,
+  /** Whether the index is live (readState); when deferred, the answer comes from a full scan. */
+  live: boolean,
   fragment: string,
   offset: number,
   limit: number,
   variantCount: () => number,
 ): { rows: VariantTextRow[]; total: number } {
-  if (readState(database) !== 'live') {
+  if (!live) {
     const total = (database.statement('SELECT count(*) AS n FROM catalog_variants WHERE instr(gtin, ?) > 0').get(fragment) as { n: number }).n;
     return { rows: scanPage(database, fragment, offset, limit), total };
   }
