@@ -1,37 +1,29 @@
-// The only module that listens on ports and handles process signals. `startService` opens the
-// stores, builds the API app and the stream server, listens on both, and optionally runs the price
-// simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT.
+// The only module that handles process signals. `startService` opens the stores, listens with the
+// API app, starts the stream listener in its own thread (stream-thread.ts), and optionally runs
+// the price simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT, or when the stream
+// thread stops by itself.
 //
 // Shutdown guarantees: new connections are refused at once; streams are ended cleanly (so clients
 // reconnect elsewhere with Last-Event-ID); in-flight HTTP requests get `shutdownGraceMs` to finish,
 // then their sockets are closed; stores and the price log are closed last.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { clientErrorHandler } from './http/client-error.ts';
-import { createStreamServer } from './http/stream-server.ts';
+import { listen } from './listen.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { runSimulator, syntheticVariants } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
+import { startStreamThread, type StreamThread } from './stream-thread.ts';
 
 export interface RunningService {
   apiUrl: string;
   streamUrl: string;
+  /** Settles with the reason when a part of the service (the stream thread) stops by itself. */
+  failed: Promise<Error>;
   close(): Promise<void>;
-}
-
-function listen(server: Server, port: number, host: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const { address, port: bound } = server.address() as AddressInfo;
-      resolve(`http://${address.includes(':') ? `[${address}]` : address}:${bound}`);
-    });
-  });
 }
 
 function closeServer(server: Server, graceMs: number): Promise<void> {
@@ -72,21 +64,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   apiServer.on('clientError', clientErrorHandler(logger));
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.
   apiServer.keepAliveTimeout = 65_000;
-  const stream = createStreamServer({
-    priceLog,
-    keys: stores.keys,
-    logger,
-    heartbeatMs: config.heartbeatMs,
-    maxBufferBytes: config.maxSubscriberBufferBytes,
-  });
 
   const simulator = new AbortController();
   let simulation: Promise<void> | undefined;
   let apiUrl: string;
-  let streamUrl: string;
+  let stream: StreamThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    streamUrl = await listen(stream.server, config.ssePort, config.host);
+    stream = await startStreamThread(config, logger);
     if (config.simulatePrices > 0) {
       const sampled = await stores.catalog.sampleVariants(500);
       // An empty catalog still gets a lively demo feed.
@@ -97,20 +82,23 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       );
     }
   } catch (error) {
-    await Promise.allSettled([closeServer(apiServer, 0), stream.close(), priceLog.close(), stores.close()]);
+    await Promise.allSettled([closeServer(apiServer, 0), stream?.close(), priceLog.close(), stores.close()]);
     throw error;
   }
+  const streamThread = stream;
+  const streamUrl = stream.url;
   logger.info('listening', { apiUrl, streamUrl, simulatePrices: config.simulatePrices });
 
   let closing: Promise<void> | undefined;
   return {
     apiUrl,
     streamUrl,
+    failed: stream.failed,
     close: () =>
       (closing ??= (async () => {
         simulator.abort();
         await simulation;
-        await Promise.all([closeServer(apiServer, config.shutdownGraceMs), stream.close()]);
+        await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
         await Promise.allSettled([priceLog.close(), stores.close()]);
         logger.info('stopped');
       })()),
@@ -120,7 +108,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 /** Resolves once the service has drained after SIGTERM or SIGINT. */
 export function runUntilSignal(service: RunningService, logger: Logger): Promise<void> {
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
+    const stop = (signal: NodeJS.Signals | 'stream thread stopped'): void => {
       logger.info('shutting down', { signal });
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -132,5 +120,10 @@ export function runUntilSignal(service: RunningService, logger: Logger): Promise
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
+    void service.failed.then(() => {
+      // Half a service is not left running: shut down, and exit non-zero for the supervisor.
+      process.exitCode = 1;
+      stop('stream thread stopped');
+    });
   });
 }

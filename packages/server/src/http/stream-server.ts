@@ -20,6 +20,7 @@ import { parseTopics } from '../stream/topics.ts';
 import { keyFrom, MISSING_KEY } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
 import { requestIdFor } from './request-id.ts';
 
 export interface StreamServerDeps {
@@ -44,13 +45,14 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: maxBufferBytes });
   const open = new Map<Subscription, Promise<void>>();
   /** The encoded frame of a live event, shared by all subscribers it goes to. */
-  const frames = new WeakMap<StoredPriceEvent, string>();
+  const frames = new WeakMap<StoredPriceEvent, EventFrame>();
+  const liveFrames = new LiveFrames();
   let closing = false;
 
-  const frameOf = (event: StoredPriceEvent): string => {
+  const frameOf = (event: StoredPriceEvent): EventFrame => {
     let frame = frames.get(event);
     if (frame === undefined) {
-      frame = encodeEvent({ id: event.id, event: event.topic, data: event.data });
+      frame = eventFrame(encodeEvent({ id: event.id, event: event.topic, data: event.data }));
       frames.set(event, frame);
     }
     return frame;
@@ -149,7 +151,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     }, heartbeatMs);
     heartbeat.unref();
     const frameOfItem = (item: StreamItem): string =>
-      item.kind === 'event' ? frameOf(item.event) : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
+      item.kind === 'event' ? frameOf(item.event).text : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
+    let live: LiveTarget | null = null;
     const overflowed = (): void => {
       log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
       subscription.end(new SubscriberOverflow(maxBufferBytes));
@@ -158,7 +161,18 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     try {
       // Replay (and any backlog) through the iterator, pacing on 'drain'; then live events are
       // written as the hub offers them, and a subscriber that falls too far behind is cut off.
+      // A chunked response that owns its socket takes the shared live path; any other (HTTP/1.0,
+      // or queued behind a pipelined request) gets res.write per frame.
+      const socket = res.socket;
+      live = socket !== null && res.chunkedEncoding ? liveFrames.attach(socket, () => {
+        if (tooFull()) overflowed();
+      }) : null;
+      const target = live;
       subscription.handOverTo((item) => {
+        if (target !== null && item.kind === 'event') {
+          target.write(frameOf(item.event));
+          return;
+        }
         res.write(frameOfItem(item));
         if (tooFull()) overflowed();
       });
@@ -169,11 +183,13 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       }
       await subscription.whenEnded;
       if (subscription.error !== null) throw subscription.error;
+      live?.flush();
       res.end();
     } catch (error) {
       if (error instanceof ServiceUnavailable && !res.destroyed) {
         // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
         log.warn('price log unavailable; stream ended with a retry hint', { error });
+        live?.flush();
         res.end(encodeRetry(UNAVAILABLE_RETRY_MS));
         return;
       }

@@ -37,3 +37,13 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
   }
   throw new Error(`unsupported database URL "${url}"; use sqlite:<path> or postgres://…`);
 }
+
+/** Only the key store a database URL names, for a process or thread that serves no catalog. */
+export async function openKeyStore(url: string, logger: Logger): Promise<{ keys: KeyStore; close(): Promise<void> }> {
+  if (url.startsWith('sqlite:')) {
+    const database = new SqliteDatabase(sqlitePath(url));
+    return { keys: new SqliteKeyStore(database), close: async () => database.close() };
+  }
+  const { keys, close } = await openCatalogStores(url, logger);
+  return { keys, close };
+}
