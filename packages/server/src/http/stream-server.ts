@@ -4,6 +4,8 @@
 //
 // Guarantees and limits:
 // - one follow() of the price log per server (the hub); a subscriber costs a queue and a timer;
+// - live events offered in one turn of the event loop reach each subscriber in one write, as one
+//   chunk shared by the subscribers with the same topics (live-frames.ts);
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are buffered
 //   for it (socket buffer plus queued live events); the others never wait for it;
 // - `close()` ends every stream with a clean end of the chunked body, so EventSource clients

@@ -9,8 +9,9 @@
 //   resolves the events survive `kill -9` and power loss;
 // - reads return only the newest RETAINED_EVENTS rows (by id) even when more are still stored;
 //   rows older than that are deleted in batches of `pruneBatchSize` after appends;
-// - follow() sees appends of this process at once and those of other processes within one
-//   poll interval (an indexed `id > ?` query, default every 10 ms).
+// - follow() sees appends made through the same SqlitePriceLog at once, and those of other
+//   instances (other processes, or another thread such as the stream listener's) within one poll
+//   interval (an indexed `id > ?` query, default every 10 ms).
 // Failure modes: a locked database waits up to `busyTimeoutMs` before failing; any engine error
 // surfaces as ServiceUnavailable. Calls are synchronous inside (node:sqlite), so a slow disk
 // stalls the event loop for the length of one commit.
