@@ -16,23 +16,49 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 export function createLogger(
   options: { level?: LogLevel; base?: LogFields; write?: (line: string) => void } = {},
 ): Logger {
-  const threshold = ORDER[options.level ?? 'info'];
   const write = options.write ?? ((line: string) => process.stderr.write(line));
-  const base = options.base ?? {};
-  const log = (level: LogLevel, message: string, fields?: LogFields): void => {
-    if (ORDER[level] < threshold) return;
-    const entry = { time: new Date().toISOString(), level, msg: message, ...base, ...fields };
+  return new JsonLogger(ORDER[options.level ?? 'info'], options.base ?? {}, write);
+}
+
+/** One object per child, with the methods on the prototype: a child per request or stream is cheap. */
+class JsonLogger implements Logger {
+  readonly #threshold: number;
+  readonly #base: LogFields;
+  readonly #write: (line: string) => void;
+
+  constructor(threshold: number, base: LogFields, write: (line: string) => void) {
+    this.#threshold = threshold;
+    this.#base = base;
+    this.#write = write;
+  }
+
+  debug(message: string, fields?: LogFields): void {
+    this.#log('debug', message, fields);
+  }
+
+  info(message: string, fields?: LogFields): void {
+    this.#log('info', message, fields);
+  }
+
+  warn(message: string, fields?: LogFields): void {
+    this.#log('warn', message, fields);
+  }
+
+  error(message: string, fields?: LogFields): void {
+    this.#log('error', message, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    return new JsonLogger(this.#threshold, { ...this.#base, ...fields }, this.#write);
+  }
+
+  #log(level: LogLevel, message: string, fields?: LogFields): void {
+    if (ORDER[level] < this.#threshold) return;
+    const entry = { time: new Date().toISOString(), level, msg: message, ...this.#base, ...fields };
     // The replacer costs on every value; only entries that carry an Error need it.
     const hasError = fields !== undefined && Object.values(fields).some((value) => value instanceof Error);
-    write(`${hasError ? JSON.stringify(entry, errorReplacer) : JSON.stringify(entry)}\n`);
-  };
-  return {
-    debug: (message, fields) => log('debug', message, fields),
-    info: (message, fields) => log('info', message, fields),
-    warn: (message, fields) => log('warn', message, fields),
-    error: (message, fields) => log('error', message, fields),
-    child: (fields) => createLogger({ ...options, base: { ...base, ...fields } }),
-  };
+    this.#write(`${hasError ? JSON.stringify(entry, errorReplacer) : JSON.stringify(entry)}\n`);
+  }
 }
 
 /** A logger that drops everything, for tests. */
