@@ -25,7 +25,7 @@ export interface SubscriptionOptions {
   liveAfter: number;
   /** The log's bounds read after registration (null when empty). */
   bounds: { oldestId: number; newestId: number } | null;
-  log: Pick<PriceLog, 'readAfter'>;
+  log: Pick<PriceLog, 'readAfter' | 'bounds'>;
   replayPageSize: number;
   maxQueuedBytes: number;
   onEnd: (subscription: Subscription) => void;
@@ -215,6 +215,16 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return Promise.resolve(DONE);
   }
 
+  /**
+   * Whether events after `cursor` have been pruned. Asked only when a page skips ids: ids are
+   * consecutive in practice, so this costs one bounds() read in the rare case, and an id gap
+   * that is not pruning (an engine that skips ids) is not reported.
+   */
+  async #prunedPast(cursor: number): Promise<boolean> {
+    const bounds = await this.#options.log.bounds();
+    return bounds !== null && bounds.oldestId > cursor + 1;
+  }
+
   async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem> {
     const { bounds, liveAfter, topics, log, replayPageSize } = this.#options;
     let cursor: number;
@@ -233,6 +243,12 @@ export class Subscription implements AsyncIterable<StreamItem> {
     for (;;) {
       if (this.#ended) return;
       const page = await log.readAfter(cursor, replayPageSize);
+      const first = page[0];
+      if (first !== undefined && first.id > cursor + 1 && (await this.#prunedPast(cursor))) {
+        // The window moved past this replay while it was read (a slow client, a burst of
+        // appends): say so, as at the start, rather than skip the pruned events in silence.
+        yield { kind: 'reset', requestedId: cursor, oldestId: first.id };
+      }
       for (const event of page) {
         cursor = event.id;
         if (this.#ended) return;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
-import type { PriceLog, StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
@@ -68,6 +68,26 @@ describe('PriceHub', () => {
     const rest = await take(iterator, 5);
     const expected = [...before.slice(1), ...during].filter((event) => event.topic === US).map((event) => event.id);
     expect(ids([...first, ...rest])).toEqual(expected);
+  });
+
+  it('sends a reset where the retained window moves past a replay still being read, then goes on', async () => {
+    const before = await publish(US, US, US, US, US, US);
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: before[0]?.id ?? 0 });
+    const iterator = subscription[Symbol.asyncIterator]();
+    // The first page (three events) is read; the rest of the replay is pruned before it is read.
+    const first = await take(iterator, 1);
+    await log.append(Array.from({ length: RETAINED_EVENTS + 2 }, () => eventOnTopic(NL)));
+    const [after] = await publish(US);
+    const oldestRetained = (after?.id ?? 0) - RETAINED_EVENTS + 1;
+    const rest = await take(iterator, 4);
+    const lastOfPage = before[3]?.id ?? 0;
+    expect([...first, ...rest]).toEqual([
+      { kind: 'event', event: before[1] },
+      { kind: 'event', event: before[2] },
+      { kind: 'event', event: before[3] },
+      { kind: 'reset', requestedId: lastOfPage, oldestId: oldestRetained },
+      { kind: 'event', event: after },
+    ]);
   });
 
   it('ends a subscription that is not taking events once its queue exceeds the limit, without slowing the others', async () => {
