@@ -49,7 +49,8 @@ class Run {
     return (this.#chunk ??= Buffer.from(`${this.bytes.toString(16)}\r\n${this.text}\r\n`));
   }
 
-  then(frame: EventFrame): Run {
+  /** The run that continues this one with `frame`. (Not `then`: a Run must never look like a promise.) */
+  followedBy(frame: EventFrame): Run {
     if (this.#onlyFrame === frame) return this.#onlyNext as Run;
     let next = this.#next?.get(frame);
     if (next !== undefined) return next;
@@ -64,6 +65,13 @@ class Run {
   }
 }
 
+/** A subscriber's socket and the run waiting for it this turn (null: nothing waits). */
+interface Pending {
+  readonly socket: Socket;
+  run: Run | null;
+  readonly afterWrite: () => void;
+}
+
 /** One subscriber's socket on the live path. */
 export interface LiveTarget {
   /** Queues a frame for the end of this turn. */
@@ -75,7 +83,7 @@ export interface LiveTarget {
 export class LiveFrames {
   /** Runs starting with each frame, for the current turn. */
   #starts = new Map<EventFrame, Run>();
-  #pending: { socket: Socket; run: Run | null; afterWrite: () => void }[] = [];
+  #pending: Pending[] = [];
   readonly #flushAll = (): void => {
     const pending = this.#pending;
     this.#pending = [];
@@ -89,11 +97,11 @@ export class LiveFrames {
    * each socket write, for the caller's buffer limit.
    */
   attach(socket: Socket, afterWrite: () => void): LiveTarget {
-    const target: { socket: Socket; run: Run | null; afterWrite: () => void } = { socket, run: null, afterWrite };
+    const target: Pending = { socket, run: null, afterWrite };
     return {
       write: (frame) => {
         if (target.run !== null) {
-          target.run = target.run.then(frame);
+          target.run = target.run.followedBy(frame);
           return;
         }
         let run = this.#starts.get(frame);
@@ -110,7 +118,7 @@ export class LiveFrames {
   }
 }
 
-function writeRun(target: { socket: Socket; run: Run | null; afterWrite: () => void }): void {
+function writeRun(target: Pending): void {
   const run = target.run;
   if (run === null) return;
   target.run = null;

@@ -8,6 +8,15 @@ function recordingSocket(): Socket & { writes: Buffer[] } {
   return { writes, destroyed: false, write: (chunk: Buffer) => writes.push(chunk) > 0 } as unknown as Socket & { writes: Buffer[] };
 }
 
+/** A LiveFrames with one attached recording socket, counting the afterWrite calls. */
+function attachedSocket() {
+  const live = new LiveFrames();
+  const socket = recordingSocket();
+  let afterWrites = 0;
+  const target = live.attach(socket, () => afterWrites++);
+  return { socket, target, afterWrites: () => afterWrites };
+}
+
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Decodes HTTP/1.1 chunks back into their payloads, checking each size line. */
@@ -31,9 +40,7 @@ describe('LiveFrames', () => {
   const a3 = eventFrame('id: 3\nevent: a\ndata: {}\n\n');
 
   it('sends each subscriber the frames of one turn as one chunk in one write, sized in bytes', async () => {
-    const live = new LiveFrames();
-    const socket = recordingSocket();
-    const target = live.attach(socket, () => {});
+    const { socket, target } = attachedSocket();
     target.write(a1);
     target.write(b2);
     expect(socket.writes).toHaveLength(0);
@@ -58,9 +65,7 @@ describe('LiveFrames', () => {
   });
 
   it('starts afresh each turn', async () => {
-    const live = new LiveFrames();
-    const socket = recordingSocket();
-    const target = live.attach(socket, () => {});
+    const { socket, target } = attachedSocket();
     target.write(a1);
     await nextTurn();
     target.write(a3);
@@ -69,28 +74,22 @@ describe('LiveFrames', () => {
   });
 
   it('flush() writes what waits at once, so the response can end after it', async () => {
-    const live = new LiveFrames();
-    const socket = recordingSocket();
-    let afterWrites = 0;
-    const target = live.attach(socket, () => afterWrites++);
+    const { socket, target, afterWrites } = attachedSocket();
     target.write(a1);
     target.flush();
     expect(socket.writes.map((bytes) => dechunk(bytes))).toEqual([[a1.text]]);
-    expect(afterWrites).toBe(1);
+    expect(afterWrites()).toBe(1);
     target.flush();
     await nextTurn();
     expect(socket.writes).toHaveLength(1);
   });
 
   it('writes nothing to a destroyed socket', async () => {
-    const live = new LiveFrames();
-    const socket = recordingSocket();
-    let afterWrites = 0;
-    const target = live.attach(socket, () => afterWrites++);
+    const { socket, target, afterWrites } = attachedSocket();
     target.write(a1);
     (socket as { destroyed: boolean }).destroyed = true;
     await nextTurn();
     expect(socket.writes).toHaveLength(0);
-    expect(afterWrites).toBe(0);
+    expect(afterWrites()).toBe(0);
   });
 });
