@@ -26,12 +26,16 @@ export function encodeEvent(frame: { id: number; event: string; data: string }):
   return `id: ${frame.id}\nevent: ${singleLine(frame.event)}\n${dataLines(frame.data)}\n`;
 }
 
-/** A comment (ignored by clients), one `: ` line per line of text; used as the heartbeat. */
+/**
+ * A comment (ignored by clients), one `: ` line per line of text, then a blank line; used as the
+ * heartbeat. The blank line matters: readers that act only on a complete frame (a blank line)
+ * would otherwise never notice a heartbeat, and a quiet stream would look dead to them.
+ */
 export function encodeComment(text: string): string {
-  return text
+  return `${text
     .split(LINE_BREAK)
     .map((line) => `: ${line}\n`)
-    .join('');
+    .join('')}\n`;
 }
 
 /** The `reset` frame: events between the requested id and `oldest_id` are gone. It has no id. */

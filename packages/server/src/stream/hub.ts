@@ -3,12 +3,24 @@
 // subscriber never delays the others; a subscription whose queue exceeds `maxQueuedBytes` is
 // ended with SubscriberOverflow. When the log fails, every subscription ends with
 // ServiceUnavailable (clients reconnect and resume) and the next subscribe starts over.
+// A log that lost its data (Redis flushed or restarted empty) starts its ids above every earlier
+// id (see price-log.ts), so the next event jumps past the retained window: the hub ends every
+// subscription the same way, and each resume point, now below the log's oldest id, is answered
+// with a `reset` before the new events. Nothing is skipped in silence.
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
-import type { PriceLog } from '../prices/price-log.ts';
+import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
 import { liveResult, Subscription, type SubscriptionOptions } from './subscription.ts';
 
 const YIELD_EVERY_BYTES = 64 * 1024;
+
+/** The log no longer holds the events after the last one the hub offered. */
+class PriceLogLost extends Error {
+  constructor(lastSeenId: number, oldestId: number) {
+    super(`the price log lost the events after ${lastSeenId}; its oldest id is now ${oldestId}`);
+    this.name = 'PriceLogLost';
+  }
+}
 
 export interface PriceHubOptions {
   replayPageSize?: number;
@@ -82,6 +94,19 @@ export class PriceHub {
     await this.#started?.catch(() => {});
   }
 
+  /**
+   * Asked only when ids jump by more than the retained window, which pruning cannot explain (a
+   * replay that the window overtakes is told by its own `reset`): throws, after moving the hub
+   * past the gap, when the events after the last one offered are gone from the log.
+   */
+  async #checkNotLost(nextId: number): Promise<void> {
+    const bounds = await this.#log.bounds();
+    if (bounds === null || bounds.oldestId <= this.#lastSeenId + 1) return;
+    const lastSeenId = this.#lastSeenId;
+    this.#lastSeenId = Math.min(nextId, bounds.oldestId) - 1;
+    throw new PriceLogLost(lastSeenId, bounds.oldestId);
+  }
+
   #ensureStarted(): Promise<void> {
     this.#started ??= this.#start().catch((error: unknown) => {
       this.#started = null;
@@ -105,6 +130,7 @@ export class PriceHub {
     try {
       let offeredBytes = 0;
       for await (const event of this.#log.follow(this.#lastSeenId, signal)) {
+        if (event.id > this.#lastSeenId + RETAINED_EVENTS && this.#lastSeenId > 0) await this.#checkNotLost(event.id);
         this.#lastSeenId = event.id;
         const result = liveResult(event);
         for (const subscription of this.#subscriptions) {

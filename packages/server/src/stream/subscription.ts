@@ -228,11 +228,14 @@ export class Subscription implements AsyncIterable<StreamItem> {
   async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem> {
     const { bounds, liveAfter, topics, log, replayPageSize } = this.#options;
     let cursor: number;
-    if (bounds === null) {
+    const newestId = bounds?.newestId ?? 0;
+    if (requestedId > newestId) {
+      // An id this log never issued: it lost its data (and is empty, or the clock went back) or
+      // belongs to another deployment. Say so, then deliver every event from here on.
+      yield { kind: 'reset', requestedId, oldestId: newestId + 1 };
+      cursor = newestId;
+    } else if (bounds === null) {
       cursor = Math.min(requestedId, liveAfter);
-    } else if (requestedId > bounds.newestId) {
-      // An id this log never issued (another deployment's): continue from the newest event.
-      cursor = bounds.newestId;
     } else if (requestedId < bounds.oldestId - 1) {
       yield { kind: 'reset', requestedId, oldestId: bounds.oldestId };
       cursor = bounds.oldestId - 1;

@@ -35,19 +35,21 @@ describe('prices publish', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^line 2: the event must have required property 'product_id'; skipped$/m);
     expect(result.stderr).toMatch(/^line 4: not valid JSON/m);
-    expect(result.stdout).toBe('published 2 price events (ids 1–2); 2 bad lines skipped\n');
     const log = new SqlitePriceLog(path.join(dir, 'nested', 'prices.db'));
     const stored = await log.readAfter(0, 10);
     await log.close();
+    expect(result.stdout).toBe(`published 2 price events (ids ${stored[0]?.id}–${stored[1]?.id}); 2 bad lines skipped\n`);
     expect(stored.map((event) => [event.topic, event.data])).toEqual([
       ['price:marketplacea:us', good],
       ['price:marketplaceb:nl', expect.stringContaining('"market":"NL"')],
     ]);
   });
 
-  it('reads stdin and takes the price log from PRICE_LOG_URL', () => {
+  it('reads stdin and takes the price log from PRICE_LOG_URL', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prices-cli-'));
     const input = `${JSON.stringify(buildPriceEvent())}\n`.repeat(3);
+    // A log that already counts from 0 (a new one counts from its creation time).
+    await new SqlitePriceLog(path.join(dir, 'p.db'), { newLogCounter: 0 }).close();
     const result = catalog(['prices', 'publish', '-'], { input, env: { PRICE_LOG_URL: `sqlite:${path.join(dir, 'p.db')}` } });
     expect([result.status, result.stdout]).toEqual([0, 'published 3 price events (ids 1–3); 0 bad lines skipped\n']);
   });

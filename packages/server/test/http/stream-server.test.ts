@@ -150,7 +150,7 @@ describe('streamPrices', () => {
       harness.streams.push(stream);
       expect(stream.status).toBe(200);
       expect(await stream.ended()).toBe('end');
-      expect(stream.raw()).toBe('retry: 5000\n\n: price log unavailable; reconnect with Last-Event-ID\n');
+      expect(stream.raw()).toBe('retry: 5000\n\n: price log unavailable; reconnect with Last-Event-ID\n\n');
     });
   });
 

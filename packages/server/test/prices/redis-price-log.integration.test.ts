@@ -24,8 +24,10 @@ function newPrefix(): string {
   return prefix;
 }
 
-async function open(prefix: string, url = REDIS_URL, options: { followGiveUpAfterMs?: number } = {}): Promise<PriceLog> {
-  const log = await openRedisPriceLog(url, silentLogger, { keyPrefix: prefix, ...options });
+/** A log whose new-log counter is pinned at 0 (ids 1, 2, …) unless given; null: from Redis TIME. */
+async function open(prefix: string, url = REDIS_URL, options: { followGiveUpAfterMs?: number; newLogCounter?: number | null } = {}): Promise<PriceLog> {
+  const { newLogCounter = 0, ...rest } = options;
+  const log = await openRedisPriceLog(url, silentLogger, { keyPrefix: prefix, ...rest, ...(newLogCounter === null ? {} : { newLogCounter }) });
   opened.push(log);
   return log;
 }
@@ -166,16 +168,21 @@ describe('RedisPriceLog', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  it('keeps ids increasing after a restart, and above everything seen even when Redis lost the stream', async () => {
+  it('keeps ids increasing after a restart, and starts a lost stream above every earlier id, from Redis TIME', async () => {
     const prefix = newPrefix();
     const first = await open(prefix);
     await first.append([priceEvent(1), priceEvent(2), priceEvent(3)]);
     await first.close();
-    const second = await open(prefix);
+    const second = await open(prefix, REDIS_URL, { newLogCounter: null });
     expect((await second.append([priceEvent(4)]))[0]?.id).toBe(4);
     if (admin.status === 'wait') await admin.connect();
     await admin.del(`${prefix}stream`, `${prefix}floor`);
-    expect((await second.append([priceEvent(5)]))[0]?.id).toBe(5);
+    const [seconds] = await admin.time();
+    const [next] = await second.append([priceEvent(5)]);
+    expect(next?.id).toBeGreaterThan(Number(seconds) * 1_000_000);
+    expect(next?.id).toBeLessThan((Number(seconds) + 60) * 1_000_000);
+    expect(String(next?.id)).toHaveLength(16);
+    expect(Number.isSafeInteger(next?.id)).toBe(true);
   });
 
   it('rejects with ServiceUnavailable while Redis is unreachable and follow() resumes without loss', async () => {
@@ -229,7 +236,7 @@ describe('RedisPriceLog', () => {
     controller.abort();
   });
 
-  it('keeps ids above everything a live follower saw when Redis comes back empty', async () => {
+  it('starts above everything a live follower saw when Redis comes back empty, so the follower sees the jump', async () => {
     const prefix = newPrefix();
     const proxy = await startTcpProxy('127.0.0.1', 6379);
     proxies.push(proxy);
@@ -247,12 +254,12 @@ describe('RedisPriceLog', () => {
     await eventually(() => server.ping());
     await new Promise((resolve) => setTimeout(resolve, 300));
 
-    // A publisher process that has never seen an id appends next.
-    const publisher = await open(prefix);
+    // A publisher process that has never seen an id appends next: the new log counts from the clock.
+    const publisher = await open(prefix, REDIS_URL, { newLogCounter: 1_000_000 });
     const [next] = await publisher.append([priceEvent(4)]);
-    expect(next?.id).toBe(4);
+    expect(next?.id).toBe(1_000_001);
     const events = await received;
     controller.abort();
-    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4]);
+    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 1_000_001]);
   });
 });

@@ -49,7 +49,7 @@ describe('runSimulator', () => {
 
   it('appends about `rate` events per second until aborted', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'simulator-'));
-    const log = new SqlitePriceLog(path.join(dir, 'catalog.db'));
+    const log = new SqlitePriceLog(path.join(dir, 'catalog.db'), { newLogCounter: 0 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 500);
     const total = await runSimulator({ rate: 200, variants: syntheticVariants(10), priceLog: log, signal: controller.signal });

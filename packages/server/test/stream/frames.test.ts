@@ -33,9 +33,9 @@ describe('frames', () => {
     expect(encodeEvent({ id: 4, event: 'a\r\nid: 99', data: 'x' })).toBe('id: 4\nevent: a  id: 99\ndata: x\n\n');
   });
 
-  it('encodes a comment per line', () => {
-    expect(encodeComment('heartbeat')).toBe(': heartbeat\n');
-    expect(encodeComment('a\nb')).toBe(': a\n: b\n');
+  it('encodes a comment per line, ended by a blank line so frame-based readers see it', () => {
+    expect(encodeComment('heartbeat')).toBe(': heartbeat\n\n');
+    expect(encodeComment('a\nb')).toBe(': a\n: b\n\n');
   });
 
   it('encodes the reset notice without an id', () => {

@@ -77,3 +77,34 @@ describe('PriceHub on RedisPriceLog, two instances', () => {
     await onB.return?.();
   });
 });
+
+describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
+  it('ends live subscriptions, and a resume from before the loss gets a reset, then every new event', async () => {
+    const lossPrefix = `test:hubs:${randomBytes(6).toString('hex')}:`;
+    const log = await openRedisPriceLog(REDIS_URL, silentLogger, { keyPrefix: lossPrefix });
+    const hub = new PriceHub(log, silentLogger);
+    logs.push(log);
+    hubs.push(hub);
+    const admin = new Redis(REDIS_URL);
+    try {
+      const topics = new Set<string>([TOPICS[0]]);
+      const before = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+      const following = (await hub.subscribe({ topics, lastEventId: before[0]?.id ?? 0 }))[Symbol.asyncIterator]();
+      expect(await take(following, 1)).toEqual([before[1]?.id]);
+
+      // The data is gone (FLUSHDB on this prefix); the next publisher starts a new log.
+      await admin.del(`${lossPrefix}stream`, `${lossPrefix}floor`);
+      const after = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+      expect(after[0]?.id).toBeGreaterThan(before[1]?.id ?? Infinity);
+      await expect(following.next()).rejects.toThrow(/unavailable/);
+
+      const resumed = (await hub.subscribe({ topics, lastEventId: before[1]?.id ?? 0 }))[Symbol.asyncIterator]();
+      const first = await resumed.next();
+      expect(first.value).toEqual({ kind: 'reset', requestedId: before[1]?.id, oldestId: after[0]?.id });
+      expect(await take(resumed, 2)).toEqual(after.map((event) => event.id));
+    } finally {
+      await admin.del(`${lossPrefix}stream`, `${lossPrefix}floor`);
+      await admin.quit();
+    }
+  });
+});

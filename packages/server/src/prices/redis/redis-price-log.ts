@@ -5,12 +5,13 @@
 // - Ids are integers, strictly increasing and contiguous inside the stream, assigned atomically by
 //   one Lua script that reads the stream's top id and XADDs `<n>-0` for each event of a batch: two
 //   processes appending at once never interleave inside a batch nor reuse an id.
-// - Ids survive restarts of this process and of Redis as long as Redis persists its data (AOF or
-//   RDB). A Redis that comes back EMPTY (no persistence) has lost the stream; to keep ids from being
-//   reused, every instance remembers the highest id it has seen and raises the shared floor key to
-//   it on every (re)connect and with every append, so new ids continue above everything this
-//   instance delivered. A publisher that appends to an empty Redis before any instance reconnects
-//   can still reuse ids: run Redis with persistence in production.
+// - Ids are never reused, also when Redis loses the stream (a restart without persistence, a
+//   failover to a stale replica, FLUSHDB): a NEW or emptied log (no stream and no counter key)
+//   starts its counter at Redis' TIME in milliseconds × 1000, so its first id is above every id an
+//   earlier log could have issued (unless that log averaged more than 1,000 events per millisecond
+//   of its life, or Redis' clock went back). Ids have 16 digits, within Last-Event-ID's limit and
+//   2^53. A log that lost its data therefore shows up as a jump: a resume point below the new
+//   oldest id gets a `reset`, and the hub ends live streams on such a jump (see stream/hub.ts).
 // - The stream is trimmed with `MAXLEN ~ 5000`: at least the newest RETAINED_EVENTS entries remain
 //   (approximate trimming never goes below the threshold). Reads never return an event older than
 //   the newest RETAINED_EVENTS, even when Redis still stores it.
@@ -34,7 +35,7 @@ import type { Logger } from '../../logger.ts';
 import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface RedisPriceLogOptions {
-  /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`); tests use their own. */
+  /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`, the counter); tests use their own. */
   keyPrefix?: string;
   /** Milliseconds before a command to an unresponsive Redis fails. */
   commandTimeoutMs?: number;
@@ -43,6 +44,11 @@ export interface RedisPriceLogOptions {
    * caller can end its streams; by default it retries forever and resumes where it stopped.
    */
   followGiveUpAfterMs?: number;
+  /**
+   * The counter a new or emptied log starts at (its first id is this + 1). By default Redis'
+   * TIME in ms × 1000; tests pin it to count from 1.
+   */
+  newLogCounter?: number;
 }
 
 export const DEFAULT_KEY_PREFIX = 'catalog:prices:';
@@ -52,9 +58,9 @@ const FOLLOW_BLOCK_MS = 5000;
 const FOLLOW_BATCH = 1000;
 const MAX_BACKOFF_MS = 1000;
 
-// KEYS: stream, floor. ARGV: retained, callerFloor, then topic/data pairs. Returns the ids as
-// strings. Next id = 1 + max(stream top id, floor key, caller's floor): the stream itself is the
-// source of truth, the floor only matters once the stream has been lost.
+// KEYS: stream, counter. ARGV: retained, newLogCounter ('' for Redis' TIME), then topic/data
+// pairs. Returns the ids as strings. Next id = 1 + max(stream top id, counter key); when both are
+// gone (a new log, or one Redis lost), the counter starts from the clock so no id is reused.
 const APPEND_SCRIPT = `
 local function topOf(stream)
   local top = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)
@@ -62,10 +68,18 @@ local function topOf(stream)
   return 0
 end
 local last = topOf(KEYS[1])
-local floor = tonumber(redis.call('GET', KEYS[2]) or '0')
-local callerFloor = tonumber(ARGV[2])
-if floor > last then last = floor end
-if callerFloor > last then last = callerFloor end
+local counter = redis.call('GET', KEYS[2])
+if counter then
+  counter = tonumber(counter)
+  if counter > last then last = counter end
+elseif last == 0 then
+  if ARGV[2] ~= '' then
+    last = tonumber(ARGV[2])
+  else
+    local now = redis.call('TIME')
+    last = tonumber(now[1]) * 1000000 + math.floor(tonumber(now[2]) / 1000) * 1000
+  end
+end
 local ids = {}
 for i = 3, #ARGV, 2 do
   last = last + 1
@@ -75,13 +89,6 @@ for i = 3, #ARGV, 2 do
 end
 redis.call('SET', KEYS[2], string.format('%.0f', last))
 return ids
-`;
-
-// KEYS: floor. ARGV: callerFloor. Raises the floor; returns nothing useful.
-const RAISE_FLOOR_SCRIPT = `
-local floor = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > floor then redis.call('SET', KEYS[1], ARGV[1]) end
-return 1
 `;
 
 // KEYS: stream. ARGV: retained, afterId, limit. Returns { oldest, newest, entries } where oldest is
@@ -110,13 +117,11 @@ type StreamEntry = [id: string, fields: string[]];
 
 interface ScriptedRedis extends Redis {
   priceLogAppend(stream: string, floor: string, ...args: string[]): Promise<string[]>;
-  priceLogRaiseFloor(floor: string, callerFloor: string): Promise<number>;
   priceLogRead(stream: string, retained: string, afterId: string, limit: string): Promise<[string, string, StreamEntry[]]>;
 }
 
 function withScripts(client: Redis): ScriptedRedis {
   client.defineCommand('priceLogAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
-  client.defineCommand('priceLogRaiseFloor', { numberOfKeys: 1, lua: RAISE_FLOOR_SCRIPT });
   client.defineCommand('priceLogRead', { numberOfKeys: 1, lua: READ_SCRIPT });
   return client as ScriptedRedis;
 }
@@ -157,8 +162,8 @@ function clientOptions(commandTimeoutMs: number): RedisOptions {
     autoResendUnfulfilledCommands: false,
     connectTimeout: 2000,
     commandTimeout: commandTimeoutMs,
-    // Reconnect forever, at least every 500 ms (a returning Redis is noticed, and the id floor
-    // raised, promptly); commands fail fast meanwhile (no offline queue).
+    // Reconnect forever, at least every 500 ms (a returning Redis is noticed promptly); commands
+    // fail fast meanwhile (no offline queue).
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
   };
 }
@@ -172,8 +177,7 @@ export class RedisPriceLog implements PriceLog {
   readonly #commandTimeoutMs: number;
   readonly #followGiveUpAfterMs: number;
   readonly #followers = new Set<Redis>();
-  /** The highest id this instance has appended, read or yielded. */
-  #highestSeen = 0;
+  readonly #newLogCounter: string;
   #closed = false;
 
   constructor(url: string, logger: Logger, options: RedisPriceLogOptions = {}) {
@@ -184,13 +188,9 @@ export class RedisPriceLog implements PriceLog {
     this.#floorKey = `${prefix}floor`;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#followGiveUpAfterMs = options.followGiveUpAfterMs ?? Number.POSITIVE_INFINITY;
+    this.#newLogCounter = options.newLogCounter === undefined ? '' : String(Math.max(0, Math.trunc(options.newLogCounter)));
     this.#client = withScripts(new Redis(url, clientOptions(this.#commandTimeoutMs)));
     this.#client.on('error', (error: Error) => this.#logger.debug('price log Redis connection error', { error: error.message }));
-    this.#client.on('ready', () => {
-      if (this.#highestSeen > 0) {
-        this.#client.priceLogRaiseFloor(this.#floorKey, String(this.#highestSeen)).catch(() => {});
-      }
-    });
   }
 
   /** Connects once; a Redis that is down now is not fatal (the client keeps reconnecting). */
@@ -205,12 +205,10 @@ export class RedisPriceLog implements PriceLog {
   async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {
     const stored = events.map((event) => toAppendRecord(event));
     if (stored.length === 0) return [];
-    const args = [String(RETAINED_EVENTS), String(this.#highestSeen)];
+    const args = [String(RETAINED_EVENTS), this.#newLogCounter];
     for (const { topic, data } of stored) args.push(topic, data);
     const ids = await this.#call(() => this.#client.priceLogAppend(this.#streamKey, this.#floorKey, ...args));
-    const result = stored.map((event, index) => ({ id: Number(ids[index]), ...event }));
-    this.#see(result.at(-1)?.id ?? 0);
-    return result;
+    return stored.map((event, index) => ({ id: Number(ids[index]), ...event }));
   }
 
   async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {
@@ -222,7 +220,6 @@ export class RedisPriceLog implements PriceLog {
     const [oldest, newest] = await this.#call(() => this.#read(this.#client, 0, 0));
     const newestId = Number(newest);
     if (newestId === 0) return null;
-    this.#see(newestId);
     return { oldestId: Number(oldest), newestId };
   }
 
@@ -244,8 +241,7 @@ export class RedisPriceLog implements PriceLog {
           if (catchUp) {
             // The script clamps to the retained window, so a follower far behind never sees an
             // event older than the newest RETAINED_EVENTS.
-            const [, newest, entries] = await this.#read(connection, last, FOLLOW_BATCH);
-            if (Number(newest) < last) await connection.priceLogRaiseFloor(this.#floorKey, String(last));
+            const [, , entries] = await this.#read(connection, last, FOLLOW_BATCH);
             batch = entries.map(fromEntry);
             catchUp = batch.length === FOLLOW_BATCH;
           } else {
@@ -262,7 +258,6 @@ export class RedisPriceLog implements PriceLog {
           for (const event of batch) {
             if (event.id <= last) continue;
             last = event.id;
-            this.#see(last);
             yield event;
             if (signal.aborted) return;
           }
@@ -300,10 +295,6 @@ export class RedisPriceLog implements PriceLog {
 
   #read(client: ScriptedRedis, afterId: number, limit: number): Promise<[string, string, StreamEntry[]]> {
     return client.priceLogRead(this.#streamKey, String(RETAINED_EVENTS), String(Math.max(0, Math.floor(afterId))), String(limit));
-  }
-
-  #see(id: number): void {
-    if (id > this.#highestSeen) this.#highestSeen = id;
   }
 
   async #call<T>(command: () => Promise<T>): Promise<T> {

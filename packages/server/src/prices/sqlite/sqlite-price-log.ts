@@ -5,6 +5,11 @@
 // - ids come from an AUTOINCREMENT rowid: SQLite keeps the highest id ever issued in
 //   `sqlite_sequence`, so ids are strictly increasing across processes and never reused, also
 //   after pruning, a crash or a restart;
+// - a NEW log (no table, or a database file replaced by an empty one) starts its counter at its
+//   creation time in ms × 1000, so its ids are above every id an earlier log on that path could
+//   have issued (unless that log averaged more than 1,000 events per millisecond of its life, or
+//   the clock went back): a resume point from the lost log is below the new oldest id and gets a
+//   `reset` instead of having new events dropped as duplicates. Ids have 16 digits;
 // - append() commits one IMMEDIATE transaction with `synchronous = FULL` in WAL mode: once it
 //   resolves the events survive `kill -9` and power loss;
 // - reads return only the newest RETAINED_EVENTS rows (by id) even when more are still stored;
@@ -26,6 +31,8 @@ export interface SqlitePriceLogOptions {
   /** Rows deleted per statement when pruning, and appends between prunes. */
   pruneBatchSize?: number;
   busyTimeoutMs?: number;
+  /** The counter a new log starts at (its first id is this + 1); default: now in ms × 1000. */
+  newLogCounter?: number;
 }
 
 const SCHEMA = `
@@ -64,6 +71,7 @@ export class SqlitePriceLog implements PriceLog {
       this.#db = new DatabaseSync(path, { timeout: busyTimeoutMs });
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;`);
       this.#db.exec(SCHEMA);
+      this.#startCounterOfNewLog(options.newLogCounter ?? Date.now() * 1000);
       this.#insert = this.#db.prepare('INSERT INTO price_events (topic, data) VALUES (?, ?) RETURNING id');
       this.#readAfter = this.#db.prepare(
         `SELECT id, topic, data FROM price_events WHERE id > ? AND id >= coalesce(${OLDEST_RETAINED}, 0) ORDER BY id LIMIT ?`,
@@ -137,6 +145,26 @@ export class SqlitePriceLog implements PriceLog {
     this.#closed = true;
     this.#wakeFollowers();
     this.#db.close();
+  }
+
+  /**
+   * Sets the AUTOINCREMENT counter of a log that has none yet (a new table); an existing counter,
+   * even of an emptied table, is kept, so ids still never go back. One IMMEDIATE transaction, so
+   * two processes opening a new file at once agree.
+   */
+  #startCounterOfNewLog(counter: number): void {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const known = this.#db.prepare("SELECT 1 FROM sqlite_sequence WHERE name = 'price_events'").get();
+      const empty = this.#db.prepare('SELECT 1 FROM price_events LIMIT 1').get() === undefined;
+      if (known === undefined && empty) {
+        this.#db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('price_events', ?)").run(Math.max(0, Math.trunc(counter)));
+      }
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   /** Deletes rows below the retained window, a batch per statement so writers are never held long. */
