@@ -92,12 +92,19 @@ export const countGtins = <ThrowOnError extends boolean = false>(options?: Optio
  * Served by the stream server only. The connection stays open and price events
  * arrive as they occur, as server-sent events: `id` a strictly increasing integer
  * shared by all topics, `event` the full topic name `price:<source>:<market>`,
- * `data` one `PriceEvent` as JSON. A `retry:` field comes first and a comment
- * heartbeat every 15 seconds. Reconnect with `Last-Event-ID` to replay what was
- * missed: the last 5,000 events (all topics together) are retained. When the id is
- * older than that, the first frame is `event: reset` with the oldest replayable
- * id, then the replayable events follow. The AsyncAPI document describes the
- * stream in full. Refusals are sent as `ErrorBody` before any stream bytes.
+ * `data` one `PriceEvent` as JSON. A `retry:` field comes first and a heartbeat
+ * every 15 seconds: the comment `: heartbeat` followed by a blank line. Reconnect
+ * with `Last-Event-ID` to replay what was missed: the last 5,000 events (all topics
+ * together) are retained. When the id is older than that, or above every id the
+ * price log holds (the log lost its data), the first frame is `event: reset`, then
+ * the replayable (or new) events follow. The AsyncAPI document describes the
+ * stream in full. Refusals are sent as `ErrorBody` before any stream bytes; 429
+ * `too_many_streams` when the key already holds its maximum of concurrent streams
+ * (wait `Retry-After` seconds). While the price log is down an admitted subscriber
+ * gets 200 with `retry: 5000` and a comment, then the response ends: EventSource
+ * clients reconnect by themselves and resume with `Last-Event-ID` (a non-200 answer
+ * would make them give up for good). 503 means the stream server itself is shutting
+ * down or cannot check the key.
  *
  */
 export const streamPrices = <ThrowOnError extends boolean = false>(options: Options<StreamPricesData, ThrowOnError, StreamPricesResponse>): Promise<ServerSentEventsResult<StreamPricesResponses>> => (options.client ?? client).sse.get<StreamPricesResponses, StreamPricesErrors, ThrowOnError>({

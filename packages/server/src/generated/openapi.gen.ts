@@ -465,7 +465,7 @@ export const openapiDocument: Record<string, unknown> = {
       "get": {
         "operationId": "streamPrices",
         "summary": "Live price updates (Pro, server-sent events)",
-        "description": "Served by the stream server only. The connection stays open and price events\narrive as they occur, as server-sent events: `id` a strictly increasing integer\nshared by all topics, `event` the full topic name `price:<source>:<market>`,\n`data` one `PriceEvent` as JSON. A `retry:` field comes first and a comment\nheartbeat every 15 seconds. Reconnect with `Last-Event-ID` to replay what was\nmissed: the last 5,000 events (all topics together) are retained. When the id is\nolder than that, the first frame is `event: reset` with the oldest replayable\nid, then the replayable events follow. The AsyncAPI document describes the\nstream in full. Refusals are sent as `ErrorBody` before any stream bytes.\n",
+        "description": "Served by the stream server only. The connection stays open and price events\narrive as they occur, as server-sent events: `id` a strictly increasing integer\nshared by all topics, `event` the full topic name `price:<source>:<market>`,\n`data` one `PriceEvent` as JSON. A `retry:` field comes first and a heartbeat\nevery 15 seconds: the comment `: heartbeat` followed by a blank line. Reconnect\nwith `Last-Event-ID` to replay what was missed: the last 5,000 events (all topics\ntogether) are retained. When the id is older than that, or above every id the\nprice log holds (the log lost its data), the first frame is `event: reset`, then\nthe replayable (or new) events follow. The AsyncAPI document describes the\nstream in full. Refusals are sent as `ErrorBody` before any stream bytes; 429\n`too_many_streams` when the key already holds its maximum of concurrent streams\n(wait `Retry-After` seconds). While the price log is down an admitted subscriber\ngets 200 with `retry: 5000` and a comment, then the response ends: EventSource\nclients reconnect by themselves and resume with `Last-Event-ID` (a non-200 answer\nwould make them give up for good). 503 means the stream server itself is shutting\ndown or cannot check the key.\n",
         "tags": [
           "prices"
         ],
@@ -900,7 +900,7 @@ export const openapiDocument: Record<string, unknown> = {
             "const": "error"
           },
           "error": {
-            "description": "Machine-readable code. `invalid_request` (400, a parameter or header failed validation), `invalid_filter` (400, the filter expression), `page_out_of_range` (400, a page beyond the 50-page cap), `invalid_topics` (400, the stream's Topics header), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503).",
+            "description": "Machine-readable code. `invalid_request` (400, a parameter or header failed validation), `invalid_filter` (400, the filter expression), `page_out_of_range` (400, a page beyond the 50-page cap), `invalid_topics` (400, the stream's Topics header), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `rate_limited` (429), `too_many_streams` (429, the key already holds its maximum of concurrent price streams), `internal_error` (500), `service_unavailable` (503).",
             "type": "string",
             "enum": [
               "invalid_request",
@@ -912,6 +912,7 @@ export const openapiDocument: Record<string, unknown> = {
               "not_found",
               "method_not_allowed",
               "rate_limited",
+              "too_many_streams",
               "internal_error",
               "service_unavailable"
             ]

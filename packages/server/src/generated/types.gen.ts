@@ -12,9 +12,9 @@ export type ClientOptions = {
 export type ErrorBody = {
     status: 'error';
     /**
-     * Machine-readable code. `invalid_request` (400, a parameter or header failed validation), `invalid_filter` (400, the filter expression), `page_out_of_range` (400, a page beyond the 50-page cap), `invalid_topics` (400, the stream's Topics header), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `rate_limited` (429), `internal_error` (500), `service_unavailable` (503).
+     * Machine-readable code. `invalid_request` (400, a parameter or header failed validation), `invalid_filter` (400, the filter expression), `page_out_of_range` (400, a page beyond the 50-page cap), `invalid_topics` (400, the stream's Topics header), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `rate_limited` (429), `too_many_streams` (429, the key already holds its maximum of concurrent price streams), `internal_error` (500), `service_unavailable` (503).
      */
-    error: 'invalid_request' | 'invalid_filter' | 'page_out_of_range' | 'invalid_topics' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'rate_limited' | 'internal_error' | 'service_unavailable';
+    error: 'invalid_request' | 'invalid_filter' | 'page_out_of_range' | 'invalid_topics' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'rate_limited' | 'too_many_streams' | 'internal_error' | 'service_unavailable';
     /**
      * What went wrong and how to fix it, for people. Never a stack trace.
      */

@@ -13,6 +13,7 @@ export const STATUS_BY_CODE = {
   not_found: 404,
   method_not_allowed: 405,
   rate_limited: 429,
+  too_many_streams: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const satisfies Record<ErrorCode, number>;
