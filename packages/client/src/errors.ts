@@ -13,6 +13,7 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'not_found',
   'method_not_allowed',
   'rate_limited',
+  'too_many_streams',
   'internal_error',
   'service_unavailable',
 ]);
@@ -51,6 +52,8 @@ interface ErrorDetails {
   status: number;
   body: unknown;
   requestId: string | undefined;
+  /** The answer's `Retry-After`, in milliseconds. */
+  retryAfterMs?: number | undefined;
 }
 
 function describeError({ status, body }: ErrorDetails): { code: ErrorCode; message: string; errorBody: ErrorBody | undefined } {
@@ -83,12 +86,21 @@ export class CatalogApiError extends Error {
 }
 
 /**
- * The stream server refused the subscription for good (400 `invalid_topics`, 401, 403, or another
- * 4xx that retrying cannot fix). `priceStream` throws it at once instead of reconnecting. It is a
- * CatalogApiError too, so one `instanceof CatalogApiError` check handles every refusal.
+ * The stream server refused the subscription. For good (400 `invalid_topics`, 401, 403, or another
+ * 4xx that retrying cannot fix): `priceStream` throws it at once instead of reconnecting. For now
+ * (429 `too_many_streams` when the key holds its maximum of concurrent streams, 503): it is passed
+ * to `onReconnect` and the stream retries, not before `retryAfterMs`. It is a CatalogApiError too,
+ * so one `instanceof CatalogApiError` check handles every refusal.
  */
 export class PriceStreamError extends CatalogApiError {
   override readonly name: string = 'PriceStreamError';
+  /** How long the server asked to wait (`Retry-After`), in milliseconds, when it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(details: ErrorDetails) {
+    super(details);
+    this.retryAfterMs = details.retryAfterMs;
+  }
 }
 
 export function parseBody(text: string): unknown {

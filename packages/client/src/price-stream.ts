@@ -1,27 +1,28 @@
 /*
- * The resumable price stream, on top of the generated `streamPrices` SSE call.
+ * The resumable price stream: one `fetch` per connection to the `streamPrices` operation, its body
+ * parsed by the WHATWG server-sent-events rules (eventsource-parser: CR, LF and CRLF line ends even
+ * when cut across chunks, one optional space after `field:`, comments, `retry:`).
  *
  * Guarantees: every price event is yielded at most once per iterator and in id order (ids are
- * strictly increasing, so an id at or below the last one yielded is dropped); after ANY disconnect,
- * including a clean end of the response, it reconnects with `Last-Event-ID` set to the last id
- * yielded, so the server replays what was missed; events older than the server's replay window are
- * announced by a `reset` item instead. Refusals that retrying cannot fix (400, 401, 403 and other
- * 4xx except 408 and 429) throw a `PriceStreamError` at once; anything else (network errors, 5xx,
- * 429) is retried forever with exponential backoff and full jitter, starting from the server's
- * `retry:` and reset by every successful connect. Aborting `signal`, or leaving the loop, cancels
- * the request and any backoff timer; the iterator then ends without an error.
+ * strictly increasing, so an id at or below the last one yielded is dropped, except after a
+ * `reset`, which starts the order again); after ANY disconnect, including a clean end of the
+ * response, it reconnects with `Last-Event-ID` set to the last id yielded, so the server replays
+ * what was missed; events the server no longer has are announced by a `reset` item instead.
+ * Refusals that retrying cannot fix (400, 401, 403 and other 4xx except 408 and 429) throw a
+ * `PriceStreamError` at once; anything else (network errors, 5xx, 429 such as `too_many_streams`)
+ * is retried forever with exponential backoff and full jitter, starting from the server's `retry:`,
+ * never sooner than a refusal's `Retry-After`, and reset by every successful connect. Any bytes
+ * received (events, heartbeat comments, partial frames) count as life for `idleTimeoutMs`.
+ * Aborting `signal`, or leaving the loop, cancels the request and any backoff timer; the iterator
+ * then ends without an error.
  *
- * Why the generated reader is wrapped rather than used alone: it throws a bare `Error` on refusals
- * (no status, no body), retries refusals forever, stops for good on a clean close, and yields
- * only `data` without the frame's `id` and `event`. So each connection is one generated
- * `streamPrices` call with its own retry loop switched off (`sseMaxRetryAttempts: 1`); a wrapped
- * `fetch` records the status and error body, `onSseEvent` records each frame's id, event and
- * retry, and the loop here owns reconnects, backoff and `Last-Event-ID`.
+ * Why not the generated SSE reader: it acts only on complete frames (a heartbeat without a
+ * following blank line never reached it), throws a bare `Error` on refusals, retries refusals
+ * forever, stops for good on a clean close and yields only `data`. The request still follows the
+ * generated operation's types (`StreamPricesData`).
  */
-import { createClient } from './generated/client/index.js';
-import type { StreamEvent } from './generated/core/serverSentEvents.gen.js';
-import { streamPrices } from './generated/sdk.gen.js';
-import type { PriceEvent } from './generated/types.gen.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { PriceEvent, StreamPricesData } from './generated/types.gen.js';
 import { PriceStreamError, parseBody } from './errors.js';
 
 /** One price event: `id` is the stream's global event number, `topic` the full `price:<source>:<market>`. */
@@ -81,15 +82,28 @@ export interface PriceStreamConfig {
   fetch?: typeof fetch | undefined;
 }
 
+/** The path of the `streamPrices` operation, checked against the generated types. */
+const STREAM_PATH: StreamPricesData['url'] = '/v1/stream';
 /** Reconnect delay before the server has sent `retry:`. */
 const DEFAULT_RETRY_MS = 1000;
 const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
 const MIN_BACKOFF_BASE_MS = 10;
 /** Three missed heartbeats (the server sends one every 15 s). */
 const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+/** A frame larger than this ends the connection (a broken or hostile server), which is retried. */
+const MAX_FRAME_CHARS = 4 * 1024 * 1024;
 
 function isFatalStatus(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** `Retry-After` in seconds or as an HTTP date, in milliseconds; undefined when absent or unreadable. */
+function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^[0-9]{1,9}$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function normaliseLastEventId(value: number | string | undefined): number | undefined {
@@ -113,6 +127,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 function readResetNotice(data: unknown): { requestedId: number; oldestId: number } | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const notice = data as Record<string, unknown>;
@@ -124,7 +146,7 @@ function readResetNotice(data: unknown): { requestedId: number; oldestId: number
 
 /** Binds the stream to a server and key; the result opens one independent subscription per call. */
 export function createPriceStream(config: PriceStreamConfig) {
-  const client = createClient({ baseUrl: config.sseUrl, auth: config.apiKey });
+  const url = `${config.sseUrl.replace(/\/+$/, '')}${STREAM_PATH}`;
   const baseFetch = config.fetch;
 
   return async function* priceStream(options: PriceStreamOptions): AsyncGenerator<PriceStreamItem, void, undefined> {
@@ -147,7 +169,6 @@ export function createPriceStream(config: PriceStreamConfig) {
       let connected = false;
       let refusal: PriceStreamError | undefined;
       let streamError: unknown;
-      let frame: StreamEvent | undefined;
       let idleTimer: ReturnType<typeof setTimeout> | undefined;
       const armIdleTimer = () => {
         clearTimeout(idleTimer);
@@ -156,71 +177,66 @@ export function createPriceStream(config: PriceStreamConfig) {
           connection.abort();
         }, idleTimeoutMs);
       };
-
-      const recordingFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-        const response = await (baseFetch ?? globalThis.fetch)(input, init);
-        if (response.ok) {
-          connected = true;
-          armIdleTimer();
-        } else {
-          const body = parseBody(await response.text());
-          const requestId = response.headers.get('X-Request-Id') ?? undefined;
-          refusal = new PriceStreamError({ status: response.status, body, requestId });
-        }
-        return response;
-      };
-
-      const headers: { Topics: string; 'Last-Event-ID'?: string } = { Topics: topics };
-      if (lastId !== undefined) headers['Last-Event-ID'] = String(lastId);
-
-      const { stream } = await streamPrices({
-        client,
-        headers,
-        signal: connection.signal,
-        fetch: recordingFetch,
-        sseMaxRetryAttempts: 1,
-        sseDefaultRetryDelay: retryMs,
-        onSseEvent: (event) => {
-          armIdleTimer();
-          frame = event;
-          if (typeof event.retry === 'number' && event.retry >= 0) retryMs = event.retry;
+      const frames: EventSourceMessage[] = [];
+      const parser = createParser({
+        maxBufferSize: MAX_FRAME_CHARS,
+        onEvent: (frame) => frames.push(frame),
+        onRetry: (ms) => {
+          retryMs = ms;
         },
-        onSseError: (error) => {
+        onError: (error) => {
           streamError ??= error;
+          connection.abort();
         },
       });
 
+      const headers: Record<string, string> = { Authorization: `Bearer ${config.apiKey}`, Accept: 'text/event-stream', Topics: topics };
+      if (lastId !== undefined) headers['Last-Event-ID'] = String(lastId);
+      let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       try {
-        for await (const data of stream as AsyncGenerator<unknown>) {
-          const current = frame;
-          if (current === undefined) continue;
-          if (current.event === 'reset') {
-            const notice = readResetNotice(data);
-            if (notice === undefined) continue;
-            clearTimeout(idleTimer);
-            yield { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
-            armIdleTimer();
-            continue;
-          }
-          const id = Number(current.id);
-          if (current.id === undefined || !Number.isSafeInteger(id) || typeof data !== 'object' || data === null) continue;
-          if (lastId !== undefined && id <= lastId) continue;
-          lastId = id;
-          const event = data as PriceEvent;
-          // The contract always names the topic in `event`; rebuild it from the payload if a frame lacks it.
-          const topic = current.event ?? `price:${event.source}:${event.market.toLowerCase()}`;
-          // The idle clock measures the server, not the consumer: it stops while the item is being handled.
-          clearTimeout(idleTimer);
-          yield { type: 'price', id, topic, data: event };
+        const response = await (baseFetch ?? globalThis.fetch)(url, { headers, signal: connection.signal, cache: 'no-store' });
+        if (!response.ok || response.body === null) {
+          const body = parseBody(await response.text());
+          const requestId = response.headers.get('X-Request-Id') ?? undefined;
+          refusal = new PriceStreamError({ status: response.status, body, requestId, retryAfterMs: retryAfterMs(response.headers.get('Retry-After')) });
+        } else {
+          connected = true;
           armIdleTimer();
-          options.onLastEventId?.(id);
+          reader = response.body.getReader();
+          const decoder = new TextDecoder();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            // Any bytes are life: a heartbeat, or half a frame, resets the idle clock.
+            armIdleTimer();
+            parser.feed(decoder.decode(value, { stream: true }));
+            while (frames.length > 0) {
+              const frame = frames.shift() as EventSourceMessage;
+              const item = toItem(frame);
+              if (item === undefined) continue;
+              // The idle clock measures the server, not the consumer: it stops while the item is being handled.
+              clearTimeout(idleTimer);
+              if (item.type === 'reset') {
+                // Ids start again after the events the server no longer has.
+                lastId = item.id;
+                yield item;
+              } else {
+                lastId = item.id;
+                yield item;
+                options.onLastEventId?.(item.id);
+              }
+              armIdleTimer();
+            }
+          }
         }
+      } catch (error) {
+        streamError ??= error;
       } finally {
         clearTimeout(idleTimer);
         outer?.removeEventListener('abort', abortConnection);
-        // Leaving early (break, abort) must close the socket: ending the generated reader alone only releases its lock.
+        // Leaving early (break, abort) must close the socket.
         connection.abort();
-        await stream.return(undefined);
+        await reader?.cancel().catch(() => {});
       }
 
       if (aborted()) return;
@@ -230,9 +246,25 @@ export function createPriceStream(config: PriceStreamConfig) {
       failures += 1;
       // The floor keeps `retry: 0` from turning repeated failures into a busy loop.
       const ceiling = Math.min(maxDelay, Math.max(retryMs, MIN_BACKOFF_BASE_MS) * 2 ** (failures - 1));
-      const delayMs = Math.floor(random() * ceiling);
+      const delayMs = Math.max(Math.floor(random() * ceiling), refusal?.retryAfterMs ?? 0);
       options.onReconnect?.({ attempt: failures, delayMs, error: refusal ?? streamError ?? new Error('the server closed the stream') });
       await sleep(delayMs, outer ?? new AbortController().signal);
+    }
+
+    /** The item a frame carries, or undefined for a frame to skip (a duplicate, or one the contract does not define). */
+    function toItem(frame: EventSourceMessage): PriceStreamItem | undefined {
+      const data = parseJson(frame.data);
+      if (frame.event === 'reset') {
+        const notice = readResetNotice(data);
+        return notice === undefined ? undefined : { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
+      }
+      const id = Number(frame.id);
+      if (frame.id === undefined || !/^[0-9]{1,16}$/.test(frame.id) || typeof data !== 'object' || data === null) return undefined;
+      if (lastId !== undefined && id <= lastId) return undefined;
+      const event = data as PriceEvent;
+      // The contract always names the topic in `event`; rebuild it from the payload if a frame lacks it.
+      const topic = frame.event ?? `price:${event.source}:${event.market.toLowerCase()}`;
+      return { type: 'price', id, topic, data: event };
     }
   };
 }

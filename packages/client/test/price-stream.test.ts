@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PriceStreamError, createCatalogClient } from '../src/index.ts';
 import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
+import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
 import { buildPriceEvent, priceFrame, startFakeStreamServer, until } from './support/fake-stream-server.ts';
 import type { FakeStreamServer, StreamConnection } from './support/fake-stream-server.ts';
 
@@ -112,7 +113,7 @@ describe('priceStream', () => {
   it('keeps a connection that only sends heartbeats', async () => {
     const { url, connections } = await serve((c) => {
       c.open(priceFrame(1));
-      const beat = setInterval(() => c.res.write(': heartbeat\n\n'), 20);
+      const beat = setInterval(() => c.res.write(encodeComment('heartbeat')), 20);
       setTimeout(() => c.res.write(priceFrame(2)), 700);
       c.res.once('close', () => clearInterval(beat));
     });
@@ -272,5 +273,77 @@ describe('priceStream', () => {
 
   it('rejects a lastEventId that is not a non-negative integer', async () => {
     await expect(take(stream('http://127.0.0.1:1', { lastEventId: 'abc' }), 1)).rejects.toThrow(TypeError);
+  });
+});
+
+// The server's own encoder, so these tests see the bytes the real server sends, not a tidy double.
+describe('priceStream on the exact stream bytes', () => {
+  it('keeps one connection through heartbeats on a quiet topic, idle timeout after idle timeout', async () => {
+    const { url, connections } = await serve((c) => {
+      c.open(encodeRetry(2000), encodeEvent({ id: 1, event: 'price:marketplacea:us', data: JSON.stringify(buildPriceEvent({ price: 1 })) }));
+      const beat = setInterval(() => c.res.write(encodeComment('heartbeat')), 60);
+      setTimeout(() => c.res.write(encodeEvent({ id: 2, event: 'price:marketplacea:us', data: JSON.stringify(buildPriceEvent({ price: 2 })) })), 800);
+      c.res.once('close', () => clearInterval(beat));
+    });
+    expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 2))).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
+  it('counts any bytes as life, even a comment whose frame never completes', async () => {
+    const { url, connections } = await serve((c) => {
+      c.open(priceFrame(1));
+      const beat = setInterval(() => c.res.write(': still here\n'), 60);
+      setTimeout(() => c.res.write(`\n${priceFrame(2)}`), 700);
+      c.res.once('close', () => clearInterval(beat));
+    });
+    expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 2))).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+  });
+
+  it('reads CRLF line ends cut between CR and LF across chunks as one frame', async () => {
+    const frame = priceFrame(7).replaceAll('\n', '\r\n');
+    const cut = frame.indexOf('\r\n', frame.indexOf('data:')) + 1;
+    const { url, connections } = await serve((c) => {
+      c.open(frame.slice(0, frame.indexOf('\r') + 1));
+      setTimeout(() => c.res.write(frame.slice(frame.indexOf('\r') + 1, cut)), 20);
+      setTimeout(() => c.res.write(frame.slice(cut)), 40);
+      setTimeout(() => c.res.write(priceFrame(8)), 60);
+    });
+    const items = await take(stream(url), 2);
+    expect(ids(items)).toEqual([7, 8]);
+    expect(items[0]).toMatchObject({ type: 'price', id: 7, topic: 'price:marketplacea:us', data: buildPriceEvent({ price: 7 }) });
+    expect(connections).toHaveLength(1);
+  });
+
+  it('takes `data:` with no space, and removes only one space after the colon', async () => {
+    const event = buildPriceEvent({ sku: '  two spaces' });
+    const { url } = await serve((c) =>
+      c.open(`id: 3\nevent:price:marketplacea:us\ndata:${JSON.stringify(event)}\n\n`, `id: 4\nevent: price:marketplacea:us\ndata: {"source":"marketplacea",\ndata:  "market":"US"}\n\n`),
+    );
+    const items = await take(stream(url), 2);
+    expect(items[0]).toEqual({ type: 'price', id: 3, topic: 'price:marketplacea:us', data: event });
+    expect(items[1]).toEqual({ type: 'price', id: 4, topic: 'price:marketplacea:us', data: { source: 'marketplacea', market: 'US' } });
+  });
+
+  it('after a reset for an id above the newest, yields every new event even with lower ids', async () => {
+    const { url } = await serve((c) => c.open(encodeReset({ requested_id: 9000, oldest_id: 11 }), priceFrame(11), priceFrame(12)));
+    const items = await take(stream(url, { lastEventId: 9000 }), 3);
+    expect(ids(items)).toEqual(['reset:11', 11, 12]);
+  });
+
+  it('waits out Retry-After when refused with 429 too_many_streams, and reports the refusal', async () => {
+    const { url, connections } = await serve((c) =>
+      c.index === 0
+        ? c.refuse(429, 'too_many_streams', 'This key already has 2 open price streams, the most allowed.', { 'Retry-After': '1' })
+        : c.open(priceFrame(5)),
+    );
+    const refusals: unknown[] = [];
+    const delays: number[] = [];
+    const items = await take(stream(url, { onReconnect: ({ error, delayMs }) => (refusals.push(error), delays.push(delayMs)) }), 1);
+    expect(ids(items)).toEqual([5]);
+    expect(refusals[0]).toBeInstanceOf(PriceStreamError);
+    expect(refusals[0]).toMatchObject({ status: 429, code: 'too_many_streams', retryAfterMs: 1000 });
+    expect(delays).toEqual([1000]);
+    expect((connections[1]?.openedAt ?? 0) - (connections[0]?.openedAt ?? 0)).toBeGreaterThanOrEqual(990);
   });
 });

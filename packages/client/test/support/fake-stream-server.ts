@@ -16,8 +16,8 @@ export interface StreamConnection {
   open(...frames: string[]): void;
   /** Sends the stream head and the frames, then ends the response cleanly. */
   openAndEnd(...frames: string[]): void;
-  /** Refuses the subscription with an ErrorBody. */
-  refuse(status: number, error: string, message: string): void;
+  /** Refuses the subscription with an ErrorBody (and any extra headers, e.g. Retry-After). */
+  refuse(status: number, error: string, message: string, headers?: Record<string, string>): void;
 }
 
 export interface FakeStreamServer {
@@ -65,8 +65,8 @@ export async function startFakeStreamServer(onConnect: (connection: StreamConnec
         connection.open(...frames);
         res.end();
       },
-      refuse: (status, error, message) => {
-        res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': `refused-${status}` });
+      refuse: (status, error, message, headers = {}) => {
+        res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': `refused-${status}`, ...headers });
         res.end(JSON.stringify({ status: 'error', error, message, query: {}, data: null, meta: null }));
       },
     };
