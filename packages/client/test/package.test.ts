@@ -1,14 +1,13 @@
 // What a consuming team does: pack the client, install the tarball into a project outside the
 // workspace (offline, no workspace links), typecheck a consumer against the shipped .d.ts and run it.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installPackedClient, packageDir, packClient } from './support/packed-client.ts';
 
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const workspaceRoot = resolve(packageDir, '../..');
 // The workspace's TypeScript, linked into the scratch project: the registry is not needed for the check.
 const typescriptDir = dirname(createRequire(join(workspaceRoot, 'package.json')).resolve('typescript/package.json'));
@@ -63,17 +62,10 @@ function run(command: string, args: string[], cwd: string): string {
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'catalog-client-consumer-'));
-  const packDir = join(scratch, 'pack');
-  mkdirSync(packDir);
-  run('pnpm', ['pack', '--pack-destination', packDir], packageDir);
-  const [name] = readdirSync(packDir);
-  if (name === undefined) throw new Error('pnpm pack wrote no tarball');
-  tarball = join(packDir, name);
-
+  const tarballs = packClient(join(scratch, 'pack'));
+  tarball = tarballs[0] as string;
   const project = join(scratch, 'project');
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], project);
+  installPackedClient(project, tarballs);
   symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
   writeFileSync(join(project, 'consumer.ts'), consumerSource);
 }, 120_000);
@@ -83,7 +75,7 @@ afterAll(() => {
 });
 
 describe('the packed client', () => {
-  it('ships only dist, the README and the examples, with no runtime dependencies', () => {
+  it('ships only dist, the README and the examples, with eventsource-parser its one runtime dependency', () => {
     const files = run('tar', ['-tzf', tarball], scratch).trim().split('\n').sort();
     expect(files).toContain('package/dist/index.js');
     expect(files).toContain('package/dist/index.d.ts');
@@ -91,7 +83,7 @@ describe('the packed client', () => {
     expect(files).toContain('package/examples/watch-prices.ts');
     expect(files.filter((f) => !/^package\/(dist\/.*\.(js|d\.ts)|README\.md|package\.json|examples\/[a-z-]+\.ts)$/.test(f))).toEqual([]);
     const manifest = JSON.parse(run('tar', ['-xzOf', tarball, 'package/package.json'], scratch)) as Record<string, unknown>;
-    expect(manifest['dependencies']).toBeUndefined();
+    expect(Object.keys(manifest['dependencies'] as object)).toEqual(['eventsource-parser']);
     expect(JSON.stringify(manifest)).not.toContain('workspace:');
   });
 
