@@ -14,7 +14,7 @@ import { progress, runCli, SERVER_DIR, startServer, type RunningServer } from '.
 import { runPagingBench } from './paging-bench.ts';
 import { describeMachine, renderMarkdown, writeResults, type BenchResults } from './results.ts';
 import { runSearchBench } from './search-bench.ts';
-import { runStreamBench } from './stream-bench.ts';
+import { runStreamBench, SCALE_SCENARIO } from './stream-bench.ts';
 
 const SECTIONS = ['http', 'search', 'paging', 'stream', 'import'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -34,7 +34,8 @@ function usage(): string {
   --redis URL       Redis for the stream's Redis rows (default redis://127.0.0.1:6379/15)
   --subscribers L   stream subscriber counts (default 10,1000,5000; --quick 10,100,500); the
                     smallest isolates the price log's hop from the fan-out
-  --rates L         stream events per second (default 10,100)
+  --rates L         stream events per second (default 10,100); without --quick, --subscribers
+                    or --rates the grid gains the scale scenario, 10000 subscribers × 10/s
   --import-variants N  variants in the import file (default 1000000; --quick 50000)
   --render FILE     measure nothing: rewrite FILE.json's Markdown table (and the README's) from it
 `;
@@ -99,6 +100,8 @@ function parseFlags(argv: string[]) {
       subscribers: list('subscribers', values.subscribers, quick ? [10, 100, 500] : [10, 1_000, 5_000]),
       rates: list('rates', values.rates, [10, 100]),
       durationSeconds: duration ?? (quick ? 3 : 10),
+      // The 10,000 × 10/s scale scenario joins the full run's default grid (not --quick, not an explicit grid).
+      scale: !quick && values.subscribers === undefined && values.rates === undefined,
     },
     importVariants: positiveInt('import-variants', values['import-variants'], quick ? 50_000 : 1_000_000),
   };
@@ -282,7 +285,9 @@ async function main(): Promise<number> {
   }
   if (flags.only.has('stream')) {
     progress('section stream');
-    const scenarios = flags.stream.subscribers.flatMap((subscribers) => flags.stream.rates.map((rate) => ({ subscribers, rate })));
+    const grid = flags.stream.subscribers.flatMap((subscribers) => flags.stream.rates.map((rate) => ({ subscribers, rate })));
+    const scale = flags.stream.scale && !grid.some((s) => s.subscribers === SCALE_SCENARIO.subscribers && s.rate === SCALE_SCENARIO.rate);
+    const scenarios = scale ? [...grid, SCALE_SCENARIO] : grid;
     try {
       results.stream = await runStreamBench({ cli: flags.cli, ...(catalog === undefined ? {} : { catalog }), redisUrl: flags.redisUrl, scenarios, durationSeconds: flags.stream.durationSeconds, notes });
     } catch (error) {

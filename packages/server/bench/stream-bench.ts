@@ -13,6 +13,13 @@ import type { WorkerCommand, WorkerReply } from './stream/subscriber-worker.ts';
 
 export type StreamTargetName = 'bare' | 'sqlite' | 'redis';
 
+/**
+ * The scale scenario run besides the subscribers × rates grid: 10,000 subscribers on one topic at
+ * 10 events/s. Goals (reported, never asserted): delivery at least 0.95 × the bare broadcaster's,
+ * at most 20 KiB of server memory per connection.
+ */
+export const SCALE_SCENARIO = { subscribers: 10_000, rate: 10 } as const;
+
 export interface StreamRun {
   target: StreamTargetName;
   subscribers: number;

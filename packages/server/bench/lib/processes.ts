@@ -68,6 +68,16 @@ export interface RunningServer {
 }
 
 /**
+ * `command args` run with the open-file limit raised to the hard limit: a process holding
+ * 10,000 sockets needs more than the common soft limit of 1,024. `exec` keeps the pid (RSS is
+ * read from it) and any IPC channel. Where the hard limit is lower, the process starts anyway
+ * and connections beyond it fail (the bench reports them as failed).
+ */
+function withRaisedFileLimit(command: string, args: readonly string[]): [string, string[]] {
+  return ['/bin/sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', command, ...args]];
+}
+
+/**
  * Starts `serve` on two free ports and resolves once it is ready: when it logs `"msg":"listening"`
  * (with `apiUrl` and `streamUrl`), or when both ports accept connections, since `--log-level warn`
  * (needed so access logs do not weigh on the benchmark) may drop that info line.
@@ -75,7 +85,7 @@ export interface RunningServer {
 export async function startServer(cli: string, args: readonly string[], timeoutMs = 120_000): Promise<RunningServer> {
   const [apiPort, ssePort] = [await freePort(), await freePort()];
   const fallback = { apiUrl: `http://127.0.0.1:${apiPort}`, streamUrl: `http://127.0.0.1:${ssePort}` };
-  const child = spawn(process.execPath, [cli, 'serve', ...args, '--port', String(apiPort), '--sse-port', String(ssePort)], {
+  const child = spawn(...withRaisedFileLimit(process.execPath, [cli, 'serve', ...args, '--port', String(apiPort), '--sse-port', String(ssePort)]), {
     cwd: SERVER_DIR,
     env: childEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -145,7 +155,7 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
 
 /** Spawns a long-running helper and waits for its first IPC message (its "ready"). */
 export async function forkHelper<T>(script: string, args: readonly string[] = [], stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc']): Promise<{ child: ChildProcess; ready: T }> {
-  const child = spawn(process.execPath, [script, ...args], { env: childEnv(), stdio });
+  const child = spawn(...withRaisedFileLimit(process.execPath, [script, ...args]), { env: childEnv(), stdio });
   const ready = await new Promise<T>((resolve, reject) => {
     child.once('message', (message) => resolve(message as T));
     child.once('error', reject);
