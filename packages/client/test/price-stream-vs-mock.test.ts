@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startStreamMock, type StreamMock } from '@catalog/stream-mock';
 import { PriceStreamError, createCatalogClient } from '../src/index.ts';
 import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
+import { take } from './support/fake-stream-server.ts';
 
 let mock: StreamMock | undefined;
 afterEach(async () => {
@@ -15,16 +16,6 @@ function stream(url: string, options: Partial<PriceStreamOptions> & { apiKey?: s
   const { apiKey = 'pro-key', ...rest } = options;
   const client = createCatalogClient({ baseUrl: 'http://127.0.0.1:1', sseUrl: url, apiKey });
   return client.priceStream({ topics: ['price:marketplacea:us', 'price:marketplaceb:nl'], random: () => 0, ...rest });
-}
-
-async function take(iterable: AsyncIterable<PriceStreamItem>, count: number, onItem?: (items: PriceStreamItem[]) => void): Promise<PriceStreamItem[]> {
-  const items: PriceStreamItem[] = [];
-  for await (const item of iterable) {
-    items.push(item);
-    onItem?.(items);
-    if (items.length >= count) break;
-  }
-  return items;
 }
 
 describe('priceStream against the stream mock', () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PriceStreamError, createCatalogClient } from '../src/index.ts';
 import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
 import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
-import { buildPriceEvent, priceFrame, startFakeStreamServer, until } from './support/fake-stream-server.ts';
+import { buildPriceEvent, priceFrame, startFakeStreamServer, take, until } from './support/fake-stream-server.ts';
 import type { FakeStreamServer, StreamConnection } from './support/fake-stream-server.ts';
 
 let server: FakeStreamServer | undefined;
@@ -20,17 +20,6 @@ async function serve(onConnect: (connection: StreamConnection) => void, port = 0
 function stream(url: string, options: Partial<PriceStreamOptions> = {}): AsyncGenerator<PriceStreamItem, void, undefined> {
   const client = createCatalogClient({ baseUrl: 'http://127.0.0.1:1', sseUrl: url, apiKey: 'pro-key' });
   return client.priceStream({ topics: ['price:marketplacea:us', 'price:marketplaceb:nl'], random: () => 0, ...options });
-}
-
-/** Reads items until `count` arrived (then leaves the loop) or the stream ends. */
-async function take(iterable: AsyncIterable<PriceStreamItem>, count: number, onItem?: (items: PriceStreamItem[]) => void): Promise<PriceStreamItem[]> {
-  const items: PriceStreamItem[] = [];
-  for await (const item of iterable) {
-    items.push(item);
-    onItem?.(items);
-    if (items.length >= count) break;
-  }
-  return items;
 }
 
 const ids = (items: PriceStreamItem[]) => items.map((item) => (item.type === 'price' ? item.id : `reset:${item.oldestId}`));

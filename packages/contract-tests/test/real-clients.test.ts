@@ -14,6 +14,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedClient, packClient } from '../../client/test/support/packed-client.ts';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
+import { buildPriceEvent } from '../../server/test/prices/builders.ts';
 import { createKey, freePorts, type Ports, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 
 const HEARTBEAT_MS = 200;
@@ -27,24 +28,9 @@ let log: SqlitePriceLog;
 let ports: Ports;
 let server: RunningServer;
 
-function buildEvent(n: number, market = 'US'): Record<string, unknown> {
-  return {
-    source: 'marketplacea',
-    product_id: `p-${n}`,
-    variant_id: `v-${n}`,
-    size: '10',
-    price: 100 + n,
-    currency: 'USD',
-    market,
-    sku: `SKU-${n}`,
-    timestamp: `2026-11-24T05:00:00.${String(n).padStart(9, '0')}Z`,
-  };
-}
-
-let published = 0;
 async function publish(count: number, market = 'US'): Promise<number[]> {
-  const events = Array.from({ length: count }, () => buildEvent((published += 1), market));
-  return (await log.append(events as never)).map((event) => event.id);
+  const events = Array.from({ length: count }, () => buildPriceEvent({ market }));
+  return (await log.append(events)).map((event) => event.id);
 }
 
 async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {

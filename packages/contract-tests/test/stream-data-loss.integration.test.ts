@@ -12,6 +12,7 @@ import { silentLogger } from '../../server/src/logger.ts';
 import type { PriceLog } from '../../server/src/prices/price-log.ts';
 import { openRedisPriceLog } from '../../server/src/prices/redis/redis-price-log.ts';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
+import { buildPriceEvent } from '../../server/test/prices/builders.ts';
 import { createKey, freePorts, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -22,19 +23,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-let counter = 0;
-const event = (): never =>
-  ({
-    source: 'marketplacea',
-    product_id: 'p',
-    variant_id: 'v',
-    size: '10',
-    price: 100 + (counter += 1),
-    currency: 'USD',
-    market: 'US',
-    sku: 'SKU',
-    timestamp: '2026-11-24T05:00:00.000000000Z',
-  }) as never;
+const event = () => buildPriceEvent();
 
 /** Follows TOPIC with the client from `lastEventId` until `count` items arrived, calling `onItem` after each. */
 async function follow(server: RunningServer, key: string, lastEventId: number, count: number, onItem: (items: PriceStreamItem[]) => Promise<void>): Promise<PriceStreamItem[]> {

@@ -3,7 +3,7 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { PriceEvent } from '../../src/index.ts';
+import type { PriceEvent, PriceStreamItem } from '../../src/index.ts';
 
 export interface StreamConnection {
   index: number;
@@ -96,4 +96,15 @@ export async function until(condition: () => boolean, timeoutMs = 5_000): Promis
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** Reads items until `count` arrived (then leaves the loop) or the stream ends. */
+export async function take(iterable: AsyncIterable<PriceStreamItem>, count: number, onItem?: (items: PriceStreamItem[]) => void): Promise<PriceStreamItem[]> {
+  const items: PriceStreamItem[] = [];
+  for await (const item of iterable) {
+    items.push(item);
+    onItem?.(items);
+    if (items.length >= count) break;
+  }
+  return items;
 }
