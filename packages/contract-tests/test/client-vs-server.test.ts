@@ -4,17 +4,19 @@
 // installed outside the workspace, typechecked and run against the live server. The client's own
 // tests use fakes; these use the server's CLI exactly as an operator would.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogApiError, createCatalogClient, isCatalogProductPro, PriceStreamError } from '@catalog/client';
+import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
 import type { CatalogClient, PriceEvent, PriceStreamItem, StorefrontProduct } from '@catalog/client';
 import { buildPriceEvent, buildStorefrontProduct, buildStorefrontVariant, CATALOG, toNdjson, UNIQUE_GTINS } from './support/fixtures.ts';
 import type { StorefrontProductInput } from './support/fixtures.ts';
 import { createKey, freePorts, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { REPO_ROOT } from './support/spec.ts';
+import { installPackedClient, packClient } from '../../client/test/support/packed-client.ts';
 
 /** More than 2,500, and with limit 20 more than the 50 pages one listing serves. */
 const STOREFRONT_COUNT = 2600;
@@ -223,7 +225,10 @@ function priceEvent(n: number): PriceEvent {
 
 /** A database of its own (keys and price log only) served on two fixed ports, restartable. */
 async function streamServer(name: string) {
-  const streamDb = `sqlite:${join(ws.dir, `${name}.db`)}`;
+  const streamFile = join(ws.dir, `${name}.db`);
+  const streamDb = `sqlite:${streamFile}`;
+  // Ids 1, 2, … (event n carries price n): a log whose counter starts at 0, not at its creation time.
+  await new SqlitePriceLog(streamFile, { newLogCounter: 0 }).close();
   const key = await createKey(streamDb, 'pro');
   const ports = await freePorts();
   const start = async () => {
@@ -427,18 +432,10 @@ for await (const ev of catalog.priceStream({ topics: [${JSON.stringify(TOPIC)}],
 
   beforeAll(async () => {
     const scratch = join(ws.dir, 'consumer');
-    const packDir = join(scratch, 'pack');
     project = join(scratch, 'project');
-    mkdirSync(packDir, { recursive: true });
-    mkdirSync(project);
-    const env = { ...process.env, npm_config_update_notifier: 'false' };
     // turbo builds the client before these tests; skipping prepack's rebuild keeps dist/ stable for
     // the test files that import @catalog/client at the same time.
-    await exec('pnpm', ['--filter', '@catalog/client', 'pack', '--pack-destination', packDir, '--config.ignore-scripts=true'], { cwd: REPO_ROOT, env });
-    const [tarball] = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
-    if (tarball === undefined) throw new Error('pnpm pack wrote no tarball');
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await exec('npm', ['install', join(packDir, tarball), '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env });
+    installPackedClient(project, packClient(join(scratch, 'pack'), { build: false }));
     // The workspace's TypeScript, linked in: the check needs no registry.
     const typescriptDir = join(createRequire(join(REPO_ROOT, 'package.json')).resolve('typescript/package.json'), '..');
     symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');

@@ -58,7 +58,7 @@ beforeAll(async () => {
   server = await serve(db, ['--heartbeat-ms', String(HEARTBEAT_MS)], {}, ports);
   log = new SqlitePriceLog(file);
   project = join(ws.dir, 'consumer');
-  installPackedClient(project, packClient(join(ws.dir, 'pack')));
+  installPackedClient(project, packClient(join(ws.dir, 'pack'), { build: false }));
 }, 180_000);
 
 afterAll(async () => {

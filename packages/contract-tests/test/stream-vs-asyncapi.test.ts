@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
 import { toNdjson } from './support/fixtures.ts';
 import { BASIC_DELIVERED_IDS, BASIC_EVENTS, BASIC_TOPICS, RESET_EVENT_COUNT, RESET_TOPICS, RETAINED, resetEvents } from './support/price-events.ts';
 import { createKey, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
@@ -52,7 +53,11 @@ describe('streamPrices against AsyncAPI', () => {
   const servers: RunningServer[] = [];
 
   async function freshStream(name: string, events: readonly unknown[]): Promise<{ server: RunningServer; proKey: string }> {
-    const db = `sqlite:${join(ws.dir, `${name}.db`)}`;
+    const file = join(ws.dir, `${name}.db`);
+    const db = `sqlite:${file}`;
+    // The golden transcripts number events from 1: a log whose counter starts at 0 (a new log
+    // starts at its creation time in ms × 1000, which no transcript could hold).
+    await new SqlitePriceLog(file, { newLogCounter: 0 }).close();
     const proKey = await createKey(db, 'pro');
     await publishPrices(db, ws.file(`${name}.ndjson`, toNdjson(events)));
     // Heartbeats are normalised away, but a long interval keeps the transcript small.

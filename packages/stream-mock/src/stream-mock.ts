@@ -19,6 +19,9 @@
 //   Topics and Last-Event-ID rules), 405, 404, 429 `too_many_streams` with `Retry-After` once a
 //   key holds `maxStreamsPerKey` streams. Any other key is a Pro key.
 // Limits: one process, in memory; no persistence across restarts (a restart is a data loss).
+// The server's encoder and Topics rule are imported by path, not as a package dependency: the
+// server's tests use the client, whose tests use this mock, and a declared dependency would close
+// that cycle for the build tools.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

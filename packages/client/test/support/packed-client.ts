@@ -13,10 +13,14 @@ function run(command: string, args: string[], cwd: string): string {
   return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
 
-/** Packs the client and its runtime dependencies into `packDir`; returns the client's tarball first. */
-export function packClient(packDir: string): string[] {
+/**
+ * Packs the client and its runtime dependencies into `packDir`; returns the client's tarball first.
+ * `build: false` skips prepack's rebuild of dist/ (turbo built it already), so test files that
+ * import @catalog/client at the same time never see dist/ half written.
+ */
+export function packClient(packDir: string, { build = true }: { build?: boolean } = {}): string[] {
   mkdirSync(packDir, { recursive: true });
-  run('pnpm', ['pack', '--pack-destination', packDir], packageDir);
+  run('pnpm', ['pack', '--pack-destination', packDir, ...(build ? [] : ['--config.ignore-scripts=true'])], packageDir);
   const [client] = readdirSync(packDir);
   if (client === undefined) throw new Error('pnpm pack wrote no tarball');
   const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
