@@ -2,7 +2,7 @@
 // schema file (../schemas/*.yaml) is replaced by the file's content, minus `$schema` and `$id`
 // (a schema embedded in an OpenAPI or AsyncAPI document takes its identity from its location).
 // The output is deterministic: same inputs, same bytes, so generated code can be checked for drift.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -37,7 +37,11 @@ function bundle(source: string, target: string): void {
   const path = join(root, source);
   const document = inlineExternalRefs(loadYaml(path), dirname(path));
   mkdirSync(join(root, 'dist'), { recursive: true });
-  writeFileSync(join(root, 'dist', target), `${JSON.stringify(document, null, 2)}\n`);
+  // Written aside, then renamed: `pnpm mock` bundles in two processes at once, and a reader must
+  // never see a half-written document.
+  const output = join(root, 'dist', target);
+  writeFileSync(`${output}.${process.pid}.tmp`, `${JSON.stringify(document, null, 2)}\n`);
+  renameSync(`${output}.${process.pid}.tmp`, output);
   console.log(`bundled ${source} -> dist/${target}`);
 }
 
