@@ -8,7 +8,8 @@ import { authorize, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';
 import { exchangeOf, refuseBody, sendError, sendJson } from './exchange.ts';
 import { handlers } from './handlers/index.ts';
-import { assertNoProblem } from './query-string.ts';
+import { InvalidRequest } from '../catalog/errors.ts';
+import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
 
@@ -37,6 +38,7 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
       authorize(operationId, caller.plan);
       deps.rateLimiter.take(caller.key);
       assertNoProblem(exchange.query);
+      assertPathPrintable(path);
       const { query, params } = deps.validate(operationId, path, exchange.query.values);
       const result = await handler(
         { query, params, headers: {} },
@@ -47,4 +49,11 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
       sendError(deps.logger, req, res, error);
     }
   };
+}
+
+function assertPathPrintable(path: Record<string, string>): void {
+  for (const [name, value] of Object.entries(path)) {
+    const control = controlCharacterIn(value);
+    if (control !== null) throw new InvalidRequest(`Path parameter "${name}" contains the control character ${control}; remove it.`);
+  }
 }

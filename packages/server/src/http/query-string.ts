@@ -24,6 +24,11 @@ export function parseQueryString(search: string): ParsedQuery {
       problem ??= `The query string has malformed percent-encoding near "${truncate(part)}".`;
       continue;
     }
+    const control = controlCharacterIn(value) ?? controlCharacterIn(name);
+    if (control !== null) {
+      problem ??= `Query parameter "${truncate(printable(name))}" contains the control character ${control}; remove it.`;
+      continue;
+    }
     if (Object.hasOwn(values, name)) {
       problem ??= `Query parameter "${truncate(name)}" was given more than once; give it once.`;
       continue;
@@ -41,6 +46,21 @@ export function searchOf(url: string): string {
 
 export function assertNoProblem(parsed: ParsedQuery): void {
   if (parsed.problem !== null) throw new InvalidRequest(parsed.problem);
+}
+
+/**
+ * `U+XXXX at position N` for the first C0 or C1 control character or DEL in a decoded value, or
+ * null. No parameter of the contract has a use for them, and some stores give them a meaning (a
+ * NUL ends an FTS5 query), so they are refused before anything reads the value.
+ */
+export function controlCharacterIn(text: string): string | null {
+  const at = text.search(/[\u0000-\u001f\u007f-\u009f]/u);
+  if (at === -1) return null;
+  return `U+${text.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at position ${at + 1}`;
+}
+
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/gu, '?');
 }
 
 function decode(raw: string): string | null {

@@ -113,6 +113,13 @@ function isFilterField(name: string): name is FilterField {
   return Object.hasOwn(FILTER_FIELDS, name);
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+function abbreviate(text: string): string {
+  return text.length > 24 ? `${text.slice(0, 20)}… (${text.length} digits)` : text;
+}
+
 const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/u;
 const INTEGER = /^[+-]?\d+$/u;
 const ISO_8601 =
@@ -284,16 +291,21 @@ function convert(field: FilterField, type: FieldType, token: Token): FilterLiter
     case 'number': {
       const value = Number(text);
       if (!NUMBER.test(text) || !Number.isFinite(value)) {
-        throw new InvalidFilter(token.position, `"${field}" needs a number, got "${text}"`);
+        throw new InvalidFilter(token.position, `"${field}" needs a finite number, got "${abbreviate(text)}"`);
       }
       return value;
     }
     case 'integer': {
       if (!INTEGER.test(text)) throw new InvalidFilter(token.position, `"${field}" needs an integer, got "${text}"`);
+      const exact = BigInt(text);
+      // Integer fields are stored as signed 64-bit integers by both engines.
+      if (exact > INT64_MAX || exact < INT64_MIN) {
+        throw new InvalidFilter(token.position, `"${field}" value ${abbreviate(text)} is out of range; cursors are below 2^63`);
+      }
       const value = Number(text);
       // Cursors are exact doubles; a larger integer that a double cannot hold would silently
       // compare against a neighbouring value.
-      if (BigInt(value) !== BigInt(text)) {
+      if (BigInt(value) !== exact) {
         throw new InvalidFilter(
           token.position,
           `"${field}" value ${text} cannot be represented exactly; use a cursor value returned by the API`,
