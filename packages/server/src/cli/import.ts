@@ -1,16 +1,17 @@
 // `catalog import --db <url> --kind catalog|storefront FILE...`: upserts NDJSON products by `id`.
-// Each line is validated against the contract's schema; a bad line is reported as FILE:LINE and
-// skipped while every valid line is kept. Lines are read as a stream and written in batched
+// Each line is read by ndjson-lines.ts (size, UTF-8, depth and number limits) and validated
+// against the contract's schema; a bad line is reported as FILE:LINE and skipped while every valid
+// line is kept, including the other lines of a batch the store refused. Lines are read as a stream and written in batched
 // transactions, so memory stays flat however large the files. Exit status 1 when any line was bad.
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
+import { ServiceUnavailable } from '../catalog/errors.ts';
 import { silentLogger } from '../logger.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { createProgress, databaseUrl, deferIndexesForBulkLoad, optimizeAfterBulkLoad, UsageError } from './cli-support.ts';
+import { readNdjson } from './ndjson-lines.ts';
 import { describeViolation, importValidators, type ImportKind } from './resource-validators.ts';
 
 const USAGE = 'usage: catalog import [--db <url>] --kind catalog|storefront FILE...';
@@ -90,42 +91,59 @@ async function importFile(
   progress: (line: string) => void,
 ): Promise<void> {
   const validate = importValidators()[kind];
-  const lines = createInterface({ input: createReadStream(file, { highWaterMark: 1 << 20 }), crlfDelay: Infinity });
-  let batch: unknown[] = [];
+  let batch: { line: number; product: unknown }[] = [];
+  const upsert = (products: unknown[]) =>
+    kind === 'catalog'
+      ? catalog.upsertCatalogProducts(products as CatalogProductPro[])
+      : catalog.upsertStorefrontProducts(products as StorefrontProductInput[]);
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    const report =
-      kind === 'catalog'
-        ? await catalog.upsertCatalogProducts(batch as CatalogProductPro[])
-        : await catalog.upsertStorefrontProducts(batch as StorefrontProductInput[]);
-    totals.inserted += report.inserted;
-    totals.updated += report.updated;
+    const lines = batch;
     batch = [];
+    try {
+      const result = await upsert(lines.map((entry) => entry.product));
+      totals.inserted += result.inserted;
+      totals.updated += result.updated;
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      // One product the store refused must not cost the others of its batch: retry them one by
+      // one, so only the refused lines are reported and skipped.
+      for (const entry of lines) {
+        try {
+          const result = await upsert([entry.product]);
+          totals.inserted += result.inserted;
+          totals.updated += result.updated;
+        } catch (lineError) {
+          if (isUnavailable(lineError)) throw lineError;
+          report(file, entry.line, `the store refused the product (${lineError instanceof Error ? lineError.message : String(lineError)})`);
+          totals.bad += 1;
+          totals.variants -= (entry.product as { variants: unknown[] }).variants.length;
+        }
+      }
+    }
     progress(`${file}: ${totals.lines} lines, ${totals.inserted + totals.updated} products, ${totals.variants} variants, ${totals.bad} bad`);
   };
-  let lineNumber = 0;
-  for await (const line of lines) {
-    lineNumber += 1;
-    if (line.trim() === '') continue;
+  for await (const entry of readNdjson(file)) {
     totals.lines += 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      report(file, lineNumber, `invalid JSON (${error instanceof Error ? error.message : String(error)})`);
+    if ('problem' in entry) {
+      report(file, entry.line, entry.problem);
       totals.bad += 1;
       continue;
     }
-    if (!validate(value)) {
-      report(file, lineNumber, describeViolation(validate.errors));
+    if (!validate(entry.value)) {
+      report(file, entry.line, describeViolation(validate.errors));
       totals.bad += 1;
       continue;
     }
-    totals.variants += (value as { variants: unknown[] }).variants.length;
-    batch.push(value);
+    totals.variants += (entry.value as { variants: unknown[] }).variants.length;
+    batch.push({ line: entry.line, product: entry.value });
     if (batch.length >= BATCH_PRODUCTS) await flush();
   }
   await flush();
+}
+
+function isUnavailable(error: unknown): boolean {
+  return error instanceof ServiceUnavailable;
 }
 
 function report(file: string, line: number, problem: string): void {

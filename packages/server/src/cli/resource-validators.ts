@@ -25,7 +25,7 @@ let compiled: Record<ImportKind, ValidateFunction> | undefined;
 /** Validators per import kind, compiled once per process. */
 export function importValidators(): Record<ImportKind, ValidateFunction> {
   if (compiled !== undefined) return compiled;
-  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+  const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: true });
   addFormats(ajv);
   ajv.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
   const storefront = schemaOf('StorefrontProduct');
