@@ -62,7 +62,9 @@ function run(command: string, args: string[], cwd: string): string {
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'catalog-client-consumer-'));
-  const tarballs = packClient(join(scratch, 'pack'));
+  // turbo builds the client before its tests; rebuilding here would rewrite dist/ while other
+  // packages' tasks read it.
+  const tarballs = packClient(join(scratch, 'pack'), { build: false });
   tarball = tarballs[0] as string;
   const project = join(scratch, 'project');
   installPackedClient(project, tarballs);

@@ -416,11 +416,11 @@ export type ListStorefrontProductsData = {
     path?: never;
     query?: {
         /**
-         * Text search; every word must appear in the title, brand, product type or tags (case-insensitive).
+         * Text search by words. A word is a run of letters and digits; words are compared by the text rule (see "Matching text") with accents removed as well, so `sao paulo` finds `São Paulo`. Every word of the query must be among the words of the product's title, brand, product type or tags, in any order. A query with no word narrows nothing.
          */
         query?: string;
         /**
-         * Only products of this shop (case-insensitive exact match).
+         * Only products of this shop, compared by the text rule (see "Matching text").
          */
         shop_name?: string;
         /**

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addContractFormats } from '@catalog/server/src/catalog/contract-formats.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 export const SPECS_DIR = join(REPO_ROOT, 'specs');
@@ -34,15 +34,12 @@ export const asyncapi: JsonObject = loadJson(ASYNCAPI_PATH);
 const OPENAPI_ID = 'https://contract.test/openapi.json';
 const ASYNCAPI_ID = 'https://contract.test/asyncapi.json';
 
-// ajv-formats is CommonJS; under nodenext its default export is the module object.
-type AddFormats = (ajv: Ajv2020) => Ajv2020;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
 /** A fresh Ajv that knows both documents by id; schemas are addressed by JSON pointer into them. */
 export function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
   // The documents carry OpenAPI/AsyncAPI keywords (`example`, `paths`…) that are not JSON Schema.
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: true });
-  addFormats(ajv);
+  addContractFormats(ajv);
   ajv.addSchema({ ...(documents.openapi ?? openapi), $id: OPENAPI_ID });
   ajv.addSchema({ ...(documents.asyncapi ?? asyncapi), $id: ASYNCAPI_ID });
   return ajv;

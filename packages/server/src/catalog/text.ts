@@ -7,14 +7,19 @@
 // (lower-casing can produce a decomposed sequence, e.g. U+0130 → i + U+0307). Not full case
 // folding: `ß` stays `ß` and does not match `SS`.
 export function foldText(text: string): string {
+  // Printable ASCII is already NFC and lower-cases to ASCII: skip both normalisations.
+  if (!NOT_PRINTABLE_ASCII.test(text)) return text.toLowerCase();
   return text.normalize('NFC').toLowerCase().normalize('NFC');
 }
+
+const NOT_PRINTABLE_ASCII = /[^ -~]/u;
 
 /**
  * The words `query` matches by: folded, compatibility-decomposed with combining marks removed
  * (so `é` matches `e`), split on anything that is not a letter or a digit.
  */
 export function wordsOf(text: string): string[] {
+  if (!NOT_PRINTABLE_ASCII.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/u).filter((word) => word !== '');
   return foldText(text)
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')

@@ -2,6 +2,7 @@
 // errors that print a message instead of a stack trace.
 import { DEFAULT_DATABASE_URL } from '../config.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
+import { IndexedCatalogStore } from '../store/indexed-catalog-store.ts';
 
 export class UsageError extends Error {}
 
@@ -34,19 +35,24 @@ export function createProgress(enabled = process.stderr.isTTY): { update(line: s
   };
 }
 
-type BulkLoadable = CatalogStore & { deferIndexes?: () => Promise<boolean>; optimize?: () => Promise<void> };
+type BulkLoadable = { deferIndexes?: () => Promise<boolean>; optimize?: () => Promise<void> };
+
+/** The engine behind the storefront index, where the bulk-loading capabilities live. */
+function engineOf(catalog: CatalogStore): BulkLoadable {
+  return (catalog instanceof IndexedCatalogStore ? catalog.engine : catalog) as BulkLoadable;
+}
 
 /**
  * Lets an adapter that can skip index upkeep during a bulk load do so (SqliteCatalogStore can);
  * `optimizeAfterBulkLoad` must follow, or searches stay slow until it does.
  */
 export async function deferIndexesForBulkLoad(catalog: CatalogStore): Promise<void> {
-  const optional = catalog as BulkLoadable;
+  const optional = engineOf(catalog);
   if (typeof optional.deferIndexes === 'function') await optional.deferIndexes();
 }
 
 /** Lets an adapter rebuild deferred indexes and compact the others after a bulk load. */
 export async function optimizeAfterBulkLoad(catalog: CatalogStore): Promise<void> {
-  const optional = catalog as BulkLoadable;
+  const optional = engineOf(catalog);
   if (typeof optional.optimize === 'function') await optional.optimize();
 }

@@ -2,7 +2,7 @@
 // OpenAPI 3.1) straight from the bundled contract, so import accepts exactly what the spec allows.
 // Storefront lines may omit the service-assigned `cursor`, `created_at` and `updated_at`.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addContractFormats } from '../catalog/contract-formats.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
 
 export type ImportKind = 'catalog' | 'storefront';
@@ -10,8 +10,6 @@ export type ImportKind = 'catalog' | 'storefront';
 const DOCUMENT_ID = 'https://catalog.example.com/openapi.json';
 const SERVICE_ASSIGNED = new Set(['cursor', 'created_at', 'updated_at']);
 
-// ajv-formats ships CommonJS whose default export is the plugin function.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 function schemaOf(name: string): Record<string, unknown> {
   const components = openapiDocument.components as { schemas: Record<string, Record<string, unknown>> };
@@ -26,7 +24,7 @@ let compiled: Record<ImportKind, ValidateFunction> | undefined;
 export function importValidators(): Record<ImportKind, ValidateFunction> {
   if (compiled !== undefined) return compiled;
   const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: true });
-  addFormats(ajv);
+  addContractFormats(ajv);
   ajv.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
   const storefront = schemaOf('StorefrontProduct');
   const storefrontInput = {

@@ -7,7 +7,7 @@ export const openapiDocument: Record<string, unknown> = {
     "title": "Product Catalog and Price Feed API",
     "version": "1.0.0",
     "summary": "Read-only footwear and apparel catalog with a live price stream.",
-    "description": "A read-only JSON API over a footwear and apparel catalog: storefront products with\ntheir variants, catalog products with variants from several sources, the top brands,\nand the number of unique GTINs. Price updates arrive on a separate server-sent-events\nstream (`streamPrices`, described in full by the AsyncAPI document).\n\n## Plans\nEvery key belongs to a plan, `free` or `pro`. Each operation names the plans that may\ncall it in `x-plans`. The free plan gets product detail without `retail_prices`,\n`release_dates` and `weekly_orders` (`CatalogProductFree`); Pro unlocks variant search,\ntop brands and the price stream.\n\n## Credentials\nThe catalog operations take the key in `Authorization`, bare (`Authorization: <key>`)\nor as a bearer credential (`Authorization: Bearer <key>`). `countGtins` and the stream\ntake `Authorization: Bearer <key>`. No key or an unknown key is a 401; a key whose plan\ndoes not include the operation is a 403.\n\n## Errors\nEvery error, from every operation and every layer, is one body (`ErrorBody`): the v2\nenvelope with `status: \"error\"`, a machine-readable `error` code and a human `message`.\nEvery response carries an `X-Request-Id` header; quote it when reporting a problem.\n\n## The filter language (`filters` on `listStorefrontProducts`)\nExpressions in the style of Meilisearch filters:\n\n| form | example |\n|---|---|\n| comparison | `price_min >= 100`, `shop_name = \"Sneaker Hub\"`, `available = true` |\n| operators | `=`, `!=`, `>`, `>=`, `<`, `<=` |\n| membership | `brand IN [\"Nike\", 'Jordan']`, `brand NOT IN [Adidas]` |\n| logic | `AND`, `OR`, `NOT`, parentheses; `AND` binds tighter than `OR` |\n| values | strings in single or double quotes (a backslash escapes the quote), bare words, numbers, `true`, `false` |\n\nFilterable fields and their types: `cursor` (integer), `shop_name`, `brand`,\n`product_type`, `title`, `slug`, `product_id`, `id` (strings), `price_min`,\n`price_max`, `price_display` (numbers), `available` (boolean), `tags` (string: matches\nwhen any tag equals the value), `created_at`, `updated_at`, `product_created_at`,\n`product_published_at` (ISO 8601 strings, compared as instants). String equality is\ncase-insensitive. Expressions longer than 2,000 characters or nested deeper than 16\nlevels are refused. Every refusal is a 400 `invalid_filter` whose message names the\nposition (1-based character) and the problem.\n\n## Paging past 50 pages\n`meta.total` counts every match; `meta.total_pages` is `min(50, ceil(total / limit))`,\nand a `page` above 50 is refused. To continue, sort by cursor (the default) and filter\nwith `cursor > <cursor of the last item received>`, combined with any other filter by\n`AND`, starting again at page 1. Repeating this reaches every product exactly once.\nCursors are integers of 17 digits that are exact in IEEE-754 doubles, so\n`JSON.parse` in JavaScript reads them without loss.\n\n## Bad input\nIntegers in filters must lie within the signed 64-bit range, and numbers must be finite.\nNo query or path parameter may contain a control character (U+0000 to U+001F, U+007F\nto U+009F). Each of these is a 400 whose message names the parameter and the problem.\n\n## Importing data\nThe catalog is loaded by `catalog import`, one product per NDJSON line, in exactly the\nshape the operations return (`CatalogProductPro`, or `StorefrontProduct` without\n`cursor`). A line is refused, reported as `FILE:LINE: problem`, and every other line\nis imported, when it does not match its schema, is longer than 4 MiB, is not valid\nUTF-8, nests arrays and objects deeper than 32 levels, or holds a number too large\nfor an IEEE-754 double. A UTF-8 byte order mark is accepted at the start of the file.\n",
+    "description": "A read-only JSON API over a footwear and apparel catalog: storefront products with\ntheir variants, catalog products with variants from several sources, the top brands,\nand the number of unique GTINs. Price updates arrive on a separate server-sent-events\nstream (`streamPrices`, described in full by the AsyncAPI document).\n\n## Plans\nEvery key belongs to a plan, `free` or `pro`. Each operation names the plans that may\ncall it in `x-plans`. The free plan gets product detail without `retail_prices`,\n`release_dates` and `weekly_orders` (`CatalogProductFree`); Pro unlocks variant search,\ntop brands and the price stream.\n\n## Credentials\nThe catalog operations take the key in `Authorization`, bare (`Authorization: <key>`)\nor as a bearer credential (`Authorization: Bearer <key>`). `countGtins` and the stream\ntake `Authorization: Bearer <key>`. No key or an unknown key is a 401; a key whose plan\ndoes not include the operation is a 403.\n\n## Errors\nEvery error, from every operation and every layer, is one body (`ErrorBody`): the v2\nenvelope with `status: \"error\"`, a machine-readable `error` code and a human `message`.\nEvery response carries an `X-Request-Id` header; quote it when reporting a problem.\n\n## The filter language (`filters` on `listStorefrontProducts`)\nExpressions in the style of Meilisearch filters:\n\n| form | example |\n|---|---|\n| comparison | `price_min >= 100`, `shop_name = \"Sneaker Hub\"`, `available = true` |\n| operators | `=`, `!=`, `>`, `>=`, `<`, `<=` |\n| membership | `brand IN [\"Nike\", 'Jordan']`, `brand NOT IN [Adidas]` |\n| logic | `AND`, `OR`, `NOT`, parentheses; `AND` binds tighter than `OR` |\n| values | strings in single or double quotes (a backslash escapes the quote), bare words, numbers, `true`, `false` |\n\nFilterable fields and their types: `cursor` (integer), `shop_name`, `brand`,\n`product_type`, `title`, `slug`, `product_id`, `id` (strings), `price_min`,\n`price_max`, `price_display` (numbers), `available` (boolean), `tags` (string: matches\nwhen any tag equals the value), `created_at`, `updated_at`, `product_created_at`,\n`product_published_at` (ISO 8601 strings, compared as instants). String equality\nfollows the text rule (see \"Matching text\"). Expressions longer than 2,000 characters or nested deeper than 16\nlevels are refused. Every refusal is a 400 `invalid_filter` whose message names the\nposition (1-based character) and the problem.\n\n## URLs\nEvery URL the catalog stores (`link`, `image`, `images`, `shop_url`, `links[].link`)\nis an IRI (RFC 3987, `format: iri`): an absolute URL whose host or path may hold\nnon-ASCII letters, such as `https://shop.example/stüssy-8-ball`, as browsers and real\nfeeds use them. It is stored and served exactly as imported, never percent-encoded.\n\n## Matching text\nEvery case-insensitive comparison (`shop_name`, string comparisons and `tags` in\nfilters, the words of `query`) compares both sides after Unicode NFC normalisation and\nthe default lower-case mapping, so `ünderground` matches `Ünderground` on every storage\nengine. This is not full case folding: `ß` does not match `SS`.\n\n## Paging past 50 pages\n`meta.total` counts every match; `meta.total_pages` is `min(50, ceil(total / limit))`,\nand a `page` above 50 is refused. To continue, sort by cursor (the default) and filter\nwith `cursor > <cursor of the last item received>`, combined with any other filter by\n`AND`, starting again at page 1. Repeating this reaches every product exactly once.\nCursors are integers of 17 digits that are exact in IEEE-754 doubles, so\n`JSON.parse` in JavaScript reads them without loss.\n\n## Bad input\nIntegers in filters must lie within the signed 64-bit range, and numbers must be finite.\nNo query or path parameter may contain a control character (U+0000 to U+001F, U+007F\nto U+009F). Each of these is a 400 whose message names the parameter and the problem.\n\n## Importing data\nThe catalog is loaded by `catalog import`, one product per NDJSON line, in exactly the\nshape the operations return (`CatalogProductPro`, or `StorefrontProduct` without\n`cursor`). A line is refused, reported as `FILE:LINE: problem`, and every other line\nis imported, when it does not match its schema, is longer than 4 MiB, is not valid\nUTF-8, nests arrays and objects deeper than 32 levels, or holds a number too large\nfor an IEEE-754 double. A UTF-8 byte order mark is accepted at the start of the file.\n",
     "contact": {
       "name": "Catalog platform team"
     },
@@ -68,7 +68,7 @@ export const openapiDocument: Record<string, unknown> = {
           {
             "name": "query",
             "in": "query",
-            "description": "Text search; every word must appear in the title, brand, product type or tags (case-insensitive).",
+            "description": "Text search by words. A word is a run of letters and digits; words are compared by the text rule (see \"Matching text\") with accents removed as well, so `sao paulo` finds `São Paulo`. Every word of the query must be among the words of the product's title, brand, product type or tags, in any order. A query with no word narrows nothing.",
             "schema": {
               "type": "string",
               "minLength": 1,
@@ -79,7 +79,7 @@ export const openapiDocument: Record<string, unknown> = {
           {
             "name": "shop_name",
             "in": "query",
-            "description": "Only products of this shop (case-insensitive exact match).",
+            "description": "Only products of this shop, compared by the text rule (see \"Matching text\").",
             "schema": {
               "type": "string",
               "minLength": 1,
@@ -1238,7 +1238,7 @@ export const openapiDocument: Record<string, unknown> = {
           "link": {
             "description": "URL of the product at the storefront.",
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://sneakerhub.example.com/products/nike-dunk-low-retro-white-black-panda"
           },
           "price_min": {
@@ -1264,7 +1264,7 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "array",
             "items": {
               "type": "string",
-              "format": "uri"
+              "format": "iri"
             },
             "example": [
               "https://cdn.example.com/images/dd1391-100-1.jpg"
@@ -1276,7 +1276,7 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "shop_url": {
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://sneakerhub.example.com"
           },
           "product_created_at": {
@@ -1433,12 +1433,12 @@ export const openapiDocument: Record<string, unknown> = {
           "link": {
             "description": "Affiliate-style URL.",
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://go.example.com/marketplacea/dd1391-100?size=10.5"
           },
           "image": {
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://cdn.example.com/images/dd1391-100-1.jpg"
           },
           "price": {
@@ -1642,7 +1642,7 @@ export const openapiDocument: Record<string, unknown> = {
         "properties": {
           "link": {
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://go.example.com/marketplacea/dd1391-100"
           },
           "target": {
@@ -1724,7 +1724,7 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "image": {
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://cdn.example.com/images/dd1391-100-1.jpg"
           },
           "images": {
@@ -1845,7 +1845,7 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "image": {
             "type": "string",
-            "format": "uri",
+            "format": "iri",
             "example": "https://cdn.example.com/images/dd1391-100-1.jpg"
           },
           "images": {

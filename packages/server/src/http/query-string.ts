@@ -54,13 +54,19 @@ export function assertNoProblem(parsed: ParsedQuery): void {
  * NUL ends an FTS5 query), so they are refused before anything reads the value.
  */
 export function controlCharacterIn(text: string): string | null {
-  const at = text.search(/[\u0000-\u001f\u007f-\u009f]/u);
-  if (at === -1) return null;
-  return `U+${text.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')} at position ${at + 1}`;
+  for (let at = 0; at < text.length; at += 1) {
+    const code = text.charCodeAt(at);
+    if (isControl(code)) return `U+${code.toString(16).toUpperCase().padStart(4, '0')} at position ${at + 1}`;
+  }
+  return null;
+}
+
+function isControl(code: number): boolean {
+  return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
 }
 
 function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/gu, '?');
+  return Array.from(text, (char) => (isControl(char.charCodeAt(0)) ? '?' : char)).join('');
 }
 
 function decode(raw: string): string | null {

@@ -5,8 +5,8 @@
 // which measured several times slower than calling these precompiled validators directly (the
 // numbers are in app.ts).
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { addContractFormats } from '../catalog/contract-formats.ts';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { InvalidRequest, PageOutOfRange } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
@@ -14,7 +14,6 @@ import type { ApiOperationId } from '../generated/handlers.gen.ts';
 import { API_OPERATION_IDS } from './api-operations.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export interface ValidatedParameters {
   query: Record<string, unknown>;
@@ -45,7 +44,7 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
     coerceTypes: true,
     customizeAjv: (_original, options) => {
       const ajv = new Ajv2020({ ...options, strict: false, allErrors: false, useDefaults: true, coerceTypes: true });
-      addFormats(ajv);
+      addContractFormats(ajv);
       return ajv as never;
     },
   });

@@ -1,6 +1,10 @@
-// The port every catalog storage engine implements (SqliteCatalogStore, PostgresCatalogStore).
-// One conformance suite (test/store/catalog-store.suite.ts) runs against each adapter.
+// The port the catalog service reads through (CatalogStore), and the one every storage engine
+// implements (CatalogEngine: SqliteCatalogStore, PostgresCatalogStore). An engine does not answer
+// storefront listings itself: IndexedCatalogStore (indexed-catalog-store.ts) answers them from the
+// in-memory storefront index, which follows the engine's storefront changes. One conformance suite
+// (test/store/catalog-store.suite.ts) runs against each engine behind that decorator.
 import type { FilterExpr } from '../catalog/filter/ast.ts';
+import type { StorefrontIndexRow } from '../catalog/storefront-index.ts';
 import type {
   BrandCount,
   CatalogProductPro,
@@ -64,4 +68,49 @@ export interface CatalogStore {
   /** Throws ServiceUnavailable when the engine cannot answer; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A position in an engine's storefront change feed: rows are ordered by (change, cursor). */
+export interface StorefrontChange {
+  change: number;
+  cursor: number;
+}
+
+/** What an engine offers the storefront index. */
+export interface StorefrontSource {
+  /**
+   * Storefront rows written after `after`, ordered by (change, cursor), at most `limit`. Every
+   * upsert transaction stamps its rows with a change number above every committed one, and a
+   * reader never sees a higher change committed before a lower one.
+   */
+  storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]>;
+  /** Stored documents of these cursors, in the order given (cursors unknown to the store are skipped). */
+  storefrontDocuments(cursors: readonly number[]): Promise<string[]>;
+  /**
+   * How long, in ms, an answer may rely on the index without asking the engine for changes made
+   * by other processes; 0 when asking costs nothing.
+   */
+  readonly storefrontPollMs: number;
+  /**
+   * Optional: a value that changes whenever any process may have committed a write. When it has
+   * not changed since the last look, the index asks nothing.
+   */
+  storefrontChangeToken?(): string;
+}
+
+export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments'> & StorefrontSource;
+
+/**
+ * Orders `[cursor as decimal text, document]` pairs by a list of cursors. Compared as doubles: an
+ * engine may store a cursor's exact integer or the shortest decimal that reads back as its double.
+ */
+export function inCursorOrder(cursors: readonly number[], found: Iterable<readonly [string, string]>): string[] {
+  const byCursor = new Map<number, string>();
+  for (const [cursor, document] of found) byCursor.set(Number(cursor), document);
+  const documents: string[] = [];
+  for (const cursor of cursors) {
+    const document = byCursor.get(cursor);
+    if (document !== undefined) documents.push(document);
+  }
+  return documents;
 }

@@ -4,6 +4,7 @@
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from './catalog-store.ts';
 import type { KeyStore } from './key-store.ts';
+import { IndexedCatalogStore } from './indexed-catalog-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
@@ -25,7 +26,7 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
       logger.warn('the GTIN index is deferred: a bulk load is running or did not finish; GTIN searches scan every variant until it ends or `catalog migrate` rebuilds the index', { path });
     }
     return {
-      catalog,
+      catalog: new IndexedCatalogStore(catalog),
       keys: new SqliteKeyStore(database),
       close: () => catalog.close(),
     };

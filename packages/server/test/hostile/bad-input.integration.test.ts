@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { controlCharacterIn } from '../../src/http/query-string.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openCatalogStores, type CatalogStores } from '../../src/store/open-store.ts';
 import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
@@ -17,7 +18,7 @@ const HOSTILE: { name: string; path: string; problem: RegExp }[] = [
   { name: 'a cursor above 2^63', path: '/v3/storefront/products?filters=cursor%20%3E%20100000000000000000000', problem: /out of range/ },
   { name: 'a 400-digit cursor', path: `/v3/storefront/products?filters=cursor%20%3E%20${'9'.repeat(400)}`, problem: /out of range/ },
   { name: 'a negative 400-digit cursor', path: `/v3/storefront/products?filters=cursor%20%3C%20-${'9'.repeat(400)}`, problem: /out of range/ },
-  { name: 'a price of 1e400', path: '/v3/storefront/products?filters=price_min%20%3E%201e400', problem: /finite number/ },
+  { name: 'a price of 1e400', path: '/v3/storefront/products?filters=price_min%20%3E%201e400', problem: /needs a number/ },
   { name: 'a NUL in query', path: '/v3/storefront/products?query=a%00b', problem: /control character U\+0000/ },
   { name: 'a NUL in a filter string', path: '/v3/storefront/products?filters=brand%20%3D%20%22a%00b%22', problem: /control character U\+0000/ },
   { name: 'an escape character in shop_name', path: '/v3/storefront/products?shop_name=a%1Bb', problem: /control character U\+001B/ },
@@ -67,7 +68,7 @@ describe.each(['sqlite', 'postgres'] as const)('hostile input on %s', (engine) =
     expect(body.message).toMatch(problem);
     // The message never echoes a 400-digit number or a raw control character back.
     expect(body.message.length).toBeLessThan(300);
-    expect(body.message).not.toMatch(/[\u0000-\u001f\u007f]/u);
+    expect(controlCharacterIn(body.message)).toBeNull();
   });
 
   it('still answers a valid cursor filter at the top of the 64-bit range', async () => {

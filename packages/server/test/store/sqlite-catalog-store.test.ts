@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
+import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.ts';
 import { DATA_VERSION_RECHECK_MS } from '../../src/store/sqlite/sqlite-database.ts';
@@ -30,10 +31,10 @@ describeCatalogStoreConformance('SqliteCatalogStore', async () => {
 describe('SqliteCatalogStore', () => {
   it('records each migration once in schema_migrations', () => {
     const db = new DatabaseSync(':memory:');
-    expect(migrateSqlite(db).applied).toStrictEqual([1, 2, 3]);
+    expect(migrateSqlite(db).applied).toStrictEqual([1, 2, 3, 4]);
     expect(migrateSqlite(db).applied).toStrictEqual([]);
     const rows = db.prepare('SELECT version FROM schema_migrations').all();
-    expect(rows.map((row) => row.version)).toStrictEqual([1, 2, LATEST_SCHEMA_VERSION]);
+    expect(rows.map((row) => row.version)).toStrictEqual([1, 2, 3, LATEST_SCHEMA_VERSION]);
     db.close();
   });
 
@@ -114,7 +115,8 @@ describe('SqliteCatalogStore', () => {
   it('keeps fragment counts exact through deferral, rebuild and re-imports', async () => {
     const url = freshUrl();
     const stores = await openCatalogStores(url, silentLogger);
-    const catalog = stores.catalog as SqliteCatalogStore;
+    const catalog = stores.catalog;
+    const engine = (stores.catalog as IndexedCatalogStore).engine as SqliteCatalogStore;
     const gtins = ['00195866123456', '0195866120001', '4012345678901', '12121212'];
     const product = buildCatalogProduct({ variants: gtins.map((gtin, i) => buildCatalogVariant({ gtin, sku: `DEFER-${i}` })) });
     const totals = async (): Promise<number[]> =>
@@ -122,25 +124,25 @@ describe('SqliteCatalogStore', () => {
     const bySku = async (): Promise<number> => (await readVariantPage(catalog, { sku: 'defer-1', offset: 0, limit: 10 })).total;
 
     // An empty catalog defers; searches scan meanwhile, still exact.
-    expect(await catalog.deferIndexes()).toBe(true);
-    expect(catalog.indexesLive()).toBe(false);
+    expect(await engine.deferIndexes()).toBe(true);
+    expect(engine.indexesLive()).toBe(false);
     await catalog.upsertCatalogProducts([product]);
     expect(await totals()).toStrictEqual([2, 2, 2, 1, 1, 1, 0]);
     expect(await bySku()).toBe(1);
     expect(await catalog.countGtins()).toBe(4);
-    await catalog.optimize();
-    expect(catalog.indexesLive()).toBe(true);
+    await engine.optimize();
+    expect(engine.indexesLive()).toBe(true);
     expect(await totals()).toStrictEqual([2, 2, 2, 1, 1, 1, 0]);
     expect(await bySku()).toBe(1);
 
     // A catalog with variants keeps its indexes live and up to date row by row.
-    expect(await catalog.deferIndexes()).toBe(false);
-    expect(catalog.indexesLive()).toBe(true);
+    expect(await engine.deferIndexes()).toBe(false);
+    expect(engine.indexesLive()).toBe(true);
     await catalog.upsertCatalogProducts([{ ...product, variants: product.variants.slice(1) }]);
     expect(await totals()).toStrictEqual([1, 1, 1, 1, 1, 1, 0]);
     await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '0019580000000' })] })]);
     expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
-    await catalog.optimize();
+    await engine.optimize();
     expect(await totals()).toStrictEqual([2, 1, 1, 1, 1, 1, 1]);
     expect(await bySku()).toBe(1);
     expect(await catalog.countGtins()).toBe(4);

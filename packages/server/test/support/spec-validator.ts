@@ -1,15 +1,14 @@
 // Validates a response body against the schema the OpenAPI document gives for that operation and
 // status, with Ajv's JSON Schema 2020-12 dialect (the document is OpenAPI 3.1).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { addContractFormats } from '../../src/catalog/contract-formats.ts';
 import { expect } from 'vitest';
 import { operations, type OperationId } from '../../src/generated/handlers.gen.ts';
 import { openapiDocument } from '../../src/generated/openapi.gen.ts';
 
 type Json = Record<string, unknown>;
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
+addContractFormats(ajv);
 const compiled = new Map<string, ValidateFunction>();
 const components = openapiDocument['components'] as Json;
 

@@ -291,7 +291,7 @@ function convert(field: FilterField, type: FieldType, token: Token): FilterLiter
     case 'number': {
       const value = Number(text);
       if (!NUMBER.test(text) || !Number.isFinite(value)) {
-        throw new InvalidFilter(token.position, `"${field}" needs a finite number, got "${abbreviate(text)}"`);
+        throw new InvalidFilter(token.position, `"${field}" needs a number, got "${abbreviate(text)}"`);
       }
       return value;
     }

@@ -86,4 +86,26 @@ CREATE TABLE api_keys (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'storefront change sequence for the in-memory storefront index',
+    sql: `
+-- Storefront listings are answered by the in-memory index (catalog/storefront-index.ts), which
+-- follows writes through change_seq: every storefront upsert takes the next value while holding
+-- the storefront import lock, so changes commit in the order of their numbers. The SQL search
+-- structures it replaces only slowed writes down.
+ALTER TABLE storefront_products ADD COLUMN change_seq bigint NOT NULL DEFAULT 0;
+-- The tags as the JSON array of the document, so following changes never parses documents.
+ALTER TABLE storefront_products ADD COLUMN tags text NOT NULL DEFAULT '[]';
+UPDATE storefront_products SET tags = (document::json -> 'tags')::text;
+CREATE SEQUENCE storefront_change_seq AS bigint MINVALUE 1;
+CREATE INDEX storefront_change ON storefront_products (change_seq, cursor);
+DROP INDEX storefront_updated;
+DROP INDEX storefront_published;
+DROP INDEX storefront_shop;
+DROP INDEX storefront_tags;
+DROP INDEX storefront_search;
+ALTER TABLE storefront_products DROP COLUMN tags_lower, DROP COLUMN search_words;
+`,
+  },
 ];

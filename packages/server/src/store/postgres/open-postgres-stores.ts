@@ -5,6 +5,7 @@ import type { CatalogStore } from '../catalog-store.ts';
 import type { KeyStore } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
+import { IndexedCatalogStore } from '../indexed-catalog-store.ts';
 import { PostgresCatalogStore } from './postgres-catalog-store.ts';
 import { PostgresKeyStore } from './postgres-key-store.ts';
 
@@ -30,5 +31,5 @@ export async function openPostgresStores(url: string, logger: Logger): Promise<P
   }
   // The catalog store owns the pool: closing either it or the pair ends every connection.
   const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
-  return { catalog, keys: new PostgresKeyStore(pool), close: () => catalog.close() };
+  return { catalog: new IndexedCatalogStore(catalog), keys: new PostgresKeyStore(pool), close: () => catalog.close() };
 }

@@ -9,16 +9,15 @@
 //   serialise on an advisory lock, so concurrent importers never give one id two cursors.
 // - GTIN substring search goes through a pg_trgm GIN index; SKU search through a btree on the
 //   lowercased SKU; every storefront sort has a (key, cursor) index.
-// - Filters compile to parameterised SQL through the shared compiler; no user text is ever part of
-//   the SQL string.
+// - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
+//   kept current through `storefrontChangesSince`) finds the cursors, this store their documents.
 // Failure modes
 // - Database unreachable, too busy or a statement over statement_timeout: ServiceUnavailable (the
 //   pool reconnects by itself once the database answers again). Other engine errors propagate.
 import type pg from 'pg';
-import type { FieldType, FilterField, FilterLiteral } from '../../catalog/filter/ast.ts';
-import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput, StorefrontSort } from '../../catalog/model.ts';
-import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
-import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
+import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput } from '../../catalog/model.ts';
+import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
+import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 
@@ -26,65 +25,6 @@ const WHAT = 'catalog database';
 const CURSOR_BASE = 17_000_000_000_000_000n;
 const CURSOR_STEP = 1024n;
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
-
-const INT8_MAX = 9_223_372_036_854_775_807n;
-const INT8_MIN = -9_223_372_036_854_775_808n;
-
-const COLUMNS: Record<Exclude<FilterField, 'tags'>, string> = {
-  cursor: 'cursor',
-  id: 'id',
-  product_id: 'product_id',
-  shop_name: 'shop_name',
-  brand: 'brand',
-  product_type: 'product_type',
-  title: 'title',
-  slug: 'slug',
-  price_min: 'price_min',
-  price_max: 'price_max',
-  price_display: 'price_display',
-  available: 'available',
-  created_at: 'created_at_ms',
-  updated_at: 'updated_at_ms',
-  product_created_at: 'product_created_at_ms',
-  product_published_at: 'product_published_at_ms',
-};
-
-/** The PostgreSQL spelling of the shared filter compiler's building blocks. */
-export const postgresDialect: SqlDialect = {
-  placeholder: (index: number) => `$${index}`,
-  column: (field: Exclude<FilterField, 'tags'>) => COLUMNS[field],
-  caseInsensitiveEquals: (column: string, placeholder: string) => `lower(${column}) = lower(${placeholder}::text)`,
-  tagMatch: (placeholder: string, negated: boolean) =>
-    negated ? `NOT (tags_lower @> ARRAY[lower(${placeholder}::text)])` : `tags_lower @> ARRAY[lower(${placeholder}::text)]`,
-  bindValue: (value: FilterLiteral, type: FieldType) => {
-    // Integers bind as decimal text, clamped to int8: the comparison keeps its meaning and the
-    // cursor index stays usable (a numeric parameter would force a cast of the column).
-    if (type === 'integer' && typeof value === 'number' && Number.isInteger(value)) {
-      const exact = BigInt(value);
-      return String(exact > INT8_MAX ? INT8_MAX : exact < INT8_MIN ? INT8_MIN : exact);
-    }
-    return value;
-  },
-};
-
-/** Lowercased, diacritic-free words, split like SQLite FTS5's unicode61 tokenizer. */
-export function wordsOf(text: string): string[] {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word !== '');
-}
-
-const ORDER_BY: Record<StorefrontSort, string> = {
-  'cursor:asc': 'cursor ASC',
-  'cursor:desc': 'cursor DESC',
-  'updated_at:asc': 'updated_at_ms ASC, cursor ASC',
-  'updated_at:desc': 'updated_at_ms DESC, cursor DESC',
-  'published_at:asc': 'product_published_at_ms ASC, cursor ASC',
-  'published_at:desc': 'product_published_at_ms DESC, cursor DESC',
-};
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -130,7 +70,9 @@ function storefrontDocument(input: StorefrontProductInput, cursor: number, creat
   return output as StorefrontProduct;
 }
 
-export class PostgresCatalogStore implements CatalogStore {
+export class PostgresCatalogStore implements CatalogEngine {
+  /** Other instances' storefront writes are looked for at most this often. */
+  readonly storefrontPollMs = 250;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   #closed = false;
@@ -141,30 +83,30 @@ export class PostgresCatalogStore implements CatalogStore {
     this.#ownsPool = options.ownsPool ?? false;
   }
 
-  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
+  storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
     return this.#run(async () => {
-      const params: unknown[] = [];
-      const where: string[] = [];
-      const words = wordsOf(query.text ?? '');
-      if (words.length > 0) {
-        params.push(words);
-        where.push(`search_words @> $${params.length}::text[]`);
-      }
-      if (query.shopName !== undefined) {
-        params.push(query.shopName);
-        where.push(`lower(shop_name) = lower($${params.length}::text)`);
-      }
-      if (query.filter !== undefined) where.push(`(${compileFilter(query.filter, postgresDialect, params)})`);
-      const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
-      const pageParams = [...params, query.limit, query.offset];
-      const [rows, count] = await Promise.all([
-        this.#pool.query<{ document: string }>(
-          `SELECT document FROM storefront_products ${whereSql} ORDER BY ${ORDER_BY[query.sort]} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-          pageParams,
-        ),
-        this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM storefront_products ${whereSql}`, params),
-      ]);
-      return { items: rows.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
+      const { rows } = await this.#pool.query<
+        Omit<StorefrontIndexRow, 'cursor' | 'tags'> & { change: string; cursor: string; tags: string }
+      >(
+        `SELECT change_seq::text AS change, cursor::text AS cursor, id, product_id, shop_name, brand, product_type, title, slug,
+           price_min, price_max, price_display, available, created_at_ms AS created_at, updated_at_ms AS updated_at,
+           product_created_at_ms AS product_created_at, product_published_at_ms AS product_published_at,
+           tags
+         FROM storefront_products WHERE (change_seq, cursor) > ($1::bigint, $2::bigint) ORDER BY change_seq, cursor LIMIT $3`,
+        [String(after.change), String(after.cursor), limit],
+      );
+      return rows.map((row) => ({ ...row, change: Number(row.change), cursor: Number(row.cursor), tags: JSON.parse(row.tags) as string[] }));
+    });
+  }
+
+  storefrontDocuments(cursors: readonly number[]): Promise<string[]> {
+    if (cursors.length === 0) return Promise.resolve([]);
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<{ cursor: string; document: string }>(
+        'SELECT cursor::text AS cursor, document FROM storefront_products WHERE cursor = ANY($1::bigint[])',
+        [cursors.map(String)],
+      );
+      return inCursorOrder(cursors, rows.map((row) => [row.cursor, row.document]));
     });
   }
 
@@ -278,6 +220,7 @@ export class PostgresCatalogStore implements CatalogStore {
             : (
                 await client.query<{ n: string }>('SELECT nextval(\'storefront_cursor_seq\')::text AS n FROM generate_series(1, $1)', [fresh])
               ).rows.map((row) => Number(CURSOR_BASE + BigInt(row.n) * CURSOR_STEP));
+        const change = (await client.query<{ n: string }>("SELECT nextval('storefront_change_seq')::text AS n")).rows[0]!.n;
         const now = new Date().toISOString();
         let next = 0;
         const documents = unique.map((input) => {
@@ -292,22 +235,21 @@ export class PostgresCatalogStore implements CatalogStore {
         });
         await client.query(
           `INSERT INTO storefront_products (id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
-             price_display, available, tags_lower, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms,
-             search_words, document)
+             price_display, available, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, change_seq, tags,
+             document)
            SELECT id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display, available,
-             ARRAY(SELECT json_array_elements_text(tags::json)), created_at_ms, updated_at_ms, product_created_at_ms,
-             product_published_at_ms, ARRAY(SELECT json_array_elements_text(search_words::json)), document
+             created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, $17::bigint, tags, document
            FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-             $9::float8[], $10::float8[], $11::float8[], $12::boolean[], $13::text[], $14::float8[], $15::float8[], $16::float8[],
-             $17::float8[], $18::text[], $19::text[])
+             $9::float8[], $10::float8[], $11::float8[], $12::boolean[], $13::float8[], $14::float8[], $15::float8[],
+             $16::float8[], $18::text[], $19::text[])
              AS input(id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display,
-               available, tags, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, search_words, document)
+               available, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, document, tags)
            ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, shop_name = excluded.shop_name, brand = excluded.brand,
              product_type = excluded.product_type, title = excluded.title, slug = excluded.slug, price_min = excluded.price_min,
              price_max = excluded.price_max, price_display = excluded.price_display, available = excluded.available,
-             tags_lower = excluded.tags_lower, created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
+             created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
              product_created_at_ms = excluded.product_created_at_ms, product_published_at_ms = excluded.product_published_at_ms,
-             search_words = excluded.search_words, document = excluded.document`,
+             change_seq = excluded.change_seq, tags = excluded.tags, document = excluded.document`,
           [
             documents.map((d) => d.id),
             documents.map((d) => String(d.cursor)),
@@ -321,13 +263,13 @@ export class PostgresCatalogStore implements CatalogStore {
             documents.map((d) => d.price_max),
             documents.map((d) => d.price_display),
             documents.map((d) => d.available),
-            documents.map((d) => JSON.stringify(d.tags.map((tag) => tag.toLowerCase()))),
             documents.map((d) => epochMs(d.created_at)),
             documents.map((d) => epochMs(d.updated_at)),
             documents.map((d) => epochMs(d.product_created_at)),
             documents.map((d) => epochMs(d.product_published_at)),
-            documents.map((d) => JSON.stringify([...new Set(wordsOf([d.title, d.brand, d.product_type, ...d.tags].join(' ')))])),
+            change,
             documents.map((d) => JSON.stringify(d)),
+            documents.map((d) => JSON.stringify(d.tags)),
           ],
         );
         return { inserted: fresh, updated: products.length - fresh };
@@ -354,7 +296,7 @@ export class PostgresCatalogStore implements CatalogStore {
    */
   optimize(): Promise<void> {
     return this.#run(async () => {
-      for (const index of ['catalog_variants_gtin_trgm', 'storefront_tags', 'storefront_search']) {
+      for (const index of ['catalog_variants_gtin_trgm']) {
         await this.#pool.query('SELECT gin_clean_pending_list($1::regclass)', [index]);
       }
       await this.#pool.query('ANALYZE catalog_products, catalog_variants, storefront_products');

@@ -122,6 +122,29 @@ const MIGRATIONS: readonly Migration[] = [
     `,
     migrateData: rebuildGtinIndex,
   },
+  {
+    version: 4,
+    name: 'storefront change sequence for the in-memory storefront index',
+    sql: `
+      -- Storefront listings are answered by the in-memory index (catalog/storefront-index.ts),
+      -- which follows writes through change_seq: every upsert transaction takes the next value.
+      -- The SQL search structures it replaces only slowed writes down.
+      ALTER TABLE storefront_products ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+      -- The tags as the JSON array of the document, so following changes never parses documents.
+      ALTER TABLE storefront_products ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+      UPDATE storefront_products SET tags =
+        (SELECT json_extract(d.doc, '$.tags') FROM storefront_documents d WHERE d.cursor = storefront_products.cursor);
+      CREATE INDEX storefront_products_change ON storefront_products (change_seq, cursor);
+      DROP TABLE storefront_tags;
+      DROP TABLE storefront_text;
+      DROP INDEX storefront_products_shop;
+      DROP INDEX storefront_products_brand;
+      DROP INDEX storefront_products_updated;
+      DROP INDEX storefront_products_published;
+      DROP INDEX storefront_products_cursor;
+      DROP INDEX storefront_products_available;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,7 +4,9 @@
 //   the columns beside it only serve look-ups. Variants are read from their product's document.
 // - Storefront cursors are the table's rowid: 17_000_000_000_000_000 + n × 1024, strictly
 //   increasing, assigned once on first insert and kept on re-import, exact as IEEE-754 doubles.
-// - Filters are compiled to parameterised SQL (compile-filter.ts); no user text reaches SQL.
+// - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
+//   kept current through `storefrontChangesSince`) finds the cursors, this store their documents.
+//   Every storefront upsert transaction stamps its rows with the next change_seq.
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count), recently read product documents and
@@ -14,7 +16,6 @@
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
-import type { FieldType, FilterLiteral } from '../../catalog/filter/ast.ts';
 import { normalizeGtin14 } from '../../catalog/gtin.ts';
 import type {
   BrandCount,
@@ -23,10 +24,9 @@ import type {
   Page,
   StorefrontProduct,
   StorefrontProductInput,
-  StorefrontSort,
 } from '../../catalog/model.ts';
-import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../catalog-store.ts';
-import { compileFilter, type SqlDialect } from '../sql/compile-filter.ts';
+import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
+import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 import {
   deferGtinIndex,
@@ -43,38 +43,6 @@ import {
 /** The first cursor is CURSOR_BASE + CURSOR_STEP; every step is a multiple of 1024, hence exact. */
 export const CURSOR_BASE = 17_000_000_000_000_000n;
 export const CURSOR_STEP = 1024n;
-
-export const sqliteDialect: SqlDialect = {
-  placeholder: (index) => `?${index}`,
-  column: (field) => `p.${field}`,
-  caseInsensitiveEquals: (column, placeholder) => `${column} = ${placeholder} COLLATE NOCASE`,
-  tagMatch: (placeholder, negated) =>
-    `${negated ? 'NOT ' : ''}EXISTS (SELECT 1 FROM storefront_tags t WHERE t.tag = ${placeholder} AND t.cursor = p.cursor)`,
-  bindValue: (value: FilterLiteral, type: FieldType) => {
-    if (typeof value === 'boolean') return value ? 1 : 0;
-    // Cursors above 2^53 bind as integers so the rowid range stays an integer comparison.
-    if (type === 'integer' && typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
-    return value;
-  },
-};
-
-const SORTS: Record<StorefrontSort, string> = {
-  'cursor:asc': 'p.cursor ASC',
-  'cursor:desc': 'p.cursor DESC',
-  'updated_at:asc': 'p.updated_at ASC, p.cursor ASC',
-  'updated_at:desc': 'p.updated_at DESC, p.cursor DESC',
-  'published_at:asc': 'p.product_published_at ASC, p.cursor ASC',
-  'published_at:desc': 'p.product_published_at DESC, p.cursor DESC',
-};
-
-/** FTS5 query: every whitespace-separated word as a quoted phrase, all required. */
-function textQuery(text: string): string | undefined {
-  const words = text
-    .split(/\s+/u)
-    .filter((word) => /[\p{L}\p{N}]/u.test(word))
-    .map((word) => `"${word.replaceAll('"', '""')}"`);
-  return words.length === 0 ? undefined : words.join(' ');
-}
 
 function epochMs(iso: string): number {
   const ms = Date.parse(iso);
@@ -95,7 +63,9 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
   cache.set(key, value);
 }
 
-export class SqliteCatalogStore implements CatalogStore {
+export class SqliteCatalogStore implements CatalogEngine {
+  /** Another process's writes are seen through PRAGMA data_version, which costs nothing to read. */
+  readonly storefrontPollMs = 0;
   private readonly database: SqliteDatabase;
   private aggregateVersion = '';
   private readonly aggregates = new Map<string, unknown>();
@@ -158,76 +128,35 @@ export class SqliteCatalogStore implements CatalogStore {
     return page;
   }
 
-  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
-    return this.cachedPage(`storefront:${JSON.stringify(query)}`, () => this.readStorefrontPage(query));
+  storefrontChangeToken(): string {
+    return this.database.version();
   }
 
-  private readStorefrontPage(query: StorefrontQuery): Page<string> {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    const text = query.text === undefined ? undefined : textQuery(query.text);
-    if (text !== undefined) {
-      params.push(text);
-      where.push(`p.cursor IN (SELECT rowid FROM storefront_text WHERE storefront_text MATCH ?${params.length})`);
-    }
-    if (query.shopName !== undefined) {
-      params.push(query.shopName);
-      where.push(`p.shop_name = ?${params.length}`);
-    }
-    if (query.filter !== undefined) where.push(compileFilter(query.filter, sqliteDialect, params));
-    const whereSql = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
-    const limitIndex = params.length + 1;
+  async storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
+    this.freshen();
     const rows = this.database
       .statement(
-        `SELECT d.doc FROM storefront_products p JOIN storefront_documents d ON d.cursor = p.cursor
-         ${whereSql} ORDER BY ${SORTS[query.sort]} LIMIT ?${limitIndex} OFFSET ?${limitIndex + 1}`,
+        `SELECT p.change_seq AS change, CAST(p.cursor AS TEXT) AS cursor, p.id, p.product_id, p.shop_name, p.brand, p.product_type,
+           p.title, p.slug, p.price_min, p.price_max, p.price_display, p.available, p.created_at, p.updated_at,
+           p.product_created_at, p.product_published_at, p.tags
+         FROM storefront_products p
+         WHERE (p.change_seq, p.cursor) > (?, ?) ORDER BY p.change_seq, p.cursor LIMIT ?`,
       )
-      .all(...(params as never[]), query.limit, query.offset) as { doc: string }[];
-    const total =
-      knownTotal(query.offset, query.limit, rows.length) ??
-      this.cursorRangeTotal(query) ??
-      (this.database.statement(`SELECT count(*) AS n FROM storefront_products p ${whereSql}`).get(...(params as never[])) as { n: number }).n;
-    return { items: rows.map((row) => row.doc), total };
+      .all(after.change, BigInt(after.cursor), limit) as unknown as (Omit<StorefrontIndexRow, 'cursor' | 'available' | 'tags'> & {
+      change: number;
+      cursor: string;
+      available: number;
+      tags: string;
+    })[];
+    return rows.map((row) => ({ ...row, cursor: Number(row.cursor), available: row.available === 1, tags: JSON.parse(row.tags) as string[] }));
   }
 
-  /**
-   * The exact total of a bare `cursor <op> N` filter, by arithmetic: cursors are assigned densely
-   * (one step apart, never deleted), so a range's size follows from the first cursor and the row
-   * count. Checked against the table on every data version; undefined when not dense.
-   */
-  private cursorRangeTotal(query: StorefrontQuery): number | undefined {
-    const filter = query.filter;
-    if (query.text !== undefined || query.shopName !== undefined || filter?.type !== 'compare') return undefined;
-    if (filter.field !== 'cursor' || typeof filter.value !== 'number' || filter.operator === '=' || filter.operator === '!=') {
-      return undefined;
-    }
-    const dense = this.cached('cursor-density', () => {
-      const row = this.database
-        .statement('SELECT count(*) AS n, CAST(min(cursor) AS TEXT) AS lo, CAST(max(cursor) AS TEXT) AS hi FROM storefront_products')
-        .get() as { n: number; lo: string | null; hi: string | null };
-      if (row.lo === null || row.hi === null) return { count: 0, first: CURSOR_BASE };
-      const first = BigInt(row.lo);
-      return BigInt(row.hi) - first === BigInt(row.n - 1) * CURSOR_STEP ? { count: row.n, first } : undefined;
-    });
-    if (dense === undefined) return undefined;
-    if (dense.count === 0) return 0;
-    // Cursors are first + k × STEP for k in [0, count); count those at or below a bound.
-    const value = BigInt(filter.value);
-    const atOrBelow = (bound: bigint): number => {
-      if (bound < dense.first) return 0;
-      const k = (bound - dense.first) / CURSOR_STEP + 1n;
-      return Number(k > BigInt(dense.count) ? BigInt(dense.count) : k);
-    };
-    switch (filter.operator) {
-      case '>':
-        return dense.count - atOrBelow(value);
-      case '>=':
-        return dense.count - atOrBelow(value - 1n);
-      case '<':
-        return atOrBelow(value - 1n);
-      case '<=':
-        return atOrBelow(value);
-    }
+  async storefrontDocuments(cursors: readonly number[]): Promise<string[]> {
+    if (cursors.length === 0) return [];
+    const rows = this.database
+      .statement("SELECT CAST(cursor AS TEXT) AS cursor, doc FROM storefront_documents WHERE cursor IN (SELECT value FROM json_each(?))")
+      .all(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { cursor: string; doc: string }[];
+    return inCursorOrder(cursors, rows.map((row) => [row.cursor, row.doc]));
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
@@ -363,17 +292,12 @@ export class SqliteCatalogStore implements CatalogStore {
         cursor: string | null;
       };
       let last = maxCursor.cursor === null ? CURSOR_BASE : BigInt(maxCursor.cursor);
+      const change = (db.statement('SELECT coalesce(max(change_seq), 0) + 1 AS n FROM storefront_products').get() as { n: number }).n;
       const upsert = db.statement(`INSERT OR REPLACE INTO storefront_products (
           cursor, id, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
-          price_display, available, created_at, updated_at, product_created_at, product_published_at
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+          price_display, available, created_at, updated_at, product_created_at, product_published_at, change_seq, tags
+        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       const upsertDocument = db.statement('INSERT OR REPLACE INTO storefront_documents (cursor, doc) VALUES (?, ?)');
-      const deleteTags = db.statement('DELETE FROM storefront_tags WHERE cursor = ?');
-      const insertTag = db.statement('INSERT OR IGNORE INTO storefront_tags (tag, cursor) VALUES (?, ?)');
-      const deleteText = db.statement('DELETE FROM storefront_text WHERE rowid = ?');
-      const insertText = db.statement(
-        'INSERT INTO storefront_text (rowid, title, brand, product_type, tags) VALUES (?, ?, ?, ?, ?)',
-      );
       let inserted = 0;
       let updated = 0;
       const now = new Date().toISOString();
@@ -386,8 +310,6 @@ export class SqliteCatalogStore implements CatalogStore {
           inserted += 1;
         } else {
           cursor = BigInt(existing.cursor);
-          deleteTags.run(cursor);
-          deleteText.run(cursor);
           updated += 1;
         }
         const createdAt = input.created_at ?? existing?.created_at ?? now;
@@ -410,10 +332,10 @@ export class SqliteCatalogStore implements CatalogStore {
           epochMs(product.updated_at),
           epochMs(product.product_created_at),
           epochMs(product.product_published_at),
+          change,
+          JSON.stringify(product.tags),
         );
         upsertDocument.run(cursor, JSON.stringify(product));
-        for (const tag of product.tags) insertTag.run(tag, cursor);
-        insertText.run(cursor, product.title, product.brand, product.product_type, product.tags.join(' '));
       }
       return { inserted, updated };
     });
@@ -461,13 +383,11 @@ export class SqliteCatalogStore implements CatalogStore {
 
   /**
    * After an import (not part of the port): rebuilds a deferred GTIN index (about 25 s per
-   * million variants) or retakes its fragment counts (about 2 s), and merges the text index's
-   * segments into one.
+   * million variants) or retakes its fragment counts (about 2 s).
    */
   async optimize(): Promise<void> {
     const db = this.database.connection();
     this.database.transaction(() => (this.indexesLive() ? recountGtinFragments(db) : rebuildGtinIndex(db)));
-    db.exec("INSERT INTO storefront_text (storefront_text) VALUES ('optimize')");
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,159 @@
+// The storefront index against a plain evaluation of the same filter language over the same
+// products: random products (unicode, letter cases, shared values, rewrites) and random filters of
+// every form must give the same pages and totals for every sort.
+import { describe, expect, it } from 'vitest';
+import type { FilterExpr, FilterField, FilterLiteral } from '../../src/catalog/filter/ast.ts';
+import type { StorefrontSort } from '../../src/catalog/model.ts';
+import { createRandom, type Random } from '../../src/catalog/seed/prng.ts';
+import { StorefrontIndex, type StorefrontIndexRow, type StorefrontSearch } from '../../src/catalog/storefront-index.ts';
+import { foldText, wordsOf } from '../../src/catalog/text.ts';
+
+const SEED = process.env['FC_SEED'] ?? '20261124';
+const SHOPS = ['Sneaker Hub', 'Ünderground', 'ÜNDERGROUND', 'Sneakerbox Zürich', '東京スニーカー', 'Kicks Lab'];
+const BRANDS = ['Nike', 'NIKE', 'Arc’teryx', 'Stüssy', 'adidas', 'New Balance'];
+const TAGS = ['COLOR_Black', 'color_black', 'SEASON_SS24', 'STYLE_Runner', 'AUTO_Ünique', '0195866123456', 'TOETYPE_Round'];
+const TITLES = ['Air Max 90', 'Dunk Low Retro', 'Gel-Lyte III Ça va', 'Ünder Boot', 'Tee 🎱 eight ball', 'Runner São Paulo'];
+const SORTS: StorefrontSort[] = ['cursor:asc', 'cursor:desc', 'updated_at:asc', 'updated_at:desc', 'published_at:asc', 'published_at:desc'];
+const STRING_FIELDS = ['shop_name', 'brand', 'product_type', 'title', 'slug', 'product_id', 'id'] as const;
+const NUMBER_FIELDS = ['price_min', 'price_max', 'price_display', 'created_at', 'updated_at', 'product_created_at', 'product_published_at'] as const;
+
+function pick<T>(random: Random, values: readonly T[]): T {
+  return values[random.int(0, values.length - 1)]!;
+}
+
+function buildRow(random: Random, cursor: number, id: string): StorefrontIndexRow {
+  return {
+    cursor,
+    id,
+    product_id: String(random.int(1, 30)),
+    shop_name: pick(random, SHOPS),
+    brand: pick(random, BRANDS),
+    product_type: pick(random, ['Shoes', 'shoes', 'Apparel']),
+    title: pick(random, TITLES),
+    slug: pick(random, ['air-max', 'AIR-MAX', 'dunk', 'ünder']),
+    price_min: random.int(0, 20) * 10,
+    price_max: random.int(0, 20) * 10,
+    price_display: random.int(0, 20) * 10,
+    available: random.chance(0.5),
+    created_at: random.int(0, 5) * 1000,
+    updated_at: random.int(0, 5) * 1000,
+    product_created_at: random.int(0, 5) * 1000,
+    product_published_at: random.int(0, 5) * 1000,
+    tags: Array.from({ length: random.int(0, 3) }, () => pick(random, TAGS)),
+  };
+}
+
+function stringValue(random: Random, field: (typeof STRING_FIELDS)[number] | 'tags', rows: StorefrontIndexRow[]): string {
+  const row = pick(random, rows);
+  const value = field === 'tags' ? (row.tags[0] ?? 'none') : row[field];
+  return random.chance(0.5) ? value.toUpperCase() : value.toLowerCase();
+}
+
+function buildFilter(random: Random, rows: StorefrontIndexRow[], depth = 0): FilterExpr {
+  const kind = depth >= 3 ? random.int(3, 5) : random.int(0, 5);
+  switch (kind) {
+    case 0:
+      return { type: 'and', operands: [buildFilter(random, rows, depth + 1), buildFilter(random, rows, depth + 1)] };
+    case 1:
+      return { type: 'or', operands: [buildFilter(random, rows, depth + 1), buildFilter(random, rows, depth + 1)] };
+    case 2:
+      return { type: 'not', operand: buildFilter(random, rows, depth + 1) };
+    case 3: {
+      const field = pick(random, [...STRING_FIELDS, 'tags'] as const);
+      return { type: 'compare', field, operator: random.chance(0.7) ? '=' : '!=', value: stringValue(random, field, rows) };
+    }
+    case 4: {
+      const field = pick(random, [...NUMBER_FIELDS, 'cursor'] as const);
+      const value = field === 'cursor' ? pick(random, rows).cursor : field.startsWith('price') ? random.int(0, 20) * 10 : random.int(0, 5) * 1000;
+      return { type: 'compare', field, operator: pick(random, ['=', '!=', '<', '<=', '>', '>='] as const), value };
+    }
+    default: {
+      if (random.chance(0.3)) return { type: 'compare', field: 'available', operator: pick(random, ['=', '!='] as const), value: random.chance(0.5) };
+      const field = pick(random, ['shop_name', 'brand', 'tags'] as const);
+      const values = Array.from({ length: random.int(1, 4) }, () => stringValue(random, field, rows));
+      return { type: 'in', field, values, negated: random.chance(0.3) };
+    }
+  }
+}
+
+/** The filter language evaluated the plain way, one product at a time. */
+function matches(row: StorefrontIndexRow, expr: FilterExpr): boolean {
+  const equals = (field: FilterField, value: FilterLiteral): boolean => {
+    if (field === 'tags') return row.tags.some((tag) => foldText(tag) === foldText(String(value)));
+    const own = row[field as Exclude<FilterField, 'tags'>];
+    return typeof own === 'string' ? foldText(own) === foldText(String(value)) : own === value;
+  };
+  switch (expr.type) {
+    case 'and':
+      return expr.operands.every((operand) => matches(row, operand));
+    case 'or':
+      return expr.operands.some((operand) => matches(row, operand));
+    case 'not':
+      return !matches(row, expr.operand);
+    case 'in':
+      return expr.values.some((value) => equals(expr.field, value)) !== expr.negated;
+    case 'compare': {
+      if (expr.operator === '=') return equals(expr.field, expr.value);
+      if (expr.operator === '!=') return !equals(expr.field, expr.value);
+      const own = row[expr.field as Exclude<FilterField, 'tags'>] as number;
+      const value = expr.value as number;
+      return expr.operator === '<' ? own < value : expr.operator === '<=' ? own <= value : expr.operator === '>' ? own > value : own >= value;
+    }
+  }
+}
+
+function plainSearch(rows: StorefrontIndexRow[], search: StorefrontSearch): { cursors: number[]; total: number } {
+  const words = wordsOf(search.text ?? '');
+  const found = rows.filter((row) => {
+    if (search.shopName !== undefined && foldText(row.shop_name) !== foldText(search.shopName)) return false;
+    const own = new Set(wordsOf([row.title, row.brand, row.product_type, ...row.tags].join(' ')));
+    if (!words.every((word) => own.has(word))) return false;
+    return search.filter === undefined || matches(row, search.filter);
+  });
+  const [key, direction] = search.sort.split(':') as ['cursor' | 'updated_at' | 'published_at', 'asc' | 'desc'];
+  const field = key === 'published_at' ? 'product_published_at' : key;
+  found.sort((a, b) => (a[field] - b[field] || a.cursor - b.cursor) * (direction === 'asc' ? 1 : -1));
+  return { cursors: found.slice(search.offset, search.offset + search.limit).map((row) => row.cursor), total: found.length };
+}
+
+describe('StorefrontIndex', () => {
+  it(`answers random filters, queries, shops, sorts and pages like a plain evaluation (seed ${SEED})`, () => {
+    const random = createRandom(SEED);
+    const index = new StorefrontIndex();
+    let rows: StorefrontIndexRow[] = [];
+    let cursor = 17_000_000_000_000_000;
+    for (let round = 0; round < 4; round += 1) {
+      // New products, then rewrites of existing ones (same cursor, new values).
+      const fresh = Array.from({ length: 150 }, () => buildRow(random, (cursor += 1024), random.uuid()));
+      const rewritten = rows.filter(() => random.chance(0.2)).map((row) => buildRow(random, row.cursor, row.id));
+      index.upsert([...rewritten, ...fresh]);
+      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
+      for (const row of [...rewritten, ...fresh]) byCursor.set(row.cursor, row);
+      rows = [...byCursor.values()].sort((a, b) => a.cursor - b.cursor);
+
+      for (let i = 0; i < 150; i += 1) {
+        const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 3) * 10, limit: random.int(1, 30) };
+        if (random.chance(0.7)) search.filter = buildFilter(random, rows);
+        if (random.chance(0.2)) search.shopName = stringValue(random, 'shop_name', rows);
+        if (random.chance(0.2)) search.text = pick(random, ['air', 'AIR max', 'ça', 'ca va', 'UNDER', 'ünder', '🎱', 'sao', 'nike dunk', '--']);
+        expect(index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+      }
+    }
+    expect(index.size).toBe(rows.length);
+  });
+
+  it('matches shop names and tags in any letter case, non-ASCII included', () => {
+    const index = new StorefrontIndex();
+    const row = buildRow(createRandom('one'), 17_000_000_000_001_024, 'a');
+    index.upsert([{ ...row, shop_name: 'Ünderground', tags: ['COLOR_Schwarz'] }]);
+    expect(index.search({ sort: 'cursor:asc', offset: 0, limit: 10, shopName: 'üNDERGROUND' }).total).toBe(1);
+    expect(index.search({ sort: 'cursor:asc', offset: 0, limit: 10, filter: { type: 'compare', field: 'tags', operator: '=', value: 'color_schwarz' } }).total).toBe(1);
+  });
+
+  it('refuses a new cursor below one it already holds', () => {
+    const index = new StorefrontIndex();
+    const random = createRandom('order');
+    index.upsert([buildRow(random, 17_000_000_000_002_048, 'b')]);
+    expect(() => index.upsert([buildRow(random, 17_000_000_000_001_024, 'a')])).toThrow(/ascending cursors/u);
+  });
+});
