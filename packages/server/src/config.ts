@@ -21,6 +21,12 @@ export interface Config {
   maxSubscriberBufferBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
   shutdownGraceMs: number;
+  /** Open sockets the API listener accepts; more are closed on accept. */
+  maxConnections: number;
+  /** Open sockets the stream listener accepts; more are closed on accept. */
+  maxStreamConnections: number;
+  /** A socket that has not sent complete request headers within this time gets a 408 and is closed. */
+  headersTimeoutMs: number;
   logLevel: LogLevel;
 }
 
@@ -37,6 +43,9 @@ const OPTIONS = {
   'simulate-prices': { type: 'string' },
   'rate-limit': { type: 'string' },
   'heartbeat-ms': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'max-stream-connections': { type: 'string' },
+  'headers-timeout-ms': { type: 'string' },
   'log-level': { type: 'string' },
 } as const;
 
@@ -90,6 +99,9 @@ export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = pro
     heartbeatMs: integer('heartbeat-ms', values['heartbeat-ms'] ?? env['HEARTBEAT_MS'], 15000, 10, 3_600_000),
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,
+    maxConnections: integer('max-connections', values['max-connections'] ?? env['MAX_CONNECTIONS'], 4096, 1, 1_000_000),
+    maxStreamConnections: integer('max-stream-connections', values['max-stream-connections'] ?? env['MAX_STREAM_CONNECTIONS'], 16384, 1, 1_000_000),
+    headersTimeoutMs: integer('headers-timeout-ms', values['headers-timeout-ms'] ?? env['HEADERS_TIMEOUT_MS'], 15000, 1000, 120_000),
     logLevel: logLevel as LogLevel,
   };
 }

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
-import { clientErrorHandler } from './http/client-error.ts';
+import { applyListenerLimits, connectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
@@ -60,8 +60,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       { name: 'price log', ping: () => priceLog.ping() },
     ],
   });
-  const apiServer = createServer(app);
-  apiServer.on('clientError', clientErrorHandler(logger));
+  const caps = connectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections });
+  if (caps.api !== config.maxConnections || caps.stream !== config.maxStreamConnections) {
+    logger.warn('connection caps lowered to fit the open-file limit', { open_file_limit: caps.limit, api: caps.api, stream: caps.stream });
+  }
+  const apiServer = createServer(SERVER_OPTIONS, app);
+  applyListenerLimits(apiServer, { maxConnections: caps.api, headersTimeoutMs: config.headersTimeoutMs }, logger);
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.
   apiServer.keepAliveTimeout = 65_000;
 
@@ -71,7 +75,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let stream: StreamThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    stream = await startStreamThread(config, logger);
+    stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream }, logger);
     if (config.simulatePrices > 0) {
       const sampled = await stores.catalog.sampleVariants(500);
       // An empty catalog still gets a lively demo feed.

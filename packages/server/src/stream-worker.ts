@@ -29,6 +29,7 @@ const stream = createStreamServer({
   logger,
   heartbeatMs: config.heartbeatMs,
   maxBufferBytes: config.maxSubscriberBufferBytes,
+  limits: { maxConnections: config.maxStreamConnections, headersTimeoutMs: config.headersTimeoutMs },
 });
 const url = await listen(stream.server, config.ssePort, config.host).catch(async (error: unknown) => {
   await Promise.allSettled([stream.close(), priceLog.close(), keyStore.close()]);

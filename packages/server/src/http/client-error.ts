@@ -1,7 +1,8 @@
 // Requests Node's HTTP parser rejects before any application code runs (a space in the path,
 // oversized headers, broken framing) would get Node's bare `400 Bad Request` with no body. Attach
-// this to the API server (`server.on('clientError', ...)`) so they too get the documented error
-// body and an X-Request-Id. The connection is closed afterwards: the parser cannot resume it.
+// this to every listener (listener-limits.ts does) so they too get the documented error body and an
+// X-Request-Id: 431 for oversized headers, 408 for headers that did not arrive in time, 400 for the
+// rest. The connection is closed afterwards: the parser cannot resume it.
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.ts';
@@ -14,14 +15,19 @@ export function clientErrorHandler(logger: Logger): (error: Error & { code?: str
       return;
     }
     const requestId = randomUUID();
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const message = tooLarge
-      ? 'The request headers are too large.'
-      : 'The request could not be parsed as HTTP; check the request line (encode spaces and special characters in the URL) and headers.';
-    const payload = JSON.stringify(errorBody('invalid_request', message, {}));
-    logger.info('request', { method: null, path: null, status: 400, ms: 0, request_id: requestId, parse_error: error.code ?? error.message });
+    const refusal =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? { status: '431 Request Header Fields Too Large', message: 'The request headers are too large; send at most 16 KiB of headers.' }
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? { status: '408 Request Timeout', message: 'The request headers did not arrive in time; send the whole request at once.' }
+          : {
+              status: '400 Bad Request',
+              message: 'The request could not be parsed as HTTP; check the request line (encode spaces and special characters in the URL) and headers.',
+            };
+    const payload = JSON.stringify(errorBody('invalid_request', refusal.message, {}));
+    logger.info('request', { method: null, path: null, status: Number(refusal.status.slice(0, 3)), ms: 0, request_id: requestId, parse_error: error.code ?? error.message });
     socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
+      `HTTP/1.1 ${refusal.status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${payload}`,
     );
   };

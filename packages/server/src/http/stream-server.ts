@@ -22,6 +22,7 @@ import { parseTopics } from '../stream/topics.ts';
 import { keyFrom, MISSING_KEY } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
 import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
 import { requestIdFor } from './request-id.ts';
 
@@ -31,7 +32,11 @@ export interface StreamServerDeps {
   logger: Logger;
   heartbeatMs: number;
   maxBufferBytes: number;
+  /** Socket bounds of the listener (listener-limits.ts); defaults to DEFAULT_STREAM_LIMITS. */
+  limits?: ListenerLimits;
 }
+
+export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, headersTimeoutMs: 15_000 };
 
 export const STREAM_PATH = '/v1/stream';
 export const RETRY_MS = 2000;
@@ -206,9 +211,10 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     }
   }
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(SERVER_OPTIONS, (req, res) => {
     void handle(req, res);
   });
+  applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
 
   return {
     server,

@@ -94,6 +94,9 @@ describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
 
       // The data is gone (FLUSHDB on this prefix); the next publisher starts a new log.
       await admin.del(`${lossPrefix}stream`, `${lossPrefix}floor`);
+      // A new log counts from its creation time in ms × 1000: 20 ms later its ids are more than the
+      // 5,000 retained events above the old ones, which is how the hub tells a loss from a gap.
+      await new Promise((resolve) => setTimeout(resolve, 20));
       const after = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
       expect(after[0]?.id).toBeGreaterThan(before[1]?.id ?? Infinity);
       await expect(following.next()).rejects.toThrow(/unavailable/);

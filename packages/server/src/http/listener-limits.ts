@@ -1,0 +1,66 @@
+// Bounds every listener (API and stream) applies, so that connections cannot exhaust the process:
+// - a socket that has not sent complete request headers within `headersTimeoutMs` is answered 408
+//   and closed (Node checks every `CONNECTIONS_CHECK_MS`), so idle or trickling sockets last at most
+//   headersTimeoutMs + CONNECTIONS_CHECK_MS;
+// - at most `maxConnections` open sockets; Node closes any socket beyond that on accept, before a
+//   byte is read, so the other listener and the sockets already open keep being served;
+// - whatever Node's parser refuses (oversized headers, broken framing, timeouts) is answered with
+//   the contract's error body and an X-Request-Id (client-error.ts), on both ports.
+// The two listeners share the process's open-file limit: their caps together must stay below it,
+// with a reserve for the databases, logs and the price log (see `connectionCaps`).
+import { readFileSync } from 'node:fs';
+import type http from 'node:http';
+import type { Logger } from '../logger.ts';
+import { clientErrorHandler } from './client-error.ts';
+
+export const CONNECTIONS_CHECK_MS = 1_000;
+
+export interface ListenerLimits {
+  maxConnections: number;
+  headersTimeoutMs: number;
+}
+
+/** Options for http.createServer that the limits need at construction. */
+export const SERVER_OPTIONS: http.ServerOptions = { connectionsCheckingInterval: CONNECTIONS_CHECK_MS };
+
+export function applyListenerLimits(server: http.Server, limits: ListenerLimits, logger: Logger): void {
+  server.maxConnections = limits.maxConnections;
+  server.headersTimeout = limits.headersTimeoutMs;
+  // The whole request is its headers (no operation takes a body); a stream response is not bounded.
+  server.requestTimeout = limits.headersTimeoutMs;
+  server.on('clientError', clientErrorHandler(logger));
+  server.on('drop', (data?: { remoteAddress?: string }) => {
+    logger.warn('connection refused: listener at its connection cap', { max_connections: limits.maxConnections, remote_address: data?.remoteAddress });
+  });
+}
+
+/** File descriptors kept free for everything that is not a client socket. */
+export const DESCRIPTOR_RESERVE = 256;
+
+/**
+ * Caps for the API and the stream listener that fit the process's soft open-file limit with
+ * DESCRIPTOR_RESERVE to spare: the configured caps when they fit, else both scaled down in
+ * proportion. `limit` is undefined where the system does not tell (then the caps are kept).
+ */
+export function connectionCaps(
+  wanted: { api: number; stream: number },
+  limit: number | undefined = openFileLimit(),
+): { api: number; stream: number; limit: number | undefined } {
+  if (limit === undefined || wanted.api + wanted.stream + DESCRIPTOR_RESERVE <= limit) return { ...wanted, limit };
+  const room = Math.max(2, limit - DESCRIPTOR_RESERVE);
+  const share = room / (wanted.api + wanted.stream);
+  return { api: Math.max(1, Math.floor(wanted.api * share)), stream: Math.max(1, Math.floor(wanted.stream * share)), limit };
+}
+
+/** The soft limit on open files from /proc (Linux); undefined elsewhere or when unlimited. */
+function openFileLimit(): number | undefined {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((row) => row.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/u)[1];
+    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,127 @@
+// Both listeners against sockets that misbehave: idle or trickling sockets are cut, a listener at
+// its connection cap refuses more without hurting the open ones, and whatever Node's parser refuses
+// is answered in the contract's error body with an X-Request-Id, on the stream port too.
+import http from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { applyListenerLimits, connectionCaps, DESCRIPTOR_RESERVE, SERVER_OPTIONS } from '../../src/http/listener-limits.ts';
+import { createStreamServer } from '../../src/http/stream-server.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
+import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
+
+const KEY = 'ck_test_pro_key';
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function listening(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return (server.address() as AddressInfo).port;
+}
+
+async function apiServer(limits: { maxConnections: number; headersTimeoutMs: number }): Promise<number> {
+  const keys = new FakeKeyStore({ [KEY]: 'pro' });
+  const server = http.createServer(SERVER_OPTIONS, createApp({ catalog: new FakeCatalogStore(), keys, logger: silentLogger }));
+  applyListenerLimits(server, limits, silentLogger);
+  return listening(server);
+}
+
+async function streamServer(): Promise<number> {
+  const priceLog = new SqlitePriceLog(':memory:');
+  const stream = createStreamServer({ priceLog, keys: new FakeKeyStore({ [KEY]: 'pro' }), logger: silentLogger, heartbeatMs: 1000, maxBufferBytes: 1 << 20 });
+  const port = await listening(stream.server);
+  closers.push(async () => {
+    await stream.close();
+    await priceLog.close();
+  });
+  return port;
+}
+
+/** Writes `request` (possibly nothing) and collects what comes back until the server closes. */
+function exchange(port: number, request: string): Promise<{ text: string; closedAfterMs: number; socket: Socket }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      if (request !== '') socket.write(request);
+    });
+    let text = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ text, closedAfterMs: performance.now() - started, socket }));
+  });
+}
+
+function parse(text: string): { status: number; requestId: string | undefined; body: { status: string; error: string; message: string } } {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const requestId = /^x-request-id: (.+)$/imu.exec(head)?.[1];
+  return { status: Number(head.split(' ')[1]), requestId, body: JSON.parse(body) as { status: string; error: string; message: string } };
+}
+
+describe('listener limits', () => {
+  it('cuts a socket that never sends a byte, and answers one that trickles its headers with a 408 error body', async () => {
+    const port = await apiServer({ maxConnections: 100, headersTimeoutMs: 1_000 });
+    const silent = exchange(port, '');
+    const trickle = exchange(port, 'GET /v2/brands HTTP/1.1\r\nHost: x\r\n');
+    const [idle, partial] = await Promise.all([silent, trickle]);
+    expect(idle.closedAfterMs).toBeLessThan(4_000);
+    const refused = parse(partial.text);
+    expect(refused.status).toBe(408);
+    expect(refused.requestId).toBeTruthy();
+    expect(refused.body).toMatchObject({ status: 'error', error: 'invalid_request' });
+  });
+
+  it('refuses sockets beyond the cap on accept and keeps serving the open ones', async () => {
+    const port = await apiServer({ maxConnections: 2, headersTimeoutMs: 5_000 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+    closers.push(async () => agent.destroy());
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        http.get(`http://127.0.0.1:${port}/healthz`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        }).on('error', reject);
+      });
+    // Two kept-alive sockets fill the cap; a third is closed before it is read.
+    expect(await Promise.all([get(), get()])).toEqual([200, 200]);
+    const third = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(third.text).toBe('');
+    expect(await get()).toBe(200);
+  });
+
+  it('answers oversized headers on the stream port with 431 in the error body with an X-Request-Id', async () => {
+    const port = await streamServer();
+    const result = await exchange(port, `GET /v1/stream HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const refused = parse(result.text);
+    expect(refused.status).toBe(431);
+    expect(refused.requestId).toBeTruthy();
+    expect(refused.body).toMatchObject({ status: 'error', error: 'invalid_request' });
+  });
+
+  it('answers a broken request line on the stream port with 400 in the error body', async () => {
+    const port = await streamServer();
+    const refused = parse((await exchange(port, 'GET /v1/str eam HTTP/1.1\r\nHost: x\r\n\r\n')).text);
+    expect(refused.status).toBe(400);
+    expect(refused.requestId).toBeTruthy();
+    expect(refused.body.status).toBe('error');
+  });
+});
+
+describe('connectionCaps', () => {
+  it('keeps the configured caps when they fit the open-file limit, and scales both down when they do not', () => {
+    expect(connectionCaps({ api: 4096, stream: 16384 }, 1_048_576)).toMatchObject({ api: 4096, stream: 16384 });
+    const scaled = connectionCaps({ api: 4096, stream: 16384 }, 20_000);
+    expect(scaled.api + scaled.stream + DESCRIPTOR_RESERVE).toBeLessThanOrEqual(20_000);
+    expect(scaled.stream / scaled.api).toBeCloseTo(4, 1);
+    expect(connectionCaps({ api: 10, stream: 10 }, undefined)).toMatchObject({ api: 10, stream: 10 });
+  });
+});
