@@ -68,6 +68,34 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
     });
 
+    describe('the text rule on look-ups', () => {
+      it('finds a product by its slug in any letter case, non-ASCII included', async () => {
+        const product = buildCatalogProduct({ slug: 'Stüssy-8-Ball-Tee' });
+        await catalog.upsertCatalogProducts([product]);
+        expect((await readProduct(catalog, 'stüssy-8-ball-tee'))?.id).toBe(product.id);
+        expect((await readProduct(catalog, 'STÜSSY-8-BALL-TEE'))?.id).toBe(product.id);
+        // NFD spelling of the same text (u + combining diaeresis).
+        expect((await readProduct(catalog, 'stu\u0308ssy-8-ball-tee'))?.id).toBe(product.id);
+      });
+
+      it('gives a slug several products share to the product imported first, and keeps it there on re-import', async () => {
+        const first = buildCatalogProduct({ id: 'ffffffff-0000-4000-8000-000000000000', slug: 'Air-Max' });
+        const second = buildCatalogProduct({ id: '00000000-0000-4000-8000-000000000000', slug: 'air-max' });
+        await catalog.upsertCatalogProducts([first]);
+        await catalog.upsertCatalogProducts([second]);
+        await catalog.upsertCatalogProducts([first]);
+        expect((await readProduct(catalog, 'AIR-MAX'))?.id).toBe(first.id);
+        expect((await readProduct(catalog, second.id))?.id).toBe(second.id);
+      });
+
+      it('matches a SKU in any letter case, non-ASCII included', async () => {
+        const product = buildCatalogProduct({ variants: [buildCatalogVariant({ sku: 'ÆON-Ünd-01' }), buildCatalogVariant({ sku: 'ÆON-Ünd-01' })] });
+        await catalog.upsertCatalogProducts([product]);
+        expect((await readVariantPage(catalog, { sku: 'æon-ünd-01', offset: 0, limit: 10 })).total).toBe(2);
+        expect((await readVariantPage(catalog, { sku: 'ÆON-ÜND-01', offset: 0, limit: 10 })).total).toBe(2);
+      });
+    });
+
     describe('searchVariants', () => {
       it('finds every variant of a SKU exactly and case-insensitively, with an exact total', async () => {
         const product = buildCatalogProduct({ sku: 'CW2288-111' });

@@ -24,6 +24,7 @@ export async function migratePostgres(pool: pg.Pool, logger: Logger, migrations:
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
+        await migration.migrateData?.(client);
         await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
         await client.query('COMMIT');
       } catch (error) {

@@ -12,10 +12,15 @@
 //   filter compiler binds.
 // - Storefront cursors come from a sequence: 17_000_000_000_000_000 + n * 1024 is exact as a double
 //   for n below ~990 billion, so JSON.parse in JavaScript reads every cursor without loss.
+import type pg from 'pg';
+import { foldText } from '../../catalog/text.ts';
+
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Runs after `sql`, in the same transaction: data moves that need TypeScript (the text rule). */
+  migrateData?: (client: pg.PoolClient) => Promise<void>;
 }
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -107,5 +112,28 @@ DROP INDEX storefront_tags;
 DROP INDEX storefront_search;
 ALTER TABLE storefront_products DROP COLUMN tags_lower, DROP COLUMN search_words;
 `,
+  },
+  {
+    version: 3,
+    name: 'SKU and slug look-ups by the text rule; slugs won by import order',
+    sql: `
+-- sku_lower and slug now hold foldText of the document's values (catalog/text.ts); seq keeps the
+-- import order, which decides which product keeps a slug several products share.
+ALTER TABLE catalog_products ADD COLUMN seq bigserial;
+CREATE INDEX catalog_products_slug_seq ON catalog_products (slug, seq);
+DROP INDEX catalog_products_slug;
+`,
+    migrateData: async (client) => {
+      const products = await client.query<{ id: string; slug: string }>('SELECT id, document::json ->> \'slug\' AS slug FROM catalog_products');
+      await client.query('UPDATE catalog_products p SET slug = f.slug FROM unnest($1::text[], $2::text[]) AS f(id, slug) WHERE p.id = f.id', [
+        products.rows.map((row) => row.id),
+        products.rows.map((row) => foldText(row.slug)),
+      ]);
+      const variants = await client.query<{ id: string; sku: string }>('SELECT id, document::json ->> \'sku\' AS sku FROM catalog_variants');
+      await client.query('UPDATE catalog_variants v SET sku_lower = f.sku FROM unnest($1::text[], $2::text[]) AS f(id, sku) WHERE v.id = f.id', [
+        variants.rows.map((row) => row.id),
+        variants.rows.map((row) => foldText(row.sku)),
+      ]);
+    },
   },
 ];

@@ -7,8 +7,9 @@
 // - Storefront cursors are 17_000_000_000_000_000 + n * 1024 (n from a sequence): exact doubles,
 //   strictly increasing in import order, kept when a product is re-imported. Storefront imports
 //   serialise on an advisory lock, so concurrent importers never give one id two cursors.
-// - GTIN substring search goes through a pg_trgm GIN index; SKU search through a btree on the
-//   lowercased SKU; every storefront sort has a (key, cursor) index.
+// - GTIN substring search goes through a pg_trgm GIN index; SKU and slug look-ups compare
+//   foldText values (catalog/text.ts) stored at write time, so they match exactly as SQLite's do;
+//   a slug several products share belongs to the one imported first (seq).
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
 //   kept current through `storefrontChangesSince`) finds the cursors, this store their documents.
 // Failure modes
@@ -17,6 +18,7 @@
 import type pg from 'pg';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
+import { foldText } from '../../catalog/text.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
@@ -115,7 +117,7 @@ export class PostgresCatalogStore implements CatalogEngine {
       const params: unknown[] = [];
       const where: string[] = [];
       if (query.sku !== undefined) {
-        params.push(query.sku.toLowerCase());
+        params.push(foldText(query.sku));
         where.push(`sku_lower = $${params.length}`);
       }
       if (query.gtin !== undefined) {
@@ -147,8 +149,8 @@ export class PostgresCatalogStore implements CatalogEngine {
   getProductDocument(idOrSlug: string): Promise<string | null> {
     return this.#run(async () => {
       const { rows } = await this.#pool.query<{ document: string }>(
-        'SELECT document FROM catalog_products WHERE id = $1 OR slug = $1 ORDER BY (id = $1) DESC, id LIMIT 1',
-        [idOrSlug],
+        'SELECT document FROM catalog_products WHERE id = $1 OR slug = $2 ORDER BY (id = $1) DESC, seq LIMIT 1',
+        [idOrSlug, foldText(idOrSlug)],
       );
       const row = rows[0];
       return row === undefined ? null : row.document;
@@ -172,7 +174,7 @@ export class PostgresCatalogStore implements CatalogEngine {
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
            ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, brand = excluded.brand, document = excluded.document
            RETURNING (xmax = 0) AS inserted`,
-          [unique.map((p) => p.id), unique.map((p) => p.slug), unique.map((p) => p.brand), unique.map((p) => JSON.stringify(p))],
+          [unique.map((p) => p.id), unique.map((p) => foldText(p.slug)), unique.map((p) => p.brand), unique.map((p) => JSON.stringify(p))],
         );
         const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
         await client.query('DELETE FROM catalog_variants WHERE product_id = ANY($1::text[]) AND NOT (id = ANY($2::text[]))', [
@@ -189,7 +191,7 @@ export class PostgresCatalogStore implements CatalogEngine {
               variants.map((v) => v.id),
               variants.map((v) => v.parent),
               variants.map((v) => v.position),
-              variants.map((v) => v.sku.toLowerCase()),
+              variants.map((v) => foldText(v.sku)),
               variants.map((v) => v.gtin),
               variants.map((v) => normaliseGtin(v.gtin)),
               variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),

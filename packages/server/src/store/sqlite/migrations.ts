@@ -2,6 +2,7 @@
 // and is recorded in `schema_migrations`; a database newer than this code is refused rather than
 // guessed at. Never edit a released migration: append a new one.
 import type { DatabaseSync } from 'node:sqlite';
+import { foldText } from '../../catalog/text.ts';
 import { GTIN_INDEX_SCHEMA, rebuildGtinIndex } from './sqlite-gtin-index.ts';
 
 interface Migration {
@@ -144,6 +145,28 @@ const MIGRATIONS: readonly Migration[] = [
       DROP INDEX storefront_products_cursor;
       DROP INDEX storefront_products_available;
     `,
+  },
+  {
+    version: 5,
+    name: 'SKU and slug look-ups by the text rule',
+    // The look-up columns (catalog_products.slug, catalog_variants.sku) now hold foldText of the
+    // documents' values (catalog/text.ts), as PostgreSQL's do; the documents are unchanged.
+    sql: '',
+    migrateData: (db) => {
+      const setSlug = db.prepare('UPDATE catalog_products SET slug = ? WHERE pk = ?');
+      for (const row of db.prepare("SELECT pk, json_extract(doc, '$.slug') AS slug FROM catalog_products").iterate()) {
+        const folded = foldText(String(row.slug));
+        if (folded !== row.slug) setSlug.run(folded, row.pk as number);
+      }
+      const setSku = db.prepare('UPDATE catalog_variants SET sku = ? WHERE pk = ?');
+      const variants = db.prepare(
+        "SELECT v.pk, v.sku AS stored, json_extract(p.doc, '$.variants[' || v.position || '].sku') AS sku FROM catalog_variants v JOIN catalog_products p ON p.pk = v.product_pk",
+      );
+      for (const row of variants.iterate()) {
+        const folded = foldText(String(row.sku));
+        if (folded !== row.stored) setSku.run(folded, row.pk as number);
+      }
+    },
   },
 ];
 

@@ -8,7 +8,9 @@
 //   kept current through `storefrontChangesSince`) finds the cursors, this store their documents.
 //   Every storefront upsert transaction stamps its rows with the next change_seq.
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
-//   SKU, slug, id, cursor look-ups through B-tree indexes. Totals are exact counts.
+//   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
+//   the documents' values (catalog/text.ts); a slug several products share belongs to the one
+//   imported first (lowest pk). Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count), recently read product documents and
 //   result pages asked for twice (storefront listings, variant searches, by query) are cached
 //   until any connection commits (PRAGMA data_version): this process's imports show at once,
@@ -17,6 +19,7 @@
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
 import { normalizeGtin14 } from '../../catalog/gtin.ts';
+import { foldText } from '../../catalog/text.ts';
 import type {
   BrandCount,
   CatalogProductPro,
@@ -174,7 +177,7 @@ export class SqliteCatalogStore implements CatalogEngine {
     const params: (string | number)[] = [];
     const where: string[] = [];
     if (query.sku !== undefined) {
-      params.push(query.sku);
+      params.push(foldText(query.sku));
       where.push(`v.sku = ?${params.length}`);
     }
     if (query.gtin !== undefined) {
@@ -223,7 +226,7 @@ export class SqliteCatalogStore implements CatalogEngine {
 
   private readProductDocument(idOrSlug: string): string | null {
     const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
-      this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(idOrSlug)) as
+      this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(foldText(idOrSlug))) as
       | { doc: string }
       | undefined;
     return row === undefined ? null : row.doc;
@@ -255,11 +258,11 @@ export class SqliteCatalogStore implements CatalogEngine {
         const existing = findProduct.get(product.id) as { pk: number } | undefined;
         let productPk: number;
         if (existing === undefined) {
-          productPk = Number(insertProduct.run(product.id, product.slug, product.brand, doc).lastInsertRowid);
+          productPk = Number(insertProduct.run(product.id, foldText(product.slug), product.brand, doc).lastInsertRowid);
           inserted += 1;
         } else {
           productPk = existing.pk;
-          updateProduct.run(product.slug, product.brand, doc, productPk);
+          updateProduct.run(foldText(product.slug), product.brand, doc, productPk);
           for (const old of oldVariants.all(productPk)) gtinIndex.remove(old.pk as number, old.gtin as string);
           deleteVariants.run(productPk);
           updated += 1;
@@ -268,7 +271,7 @@ export class SqliteCatalogStore implements CatalogEngine {
           const variantPk = insertVariant.run(
             productPk,
             position,
-            variant.sku,
+            foldText(variant.sku),
             variant.gtin,
             normalizeGtin14(variant.gtin) ?? variant.gtin,
           ).lastInsertRowid;
