@@ -4,6 +4,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { openapiDocument } from '../generated/openapi.gen.ts';
+import { isIri } from '../catalog/iri.ts';
 
 export type ImportKind = 'catalog' | 'storefront';
 
@@ -27,6 +28,7 @@ export function importValidators(): Record<ImportKind, ValidateFunction> {
   if (compiled !== undefined) return compiled;
   const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
   addFormats(ajv);
+  ajv.addFormat('iri', isIri);
   ajv.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
   const storefront = schemaOf('StorefrontProduct');
   const storefrontInput = {

@@ -147,9 +147,12 @@ export type StorefrontProduct = {
      * Barcode-like numbers and `PREFIX_value` labels (AUTO, COLOR, FUNCTIONALITY, HEELTYPE, REL_DATE, SEASON, SOLEMATERIAL, STYLE, TOETYPE).
      */
     tags: Array<string>;
+    /**
+     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     /**
-     * URL of the product at the storefront.
+     * IRI of the product at the storefront, kept exactly as imported.
      */
     link: string;
     price_min: number;
@@ -304,6 +307,9 @@ export type ProductLink = {
  */
 export type CatalogProductFree = {
     id: string;
+    /**
+     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     sku: string;
     title: string;
@@ -340,6 +346,9 @@ export type CatalogProductFree = {
  */
 export type CatalogProductPro = {
     id: string;
+    /**
+     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     sku: string;
     title: string;
@@ -416,11 +425,11 @@ export type ListStorefrontProductsData = {
     path?: never;
     query?: {
         /**
-         * Text search; every word must appear in the title, brand, product type or tags (case-insensitive).
+         * Text search; every word must equal a word of the title, brand, product type or tags, compared by the text rule (NFC, Unicode lower-casing, combining marks removed; see the API description).
          */
         query?: string;
         /**
-         * Only products of this shop (case-insensitive exact match).
+         * Only products of this shop; whole-value equality by the text rule (NFC, then Unicode lower-casing), so `Ünderground` matches `ÜNDERGROUND`.
          */
         shop_name?: string;
         /**
@@ -486,7 +495,7 @@ export type SearchVariantsData = {
     path?: never;
     query?: {
         /**
-         * Exact SKU (case-insensitive).
+         * Exact SKU, compared by the text rule (NFC, then Unicode lower-casing).
          */
         sku?: string;
         /**
@@ -600,7 +609,10 @@ export type GetProductData = {
     body?: never;
     path: {
         /**
-         * The product's UUID or its slug.
+         * The product's UUID or its slug, percent-encoded as one path segment (see Slugs
+         * in the API description): every slug the `slug` schema allows is accepted,
+         * including spaces, `/`, `+`, `(`, `.` and non-ASCII letters.
+         *
          */
         id: string;
     };

@@ -5,11 +5,13 @@ import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
 import { operations, type OperationId } from '../../src/generated/handlers.gen.ts';
 import { openapiDocument } from '../../src/generated/openapi.gen.ts';
+import { isIri } from '../../src/catalog/iri.ts';
 
 type Json = Record<string, unknown>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
+ajv.addFormat('iri', isIri);
 const compiled = new Map<string, ValidateFunction>();
 const components = openapiDocument['components'] as Json;
 
