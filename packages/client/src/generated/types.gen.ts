@@ -148,7 +148,7 @@ export type StorefrontProduct = {
      */
     tags: Array<string>;
     /**
-     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
      */
     slug: string;
     /**
@@ -308,7 +308,7 @@ export type ProductLink = {
 export type CatalogProductFree = {
     id: string;
     /**
-     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
      */
     slug: string;
     sku: string;
@@ -347,7 +347,7 @@ export type CatalogProductFree = {
 export type CatalogProductPro = {
     id: string;
     /**
-     * Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
      */
     slug: string;
     sku: string;

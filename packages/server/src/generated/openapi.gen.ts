@@ -345,7 +345,8 @@ export const openapiDocument: Record<string, unknown> = {
             "description": "The product's UUID or its slug, percent-encoded as one path segment (see Slugs\nin the API description): every slug the `slug` schema allows is accepted,\nincluding spaces, `/`, `+`, `(`, `.` and non-ASCII letters.\n",
             "schema": {
               "type": "string",
-              "minLength": 1
+              "minLength": 1,
+              "maxLength": 1000
             },
             "examples": {
               "slug": {
@@ -1229,8 +1230,10 @@ export const openapiDocument: Record<string, unknown> = {
             ]
           },
           "slug": {
-            "description": "Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
+            "description": "Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
             "example": "nike-dunk-low-retro-white-black-panda"
           },
           "link": {
@@ -1686,8 +1689,10 @@ export const openapiDocument: Record<string, unknown> = {
             "example": "3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f"
           },
           "slug": {
-            "description": "Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
+            "description": "Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
             "example": "nike-dunk-low-retro-white-black-panda"
           },
           "sku": {
@@ -1808,8 +1813,10 @@ export const openapiDocument: Record<string, unknown> = {
             "example": "3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f"
           },
           "slug": {
-            "description": "Any non-empty string as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
+            "description": "Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 1000,
             "example": "nike-dunk-low-retro-white-black-panda"
           },
           "sku": {
