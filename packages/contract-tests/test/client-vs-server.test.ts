@@ -200,7 +200,7 @@ describe('createCatalogClient HTTP methods', () => {
     expect(error.requestId).toMatch(/\S/);
   });
 
-  it('throws CatalogApiError 400 for a bad filter, a bad GTIN and a bad id', async () => {
+  it('throws CatalogApiError 400 for a bad filter, a bad GTIN and an id longer than any slug', async () => {
     const catalog = clientFor(proKey);
     const badFilter = await refusal(catalog.listStorefrontProducts({ filters: 'shop_name =' }));
     expect({ code: badFilter.code, status: badFilter.status }).toEqual({ code: 'invalid_filter', status: 400 });
@@ -209,7 +209,7 @@ describe('createCatalogClient HTTP methods', () => {
     expect({ code: walk.code, status: walk.status }).toEqual({ code: 'invalid_filter', status: 400 });
     const badGtin = await refusal(catalog.searchVariants({ gtin: '12a' }));
     expect({ code: badGtin.code, status: badGtin.status }).toEqual({ code: 'invalid_request', status: 400 });
-    const badId = await refusal(catalog.getProduct('-not-a-slug'));
+    const badId = await refusal(catalog.getProduct('a'.repeat(1001)));
     expect({ code: badId.code, status: badId.status }).toEqual({ code: 'invalid_request', status: 400 });
   });
 });

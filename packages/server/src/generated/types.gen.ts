@@ -147,9 +147,12 @@ export type StorefrontProduct = {
      * Barcode-like numbers and `PREFIX_value` labels (AUTO, COLOR, FUNCTIONALITY, HEELTYPE, REL_DATE, SEASON, SOLEMATERIAL, STYLE, TOETYPE).
      */
     tags: Array<string>;
+    /**
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     /**
-     * URL of the product at the storefront.
+     * IRI of the product at the storefront, kept exactly as imported.
      */
     link: string;
     price_min: number;
@@ -304,6 +307,9 @@ export type ProductLink = {
  */
 export type CatalogProductFree = {
     id: string;
+    /**
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     sku: string;
     title: string;
@@ -340,6 +346,9 @@ export type CatalogProductFree = {
  */
 export type CatalogProductPro = {
     id: string;
+    /**
+     * Any string of 1 to 1,000 characters as the source gave it. Fetch with `getProduct`, percent-encoded; on a duplicate (after the text rule) the product imported first keeps the slug.
+     */
     slug: string;
     sku: string;
     title: string;
@@ -416,11 +425,11 @@ export type ListStorefrontProductsData = {
     path?: never;
     query?: {
         /**
-         * Text search by words. A word is a run of letters and digits; words are compared by the text rule (see "Matching text") with accents removed as well, so `sao paulo` finds `São Paulo`. Every word of the query must be among the words of the product's title, brand, product type or tags, in any order. A query with no word narrows nothing.
+         * Text search; every word must equal a word of the title, brand, product type or tags, compared by the text rule (NFC, Unicode lower-casing, combining marks removed; see the API description). A query with no letter or digit narrows nothing.
          */
         query?: string;
         /**
-         * Only products of this shop, compared by the text rule (see "Matching text").
+         * Only products of this shop; whole-value equality by the text rule (NFC, then Unicode lower-casing), so `Ünderground` matches `ÜNDERGROUND`.
          */
         shop_name?: string;
         /**
@@ -486,7 +495,7 @@ export type SearchVariantsData = {
     path?: never;
     query?: {
         /**
-         * Exact SKU (case-insensitive).
+         * Exact SKU, compared by the text rule (NFC, then Unicode lower-casing).
          */
         sku?: string;
         /**
@@ -600,7 +609,10 @@ export type GetProductData = {
     body?: never;
     path: {
         /**
-         * The product's UUID or its slug.
+         * The product's UUID or its slug, percent-encoded as one path segment (see Slugs
+         * in the API description): every slug the `slug` schema allows is accepted,
+         * including spaces, `/`, `+`, `(`, `.` and non-ASCII letters.
+         *
          */
         id: string;
     };

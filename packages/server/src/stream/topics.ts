@@ -1,9 +1,12 @@
 // The `Topics` request header: comma-separated `price:<source>:<market>` topics, all lowercase,
-// spaces around commas allowed, duplicates counted once, at most MAX_TOPICS. Every refusal names
-// the offending topic and the reason, for the 400 `invalid_topics` body.
+// spaces around commas allowed, duplicates counted once, at most MAX_TOPICS topics and
+// MAX_TOPICS_HEADER_LENGTH characters (the contract's limits). Every refusal names the offending
+// topic and the reason, for the 400 `invalid_topics` body.
 import { CatalogError } from '../catalog/errors.ts';
 
 export const MAX_TOPICS = 64;
+/** The `Topics` header's `maxLength` in the contract. */
+export const MAX_TOPICS_HEADER_LENGTH = 2000;
 export const EVENT_TYPES = ['price'] as const;
 export const SOURCES = ['marketplacea', 'marketplaceb'] as const;
 
@@ -26,6 +29,9 @@ export function parseTopics(header: string | undefined): ReadonlySet<string> {
   }
   if (header.trim() === '') {
     throw new InvalidTopics(null, `The Topics header is empty; send a comma-separated list of topics (${FORMAT}).`);
+  }
+  if (header.length > MAX_TOPICS_HEADER_LENGTH) {
+    throw new InvalidTopics(null, `The Topics header is ${header.length} characters long; at most ${MAX_TOPICS_HEADER_LENGTH} are allowed.`);
   }
   const topics = new Set<string>();
   header.split(',').forEach((raw, index) => {

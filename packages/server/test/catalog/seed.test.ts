@@ -35,7 +35,7 @@ describe('seed generator', () => {
     expect(new Set(variants.map((variant) => variant.id)).size).toBe(variants.length);
     expect(variants.length / catalog.length).toBeGreaterThan(7);
     const lengths = new Set(variants.map((variant) => variant.gtin.length));
-    expect([...lengths].sort()).toStrictEqual([12, 13, 14]);
+    expect([...lengths].sort((a, b) => a - b)).toStrictEqual([8, 12, 13, 14]);
     for (const variant of variants) expect(isValidGtin(normalizeGtin14(variant.gtin)!)).toBe(true);
     expect(variants.some((variant) => variant.gtin.startsWith('00'))).toBe(true);
     expect(new Set(variants.map((variant) => variant.source))).toStrictEqual(new Set(['marketplacea', 'marketplaceb']));
@@ -56,5 +56,30 @@ describe('seed generator', () => {
     for (const prefix of TAG_PREFIXES) expect(tags.some((tag) => tag.startsWith(`${prefix}_`))).toBe(true);
     expect(tags.some((tag) => /^\d{12,14}$/u.test(tag))).toBe(true);
     expect(new Set(storefront.map((product) => product.shop_name)).size).toBeGreaterThan(3);
+  });
+
+  it('has the shape of a real catalog: a long brand tail, hundreds of shops, unicode, IRIs, offsets and up to 200 variants', () => {
+    const large = [...generateStorefrontProducts({ products: 6000, seed: 'shape' })];
+    const brandCounts = new Map<string, number>();
+    for (const product of [...generateCatalogProducts({ products: 3000, seed: 'shape' })]) brandCounts.set(product.brand, (brandCounts.get(product.brand) ?? 0) + 1);
+    expect(brandCounts.size).toBeGreaterThan(500);
+    expect([...brandCounts.values()].filter((count) => count === 1).length).toBeGreaterThan(200);
+    const shops = new Set(large.map((product) => product.shop_name));
+    expect(shops.size).toBeGreaterThan(150);
+    for (const shop of ['Ünderground', 'Sneakerbox Zürich', '東京スニーカー']) expect(shops.has(shop)).toBe(true);
+    expect(large.some((product) => /\P{ASCII}/u.test(product.title) && /\P{ASCII}/u.test(product.link))).toBe(true);
+    expect(large.some((product) => product.title === product.title.toUpperCase() && /[A-Z]/u.test(product.title))).toBe(true);
+    expect(large.some((product) => /[+-]\d{2}:\d{2}$/u.test(product.product_created_at))).toBe(true);
+    const counts = large.map((product) => product.variants.length);
+    expect(Math.min(...counts)).toBe(1);
+    expect(Math.max(...counts)).toBeGreaterThan(150);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(200);
+    expect(counts.filter((count) => count <= 8).length / counts.length).toBeGreaterThan(0.8);
+    const tags = large.flatMap((product) => product.tags);
+    expect(new Set(tags.filter((tag) => tag.startsWith('STYLE_'))).size).toBeGreaterThan(10);
+    const validators = importValidators();
+    for (const product of large.filter((product) => product.variants.length > 100)) {
+      expect(validators.storefront(product) || describeViolation(validators.storefront.errors)).toBe(true);
+    }
   });
 });

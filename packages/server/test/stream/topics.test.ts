@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidTopics, MAX_TOPICS, parseTopics } from '../../src/stream/topics.ts';
+import { InvalidTopics, MAX_TOPICS, MAX_TOPICS_HEADER_LENGTH, parseTopics } from '../../src/stream/topics.ts';
 
 function refusal(header: string | undefined): InvalidTopics {
   try {
@@ -33,7 +33,15 @@ describe('parseTopics', () => {
   });
 
   it('counts duplicates once towards the limit', () => {
-    expect(parseTopics(`${markets(MAX_TOPICS)},${markets(MAX_TOPICS)}`).size).toBe(MAX_TOPICS);
+    expect(parseTopics(`${markets(MAX_TOPICS)},${markets(20)}`).size).toBe(MAX_TOPICS);
+  });
+
+  it(`refuses a header longer than ${MAX_TOPICS_HEADER_LENGTH} characters, as the contract states`, () => {
+    expect(refusal(`${markets(1)}${' '.repeat(MAX_TOPICS_HEADER_LENGTH)}`)).toMatchObject({
+      topic: null,
+      message: `The Topics header is ${MAX_TOPICS_HEADER_LENGTH + 21} characters long; at most ${MAX_TOPICS_HEADER_LENGTH} are allowed.`,
+    });
+    expect(parseTopics(`${markets(1)}${' '.repeat(MAX_TOPICS_HEADER_LENGTH - 21)}`).size).toBe(1);
   });
 
   it.each([

@@ -4,12 +4,11 @@
 import { gtinCheckDigit } from '../gtin.ts';
 import type { CatalogProductPro, CatalogVariant, StorefrontProductInput, StorefrontVariant } from '../model.ts';
 import { createRandom, type Random } from './prng.ts';
+import { pickBrandProfile, pickShop } from './long-tail.ts';
 import {
-  BRANDS,
   COLOURWAYS,
   MATERIALS,
   OTHER_SOURCES,
-  SHOPS,
   SIZES,
   TAG_LABELS,
   VARIANT_SOURCES,
@@ -22,7 +21,6 @@ export interface SeedOptions {
   seed: string;
 }
 
-const TOTAL_BRAND_WEIGHT = BRANDS.reduce((sum, brand) => sum + brand.weight, 0);
 /** GTIN numbers per product: room for every size × source. */
 const GTINS_PER_PRODUCT = 40;
 const DAY_MS = 86_400_000;
@@ -32,20 +30,11 @@ export function storefrontCountFor(products: number): number {
   return Math.ceil(products / 2);
 }
 
-function pickBrand(random: Random): BrandProfile {
-  let roll = random.next() * TOTAL_BRAND_WEIGHT;
-  for (const brand of BRANDS) {
-    roll -= brand.weight;
-    if (roll < 0) return brand;
-  }
-  return BRANDS[0]!;
-}
-
 function slugify(text: string): string {
   return text
     .toLowerCase()
     .replace(/['’]/gu, '')
-    .replace(/[^a-z0-9]+/gu, '-')
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
     .replace(/^-|-$/gu, '');
 }
 
@@ -67,7 +56,7 @@ interface Identity {
 /** What a catalog product and its storefront listings share. */
 function identityAt(seed: string, index: number): Identity {
   const random = createRandom(`${seed}:identity:${index}`);
-  const brand = pickBrand(random);
+  const brand = pickBrandProfile(random);
   const model = random.pick(brand.models);
   const colourway = random.pick(COLOURWAYS);
   const sku = brand.sku(random, index);
@@ -103,6 +92,11 @@ function gtinFor(brand: BrandProfile, n: number, random: Random): string {
     const roll = random.next();
     return roll < 0.4 ? upc : roll < 0.8 ? `00${upc}` : `0${upc}`;
   }
+  // EAN-8 for a few tail brands' items: 7 digits of item number keep them unique below 10^7.
+  if (brand.weight === 0 && n % 16 === 5) {
+    const short = itemReference(n, 7);
+    return `${short}${gtinCheckDigit(short)}`;
+  }
   const body = `${brand.gtinPrefix}${itemReference(n, 10)}`;
   const ean = `${body}${gtinCheckDigit(body)}`;
   return random.chance(0.6) ? ean : `0${ean}`;
@@ -114,6 +108,24 @@ function isoDate(ms: number): string {
 
 function isoSeconds(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}
+
+/** The same instant as `ms`, written in local time at `offsetMinutes` from UTC (`+01:00`, `Z` at 0). */
+function isoSecondsAt(ms: number, offsetMinutes: number): string {
+  if (offsetMinutes === 0) return isoSeconds(ms);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 19)}${offset}`;
+}
+
+const WIDTHS = ['D', '2E', '4E', 'B'] as const;
+/** Variants of a storefront listing: most have a few, some dozens, a few up to 200. */
+function storefrontVariantCount(random: Random): number {
+  const roll = random.next();
+  if (roll < 0.86) return random.int(1, 8);
+  if (roll < 0.98) return random.int(9, 40);
+  return random.int(41, 200);
 }
 
 export function catalogProductAt(seed: string, index: number): CatalogProductPro {
@@ -213,39 +225,43 @@ export function catalogProductAt(seed: string, index: number): CatalogProductPro
 export function storefrontProductAt(seed: string, index: number): StorefrontProductInput {
   const identity = identityAt(seed, index);
   const random = createRandom(`${seed}:storefront:${index}`);
-  const shop = random.pick(SHOPS);
+  const shop = pickShop(random);
   const { brand, sku } = identity;
   const id = `sp_${random.hex(10)}`;
   const productId = String(random.int(1_000_000, 9_999_999) * 1_000_000 + random.int(0, 999_999));
   const slug = `${slugify(identity.title)}-${slugify(sku)}`;
   const createdMs = EPOCH_2023 + random.int(0, 1400) * DAY_MS + random.int(0, DAY_MS / 1000 - 1) * 1000;
   const publishedMs = createdMs + random.int(1, 72) * 3_600_000;
-  const firstSize = random.int(0, SIZES.length - 3);
-  const sizeCount = random.int(2, Math.min(7, SIZES.length - firstSize));
+  const variantCount = storefrontVariantCount(random);
+  const firstSize = variantCount > SIZES.length ? 0 : random.int(0, SIZES.length - variantCount);
+  const title = shop.upperCaseTitles ? identity.title.toUpperCase() : identity.title;
   const variants: StorefrontVariant[] = [];
   const barcodes: string[] = [];
-  for (let s = 0; s < sizeCount; s += 1) {
-    const size = SIZES[firstSize + s]!;
+  for (let s = 0; s < variantCount; s += 1) {
+    // Past one run of sizes, widths multiply the sizes (`10.5 2E`), as wide ranges list them.
+    const width = Math.floor(s / SIZES.length);
+    const baseSize = SIZES[(firstSize + s) % SIZES.length]!;
+    const size = width === 0 ? baseSize : `${baseSize} ${WIDTHS[width % WIDTHS.length]!}${width >= WIDTHS.length ? ` ${Math.floor(width / WIDTHS.length)}` : ''}`;
     const available = random.chance(0.7);
     const listed = money(identity.retail * (0.9 + random.next() * 0.8)) - 0.01;
-    const barcode = random.chance(0.9) ? gtinFor(brand, index * GTINS_PER_PRODUCT + s * 2, random).replace(/^0+/u, '') : '';
+    const barcode = random.chance(0.9) && s < GTINS_PER_PRODUCT / 2 ? gtinFor(brand, index * GTINS_PER_PRODUCT + s * 2, random).replace(/^0+/u, '') : '';
     if (barcode !== '' && barcodes.length < 2) barcodes.push(barcode);
     variants.push({
       id: `sv_${random.hex(12)}`,
       parent_id: id,
       product_id: productId,
-      variant_id: String(40_000_000_000_000 + index * 16 + s),
+      variant_id: String(40_000_000_000_000 + index * 256 + s),
       title: `US ${size} / Men`,
       price: available ? money(listed) : 0,
       previous_price: money(listed * (1 + random.next() * 0.2)),
-      sku: `${sku}-${size.replace('.', '')}`,
+      sku: `${sku}-${size.replace('.', '').replaceAll(' ', '-')}`,
       barcode,
       weight: money(0.8 + random.next() * 0.8),
       currency: shop.currency,
       available,
       previous_available: random.chance(0.6),
       options: { Gender: 'Men', Size: size },
-      updated_at: isoSeconds(publishedMs + random.int(0, 600) * DAY_MS / 10),
+      updated_at: isoSecondsAt(publishedMs + random.int(0, 600) * DAY_MS / 10, shop.offsetMinutes),
     });
   }
   const prices = variants.filter((variant) => variant.available).map((variant) => variant.price);
@@ -264,8 +280,8 @@ export function storefrontProductAt(seed: string, index: number): StorefrontProd
   return {
     id,
     product_id: productId,
-    title: identity.title,
-    description: random.chance(0.2) ? '' : `${identity.title}. ${identity.material[0]!.toUpperCase()}${identity.material.slice(1)} upper.`,
+    title,
+    description: random.chance(0.2) ? '' : `${title}. ${identity.material[0]!.toUpperCase()}${identity.material.slice(1)} upper.`,
     brand: brand.name,
     product_type: brand.productType,
     tags,
@@ -278,8 +294,8 @@ export function storefrontProductAt(seed: string, index: number): StorefrontProd
     images: [`https://cdn.example.com/images/${slugify(sku)}-1.jpg`],
     shop_name: shop.name,
     shop_url: shop.url,
-    product_created_at: isoSeconds(createdMs),
-    product_published_at: isoSeconds(publishedMs),
+    product_created_at: isoSecondsAt(createdMs, shop.offsetMinutes),
+    product_published_at: isoSecondsAt(publishedMs, shop.offsetMinutes),
     variants,
   };
 }

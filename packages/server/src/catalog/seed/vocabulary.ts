@@ -132,23 +132,14 @@ export const VARIANT_SOURCES: readonly string[] = ['marketplacea', 'marketplaceb
 /** Other sources seen in links and release dates. */
 export const OTHER_SOURCES: readonly string[] = ['solecollector', 'kicksregistry', 'stockroom', 'heatcheck'];
 
-export const SHOPS: readonly { name: string; url: string; currency: string }[] = [
-  { name: 'Sneaker Hub', url: 'https://sneakerhub.example.com', currency: 'USD' },
-  { name: 'Kicks Depot', url: 'https://kicksdepot.example.com', currency: 'USD' },
-  { name: 'Sole Supply', url: 'https://solesupply.example.com', currency: 'USD' },
-  { name: 'Court Classics', url: 'https://courtclassics.example.co.uk', currency: 'GBP' },
-  { name: 'Trail & Road', url: 'https://trailandroad.example.de', currency: 'EUR' },
-  { name: 'Urban Stride', url: 'https://urbanstride.example.nl', currency: 'EUR' },
-];
-
 export const TAG_LABELS: Readonly<Record<string, readonly string[]>> = {
-  AUTO: ['Restock', 'NewArrival', 'BestSeller', 'LowStock'],
-  FUNCTIONALITY: ['Running', 'Lifestyle', 'Basketball', 'Skate', 'Trail', 'Waterproof'],
-  HEELTYPE: ['Flat', 'Platform', 'Cushioned'],
-  SEASON: ['SS25', 'FW25', 'SS26', 'FW26'],
-  SOLEMATERIAL: ['Rubber', 'Gum', 'EVA', 'Foam'],
-  STYLE: ['Low', 'Mid', 'High', 'Slip-On'],
-  TOETYPE: ['Round', 'Square', 'Pointed'],
+  AUTO: ['Restock', 'NewArrival', 'BestSeller', 'LowStock', 'BackInStock', 'Sale', 'Exclusive', 'PreOrder', 'LastSizes', 'Trending'],
+  FUNCTIONALITY: ['Running', 'Lifestyle', 'Basketball', 'Skate', 'Trail', 'Waterproof', 'Hiking', 'Training', 'Tennis', 'Walking', 'Football', 'Gore-Tex', 'Slip-Resistant', 'Vegan'],
+  HEELTYPE: ['Flat', 'Platform', 'Cushioned', 'Wedge', 'Block', 'Stacked', 'Low Heel'],
+  SEASON: ['SS23', 'FW23', 'SS24', 'FW24', 'SS25', 'FW25', 'SS26', 'FW26', 'Holiday26', 'Resort26'],
+  SOLEMATERIAL: ['Rubber', 'Gum', 'EVA', 'Foam', 'Vibram', 'TPU', 'Cork', 'Crepe', 'Leather'],
+  STYLE: ['Low', 'Mid', 'High', 'Slip-On', 'Chunky', 'Retro', 'Minimal', 'Skate', 'Court', 'Runner', 'Chelsea', 'Mule', 'Clog'],
+  TOETYPE: ['Round', 'Square', 'Pointed', 'Almond', 'Open', 'Capped'],
 };
 
 export const MATERIALS: readonly string[] = ['leather', 'suede', 'mesh', 'canvas', 'knit', 'nubuck'];
