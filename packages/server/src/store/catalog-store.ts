@@ -87,15 +87,20 @@ export interface StorefrontSource {
   /** Stored documents of these cursors, in the order given (cursors unknown to the store are skipped). */
   storefrontDocuments(cursors: readonly number[]): Promise<string[]>;
   /**
-   * How long, in ms, an answer may rely on the index without asking the engine for changes made
-   * by other processes; 0 when asking costs nothing.
+   * A value that changes with every committed catalog or storefront write, read from the engine;
+   * the decorator asks at most every `changePollMs` when `changeToken` is absent.
    */
-  readonly storefrontPollMs: number;
+  catalogVersion(): Promise<string>;
+  /**
+   * How long, in ms, an answer may rely on memory (the storefront index, aggregates) without
+   * asking the engine for changes made by other processes; 0 when asking costs nothing.
+   */
+  readonly changePollMs: number;
   /**
    * Optional: a value that changes whenever any process may have committed a write. When it has
    * not changed since the last look, the index asks nothing.
    */
-  storefrontChangeToken?(): string;
+  changeToken?(): string;
 }
 
 export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments'> & StorefrontSource;

@@ -1,16 +1,18 @@
 // IndexedCatalogStore: the CatalogStore every engine is served through. Storefront listings come
-// from the in-memory storefront index (catalog/storefront-index.ts); everything else passes
-// through to the engine.
+// from the in-memory storefront index (catalog/storefront-index.ts); the aggregates (GTIN count,
+// top brands) are computed once per change of the catalog and shared by every request meanwhile;
+// everything else passes through to the engine.
 // Guarantees:
 // - Both engines answer every storefront listing by the same code, so they cannot disagree on
 //   matching, ordering or totals; the engine only supplies rows and documents.
-// - Freshness: this store's own writes show in the next listing; another process's or instance's
-//   writes within the engine's `storefrontPollMs` (plus the time to read them).
+// - Freshness: this store's own writes show in the next answer; another process's or instance's
+//   writes within the engine's `changePollMs` (plus the time to read them), listings and
+//   aggregates alike. A failed aggregate is never kept.
 // - Concurrent listings share one refresh; a refresh that fails leaves the index as it was and
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
 // Limits: the first listing after start loads every storefront row (in pages of LOAD_PAGE rows);
 // the index lives in this process's memory.
-import type { Page } from '../catalog/model.ts';
+import type { BrandCount, Page } from '../catalog/model.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import type { CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery } from './catalog-store.ts';
 
@@ -27,6 +29,11 @@ export class IndexedCatalogStore implements CatalogStore {
   /** The engine's change token when the index last caught up, if the engine has one. */
   #token: string | undefined;
   #refreshing: Promise<void> | undefined;
+  /** Aggregate answers by key, kept while the engine's change token (or poll period) holds. */
+  readonly #aggregates = new Map<string, Promise<unknown>>();
+  #aggregatesVersion: string | undefined;
+  #versionRead: Promise<string> | undefined;
+  #versionReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(engine: CatalogEngine) {
     this.#engine = engine;
@@ -48,23 +55,30 @@ export class IndexedCatalogStore implements CatalogStore {
       return await this.#engine.upsertStorefrontProducts(...args);
     } finally {
       this.#writes += 1;
+      this.#versionRead = undefined;
     }
   }
 
   searchVariantDocuments(...args: Parameters<CatalogStore['searchVariantDocuments']>): ReturnType<CatalogStore['searchVariantDocuments']> {
     return this.#engine.searchVariantDocuments(...args);
   }
-  topBrands(limit: number): Promise<import('../catalog/model.ts').BrandCount[]> {
-    return this.#engine.topBrands(limit);
+  async topBrands(limit: number): Promise<BrandCount[]> {
+    const brands = await this.#aggregate(`brands:${limit}`, () => this.#engine.topBrands(limit));
+    return brands.map((entry) => ({ ...entry }));
   }
   getProductDocument(idOrSlug: string): Promise<string | null> {
     return this.#engine.getProductDocument(idOrSlug);
   }
   countGtins(): Promise<number> {
-    return this.#engine.countGtins();
+    return this.#aggregate('gtin-count', () => this.#engine.countGtins());
   }
-  upsertCatalogProducts(...args: Parameters<CatalogStore['upsertCatalogProducts']>): ReturnType<CatalogStore['upsertCatalogProducts']> {
-    return this.#engine.upsertCatalogProducts(...args);
+  async upsertCatalogProducts(...args: Parameters<CatalogStore['upsertCatalogProducts']>): ReturnType<CatalogStore['upsertCatalogProducts']> {
+    try {
+      return await this.#engine.upsertCatalogProducts(...args);
+    } finally {
+      this.#aggregates.clear();
+      this.#versionRead = undefined;
+    }
   }
   sampleVariants(limit: number): ReturnType<CatalogStore['sampleVariants']> {
     return this.#engine.sampleVariants(limit);
@@ -76,22 +90,57 @@ export class IndexedCatalogStore implements CatalogStore {
     return this.#engine.close();
   }
 
+  /** `compute`'s answer, shared until the catalog may have changed. */
+  async #aggregate<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const version = await this.#version();
+    if (version !== this.#aggregatesVersion) {
+      this.#aggregates.clear();
+      this.#aggregatesVersion = version;
+    }
+    let answer = this.#aggregates.get(key) as Promise<T> | undefined;
+    if (answer === undefined) {
+      const computed = compute();
+      answer = computed;
+      this.#aggregates.set(key, computed);
+      computed.catch(() => {
+        if (this.#aggregates.get(key) === computed) this.#aggregates.delete(key);
+      });
+    }
+    return answer;
+  }
+
+  /** The engine's catalog version: its change token when it has one, else asked at most every poll period. */
+  #version(): Promise<string> {
+    const token = this.#engine.changeToken?.();
+    if (token !== undefined) return Promise.resolve(token);
+    const now = performance.now();
+    if (this.#versionRead === undefined || now - this.#versionReadAt >= this.#engine.changePollMs) {
+      this.#versionReadAt = now;
+      const read = this.#engine.catalogVersion();
+      this.#versionRead = read;
+      read.catch(() => {
+        if (this.#versionRead === read) this.#versionRead = undefined;
+      });
+    }
+    return this.#versionRead;
+  }
+
   async #fresh(): Promise<void> {
-    if (this.#writesSeen === this.#writes && this.#token !== undefined && this.#engine.storefrontChangeToken?.() === this.#token) return;
+    if (this.#writesSeen === this.#writes && this.#token !== undefined && this.#engine.changeToken?.() === this.#token) return;
     // A refresh already under way may have started before this store's latest write: wait for it,
     // then refresh again while anything is still due.
-    while (this.#writesSeen !== this.#writes || performance.now() - this.#checkedAt >= this.#engine.storefrontPollMs) {
+    while (this.#writesSeen !== this.#writes || performance.now() - this.#checkedAt >= this.#engine.changePollMs) {
       await (this.#refreshing ??= this.#refresh().finally(() => {
         this.#refreshing = undefined;
       }));
-      if (this.#engine.storefrontPollMs === 0) return;
+      if (this.#engine.changePollMs === 0) return;
     }
   }
 
   async #refresh(): Promise<void> {
     const startedAt = performance.now();
     const writes = this.#writes;
-    const token = this.#engine.storefrontChangeToken?.();
+    const token = this.#engine.changeToken?.();
     for (;;) {
       const rows = await this.#engine.storefrontChangesSince(this.#position, LOAD_PAGE);
       if (rows.length === 0) break;

@@ -155,3 +155,23 @@ describe('PostgreSQL outage', () => {
     }
   });
 });
+
+describe('two instances on one PostgreSQL database', () => {
+  it('see each other\'s imports in listings, GTIN counts and top brands within a second', async () => {
+    const other = await openPostgresStores(database.url(), silentLogger);
+    try {
+      const before = { gtins: await stores.catalog.countGtins(), brands: await stores.catalog.topBrands(50), listed: (await stores.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 1 })).total };
+      const product = buildCatalogProduct({ brand: 'Instance Two Brand', variants: [buildCatalogVariant(), buildCatalogVariant()] });
+      await other.catalog.upsertCatalogProducts([product]);
+      await other.catalog.upsertStorefrontProducts([buildStorefrontProduct()]);
+      // Answers within the poll period may still be the earlier ones; a second later they are not.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await stores.catalog.countGtins()).toBe(before.gtins + 2);
+      expect((await stores.catalog.topBrands(5000)).find((entry) => entry.brand === 'Instance Two Brand')?.count).toBe(1);
+      expect((await stores.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 1 })).total).toBe(before.listed + 1);
+      expect(before.brands.length).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+    }
+  });
+});

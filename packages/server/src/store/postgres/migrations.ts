@@ -120,19 +120,31 @@ ALTER TABLE storefront_products DROP COLUMN tags_lower, DROP COLUMN search_words
 -- sku_lower and slug now hold foldText of the document's values (catalog/text.ts); seq keeps the
 -- import order, which decides which product keeps a slug several products share.
 ALTER TABLE catalog_products ADD COLUMN seq bigserial;
+-- One row counting committed catalog and storefront writes: readers see a new value only once the
+-- write has committed (MVCC), so a cached aggregate is never keyed to data it could not see.
+CREATE TABLE catalog_version (n bigint NOT NULL);
+INSERT INTO catalog_version VALUES (0);
 CREATE INDEX catalog_products_slug_seq ON catalog_products (slug, seq);
 DROP INDEX catalog_products_slug;
 `,
     migrateData: async (client) => {
-      const products = await client.query<{ id: string; slug: string }>('SELECT id, document::json ->> \'slug\' AS slug FROM catalog_products');
+      // A data step may take longer than the pool's statement timeout on a large catalog.
+      await client.query('SET LOCAL statement_timeout = 0');
+      const products = await client.query<{ id: string; slug: string; stored: string }>(
+        "SELECT id, document::json ->> 'slug' AS slug, slug AS stored FROM catalog_products",
+      );
+      const slugs = products.rows.map((row) => ({ id: row.id, folded: foldText(row.slug), stored: row.stored })).filter((row) => row.folded !== row.stored);
       await client.query('UPDATE catalog_products p SET slug = f.slug FROM unnest($1::text[], $2::text[]) AS f(id, slug) WHERE p.id = f.id', [
-        products.rows.map((row) => row.id),
-        products.rows.map((row) => foldText(row.slug)),
+        slugs.map((row) => row.id),
+        slugs.map((row) => row.folded),
       ]);
-      const variants = await client.query<{ id: string; sku: string }>('SELECT id, document::json ->> \'sku\' AS sku FROM catalog_variants');
+      const variants = await client.query<{ id: string; sku: string; stored: string }>(
+        "SELECT id, document::json ->> 'sku' AS sku, sku_lower AS stored FROM catalog_variants",
+      );
+      const skus = variants.rows.map((row) => ({ id: row.id, folded: foldText(row.sku), stored: row.stored })).filter((row) => row.folded !== row.stored);
       await client.query('UPDATE catalog_variants v SET sku_lower = f.sku FROM unnest($1::text[], $2::text[]) AS f(id, sku) WHERE v.id = f.id', [
-        variants.rows.map((row) => row.id),
-        variants.rows.map((row) => foldText(row.sku)),
+        skus.map((row) => row.id),
+        skus.map((row) => row.folded),
       ]);
     },
   },

@@ -74,7 +74,7 @@ function storefrontDocument(input: StorefrontProductInput, cursor: number, creat
 
 export class PostgresCatalogStore implements CatalogEngine {
   /** Other instances' storefront writes are looked for at most this often. */
-  readonly storefrontPollMs = 250;
+  readonly changePollMs = 250;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   #closed = false;
@@ -98,6 +98,13 @@ export class PostgresCatalogStore implements CatalogEngine {
         [String(after.change), String(after.cursor), limit],
       );
       return rows.map((row) => ({ ...row, change: Number(row.change), cursor: Number(row.cursor), tags: JSON.parse(row.tags) as string[] }));
+    });
+  }
+
+  catalogVersion(): Promise<string> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<{ n: string }>('SELECT n::text AS n FROM catalog_version');
+      return rows[0]?.n ?? '0';
     });
   }
 
@@ -198,6 +205,7 @@ export class PostgresCatalogStore implements CatalogEngine {
             ],
           );
         }
+        await client.query('UPDATE catalog_version SET n = n + 1');
         const inserted = rows.filter((row) => row.inserted).length;
         return { inserted, updated: products.length - inserted };
       }),
@@ -274,6 +282,7 @@ export class PostgresCatalogStore implements CatalogEngine {
             documents.map((d) => JSON.stringify(d.tags)),
           ],
         );
+        await client.query('UPDATE catalog_version SET n = n + 1');
         return { inserted: fresh, updated: products.length - fresh };
       }),
     );

@@ -68,7 +68,7 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
 
 export class SqliteCatalogStore implements CatalogEngine {
   /** Another process's writes are seen through PRAGMA data_version, which costs nothing to read. */
-  readonly storefrontPollMs = 0;
+  readonly changePollMs = 0;
   private readonly database: SqliteDatabase;
   private aggregateVersion = '';
   private readonly aggregates = new Map<string, unknown>();
@@ -131,7 +131,11 @@ export class SqliteCatalogStore implements CatalogEngine {
     return page;
   }
 
-  storefrontChangeToken(): string {
+  async catalogVersion(): Promise<string> {
+    return this.database.version();
+  }
+
+  changeToken(): string {
     return this.database.version();
   }
 
