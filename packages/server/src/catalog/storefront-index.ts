@@ -38,7 +38,9 @@ export interface StorefrontIndexRow {
 }
 
 export interface StorefrontSearch {
+  /** Words that must all be among the product's words (title, brand, product type, tags), by `wordsOf`. */
   text?: string;
+  /** The shop's name, compared by `foldText`. */
   shopName?: string;
   filter?: FilterExpr;
   sort: StorefrontSort;

@@ -3,27 +3,17 @@
 // storefront listings itself: IndexedCatalogStore (indexed-catalog-store.ts) answers them from the
 // in-memory storefront index, which follows the engine's storefront changes. One conformance suite
 // (test/store/catalog-store.suite.ts) runs against each engine behind that decorator.
-import type { FilterExpr } from '../catalog/filter/ast.ts';
-import type { StorefrontIndexRow } from '../catalog/storefront-index.ts';
+import type { StorefrontIndexRow, StorefrontSearch } from '../catalog/storefront-index.ts';
 import type {
   BrandCount,
   CatalogProductPro,
   CatalogVariant,
   Page,
   StorefrontProductInput,
-  StorefrontSort,
 } from '../catalog/model.ts';
 
-export interface StorefrontQuery {
-  /** Words that must all appear in title, brand, product type or tags (case-insensitive). */
-  text?: string;
-  /** Case-insensitive exact shop name. */
-  shopName?: string;
-  filter?: FilterExpr;
-  sort: StorefrontSort;
-  offset: number;
-  limit: number;
-}
+/** A storefront listing, as the storefront index answers it. */
+export type StorefrontQuery = StorefrontSearch;
 
 export interface VariantQuery {
   /** Exact SKU, case-insensitive. */

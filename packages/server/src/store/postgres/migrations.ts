@@ -130,22 +130,24 @@ DROP INDEX catalog_products_slug;
     migrateData: async (client) => {
       // A data step may take longer than the pool's statement timeout on a large catalog.
       await client.query('SET LOCAL statement_timeout = 0');
-      const products = await client.query<{ id: string; slug: string; stored: string }>(
-        "SELECT id, document::json ->> 'slug' AS slug, slug AS stored FROM catalog_products",
-      );
-      const slugs = products.rows.map((row) => ({ id: row.id, folded: foldText(row.slug), stored: row.stored })).filter((row) => row.folded !== row.stored);
-      await client.query('UPDATE catalog_products p SET slug = f.slug FROM unnest($1::text[], $2::text[]) AS f(id, slug) WHERE p.id = f.id', [
-        slugs.map((row) => row.id),
-        slugs.map((row) => row.folded),
-      ]);
-      const variants = await client.query<{ id: string; sku: string; stored: string }>(
-        "SELECT id, document::json ->> 'sku' AS sku, sku_lower AS stored FROM catalog_variants",
-      );
-      const skus = variants.rows.map((row) => ({ id: row.id, folded: foldText(row.sku), stored: row.stored })).filter((row) => row.folded !== row.stored);
-      await client.query('UPDATE catalog_variants v SET sku_lower = f.sku FROM unnest($1::text[], $2::text[]) AS f(id, sku) WHERE v.id = f.id', [
-        skus.map((row) => row.id),
-        skus.map((row) => row.folded),
-      ]);
+      await refold(client, 'catalog_products', 'slug', 'slug');
+      await refold(client, 'catalog_variants', 'sku_lower', 'sku');
     },
   },
 ];
+
+/**
+ * Sets `column` of every row of `table` to foldText of its document's `key`, writing only the rows
+ * whose stored value differs. Table and column names come from this file, never from input.
+ */
+async function refold(client: pg.PoolClient, table: string, column: string, key: string): Promise<void> {
+  const { rows } = await client.query<{ id: string; value: string; stored: string }>(
+    `SELECT id, document::json ->> $1 AS value, ${column} AS stored FROM ${table}`,
+    [key],
+  );
+  const changed = rows.map((row) => ({ id: row.id, folded: foldText(row.value), stored: row.stored })).filter((row) => row.folded !== row.stored);
+  await client.query(`UPDATE ${table} t SET ${column} = f.value FROM unnest($1::text[], $2::text[]) AS f(id, value) WHERE t.id = f.id`, [
+    changed.map((row) => row.id),
+    changed.map((row) => row.folded),
+  ]);
+}
