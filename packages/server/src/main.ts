@@ -8,6 +8,7 @@
 // then their sockets are closed; stores and the price log are closed last.
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
+import { ServiceUnavailable } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { applyListenerLimits, connectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
@@ -50,6 +51,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     await stores.close();
     throw error;
   });
+  let streamAccepting = false;
   const app = createApp({
     catalog: stores.catalog,
     keys: stores.keys,
@@ -58,6 +60,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     readiness: [
       { name: 'catalog database', ping: () => stores.catalog.ping() },
       { name: 'price log', ping: () => priceLog.ping() },
+      // Ready only once the stream listener accepts too, and no longer once shutdown has begun.
+      {
+        name: 'stream listener',
+        ping: async () => {
+          if (!streamAccepting) throw new ServiceUnavailable('stream listener');
+        },
+      },
     ],
   });
   const caps = connectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections });
@@ -76,6 +85,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
     stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream }, logger);
+    streamAccepting = true;
     if (config.simulatePrices > 0) {
       const sampled = await stores.catalog.sampleVariants(500);
       // An empty catalog still gets a lively demo feed.
@@ -100,6 +110,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     failed: stream.failed,
     close: () =>
       (closing ??= (async () => {
+        streamAccepting = false;
         simulator.abort();
         await simulation;
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
