@@ -51,7 +51,7 @@ export function assertNoProblem(parsed: ParsedQuery): void {
 /**
  * `U+XXXX at position N` for the first C0 or C1 control character or DEL in a decoded value, or
  * null. No parameter of the contract has a use for them, and some stores give them a meaning (a
- * NUL ends an FTS5 query), so they are refused before anything reads the value.
+ * NUL ends a C string in a driver), so they are refused before anything reads the value.
  */
 export function controlCharacterIn(text: string): string | null {
   for (let at = 0; at < text.length; at += 1) {

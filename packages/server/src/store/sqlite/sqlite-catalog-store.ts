@@ -12,7 +12,7 @@
 //   the documents' values (catalog/text.ts); a slug several products share belongs to the one
 //   imported first (lowest pk). Totals are exact counts.
 // - Aggregates (top brands, GTIN count, variant count), recently read product documents and
-//   result pages asked for twice (storefront listings, variant searches, by query) are cached
+//   variant-search pages asked for twice (by query) are cached
 //   until any connection commits (PRAGMA data_version): this process's imports show at once,
 //   another process's within DATA_VERSION_RECHECK_MS (1 ms).
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
