@@ -194,6 +194,7 @@ export const SERVER_CASES: ServerCase[] = [
   { operationId: 'streamPrices', status: 401, server: 'main', behaviour: 'refuses an unknown key', path: '/v1/stream', headers: () => ({ ...bearer('unknown-key-0000000000000000'), Topics: TOPICS }), expectBody: errorCode('unauthorized') },
   { operationId: 'streamPrices', status: 403, server: 'main', behaviour: 'refuses a free key', path: '/v1/stream', headers: (c) => ({ ...bearer(c.freeKey), Topics: TOPICS }), expectBody: errorCode('forbidden') },
   { operationId: 'streamPrices', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: '/v1/stream', headers: (c) => ({ ...bearer(c.proKey), Topics: TOPICS }), expectBody: errorCode('method_not_allowed') },
+  { operationId: 'streamPrices', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit (stream attempts count)', path: '/v1/stream', headers: (c) => ({ ...bearer(c.proKey), Topics: TOPICS }), expectBody: errorCode('rate_limited') },
 ];
 
 /**

@@ -61,6 +61,7 @@ describe('the real server', () => {
   let apiProxy: Prism;
   let streamProxy: Prism;
   let limitedProxy: Prism;
+  let limitedStreamProxy: Prism;
 
   const baseUrl = (server: RunningServer, operationId: string) => (operationId === 'streamPrices' ? server.streamUrl : server.apiUrl);
 
@@ -68,16 +69,19 @@ describe('the real server', () => {
     ws = workspace('server');
     const seeded = await seedDatabase(ws, 'catalog.db');
     ctx = seeded.ctx;
-    [main, limited] = await Promise.all([serve(seeded.db), serve(seeded.db, ['--rate-limit', '1'])]);
-    [apiProxy, streamProxy, limitedProxy] = await Promise.all([
+    // The generated requests send hundreds of unknown keys from one address: the main server takes
+    // them all as 401s; the limited one counts every request.
+    [main, limited] = await Promise.all([serve(seeded.db, ['--auth-failure-limit', '0']), serve(seeded.db, ['--rate-limit', '1'])]);
+    [apiProxy, streamProxy, limitedProxy, limitedStreamProxy] = await Promise.all([
       startPrism({ mode: 'proxy', upstream: main.apiUrl }),
       startPrism({ mode: 'proxy', upstream: main.streamUrl }),
       startPrism({ mode: 'proxy', upstream: limited.apiUrl }),
+      startPrism({ mode: 'proxy', upstream: limited.streamUrl }),
     ]);
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all([main?.stop(), limited?.stop(), apiProxy?.stop(), streamProxy?.stop(), limitedProxy?.stop()]);
+    await Promise.all([main?.stop(), limited?.stop(), apiProxy?.stop(), streamProxy?.stop(), limitedProxy?.stop(), limitedStreamProxy?.stop()]);
     ws?.dispose();
   });
 
@@ -94,7 +98,7 @@ describe('the real server', () => {
             expect(validateResponse(c.operationId, answer.status, answer.headers, answer.text)).toEqual([]);
             expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
             c.expectBody?.(answer.body, answer.headers);
-            const proxied = await limitedProxy.fetch(c.path, { method: c.method ?? 'GET', headers });
+            const proxied = await (c.operationId === 'streamPrices' ? limitedStreamProxy : limitedProxy).fetch(c.path, { method: c.method ?? 'GET', headers });
             await proxied.text();
             expect(proxied.status).toBe(429);
             expect(responseViolations(parseViolations(proxied.headers.get('sl-violations')))).toEqual([]);

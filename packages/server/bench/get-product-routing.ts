@@ -18,6 +18,7 @@ import { authorize, createAuthenticator } from '../src/http/auth.ts';
 import { createBufferedLogWrite } from '../src/http/buffered-log-write.ts';
 import { sendError, sendJson } from '../src/http/exchange.ts';
 import { HttpRefusal } from '../src/http/errors.ts';
+import { createRateLimiter, NO_RATE_LIMITS } from '../src/http/rate-limit.ts';
 import { createLogger, silentLogger } from '../src/logger.ts';
 import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../test/support/fake-catalog-store.ts';
 
@@ -84,7 +85,7 @@ function serverFor(mode: Mode): http.Server {
     }
     case 'openapi-backend': {
       const catalog = new CatalogService(store);
-      const authenticator = createAuthenticator(keys);
+      const authenticator = createAuthenticator(keys, createRateLimiter(NO_RATE_LIMITS));
       const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
       const api = new OpenAPIBackend({
         definition: structuredClone(openapiDocument) as never,
@@ -98,7 +99,7 @@ function serverFor(mode: Mode): http.Server {
         handlers: {
           getProduct: async (c: Context, req: express.Request, res: express.Response) => {
             try {
-              const caller = await authenticator.authenticate(req.headers.authorization, 'apiKey');
+              const caller = await authenticator.authenticate(req.headers.authorization, 'apiKey', '127.0.0.1');
               authorize('getProduct', caller.plan);
               const data = await catalog.getProduct(String(c.request.params['id']), caller.plan);
               sendJson(logger, req, res, 200, { status: 'success', error: '', message: '', query: {}, data, meta: null });

@@ -27,7 +27,7 @@ import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendText } from './http/exchange.ts';
 import { createFastRouter } from './http/fast-routes.ts';
 import { operationRunner } from './http/operation-route.ts';
-import { createRateLimiter } from './http/rate-limit.ts';
+import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
 import type { CatalogStore } from './store/catalog-store.ts';
@@ -44,8 +44,8 @@ export interface AppDeps {
   catalog: CatalogStore;
   keys: KeyStore;
   logger: Logger;
-  /** Requests per minute per key; 0 or absent disables rate limiting. */
-  rateLimitPerMinute?: number;
+  /** Quotas per key and failed-authentication allowances; absent means no limits. */
+  rateLimiter?: RateLimiter;
   /** Checked by /readyz; defaults to the catalog store's ping. */
   readiness?: ReadinessCheck[];
 }
@@ -62,10 +62,11 @@ export function createApp(deps: AppDeps): express.Application {
   // Query strings are parsed by http/query-string.ts, which refuses repeats and bad encoding.
   app.set('query parser', false);
 
+  const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
   const operationDeps = {
     catalog: new CatalogService(deps.catalog),
-    authenticator: createAuthenticator(deps.keys),
-    rateLimiter: createRateLimiter(deps.rateLimitPerMinute ?? 0),
+    authenticator: createAuthenticator(deps.keys, rateLimiter),
+    rateLimiter,
     validate: requestValidator(),
     logger,
   };

@@ -1,7 +1,8 @@
 // Command-line flags and environment variables become one typed, validated Config. Flags win over
 // the environment; anything invalid stops start-up with a message naming the flag.
 import { parseArgs } from 'node:util';
-import type { LogLevel } from './logger.ts';
+import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import type { Logger, LogLevel } from './logger.ts';
 
 export interface Config {
   /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
@@ -13,8 +14,14 @@ export interface Config {
   ssePort: number;
   /** Price events per second from the built-in simulator; 0 disables it. */
   simulatePrices: number;
-  /** Requests per minute per key; 0 disables rate limiting. */
-  rateLimitPerMinute: number;
+  /** Requests (and stream connection attempts) per key per minute, by plan; 0 disables. */
+  rateLimitPerMinute: { free: number; pro: number };
+  /** Failed authentications per client address per minute before 429s; 0 disables. */
+  authFailuresPerMinute: number;
+  /** Where rate-limit counts live: `redis://…` (shared by every instance) or `memory` (per process). */
+  rateLimitStore: string;
+  /** Open streams one key may hold on one instance. */
+  maxStreamsPerKey: number;
   /** Comment heartbeat interval on streams. */
   heartbeatMs: number;
   /** Bytes buffered for one subscriber before it is disconnected. */
@@ -31,6 +38,15 @@ export interface Config {
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalog.db';
+export const DEFAULT_RATE_LIMITS = { free: 600, pro: 6000, authFailures: 300 } as const;
+
+/** The rate limiter a process of this configuration uses (each thread makes its own). */
+export function rateLimiterFor(config: Config, logger: Logger): RateLimiter {
+  return createRateLimiter(
+    { perMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute },
+    { ...(config.rateLimitStore === 'memory' ? {} : { redisUrl: config.rateLimitStore }), logger },
+  );
+}
 
 export class ConfigError extends Error {}
 
@@ -42,6 +58,11 @@ const OPTIONS = {
   'sse-port': { type: 'string' },
   'simulate-prices': { type: 'string' },
   'rate-limit': { type: 'string' },
+  'rate-limit-free': { type: 'string' },
+  'rate-limit-pro': { type: 'string' },
+  'auth-failure-limit': { type: 'string' },
+  'rate-limit-store': { type: 'string' },
+  'max-streams-per-key': { type: 'string' },
   'heartbeat-ms': { type: 'string' },
   'max-connections': { type: 'string' },
   'max-stream-connections': { type: 'string' },
@@ -88,14 +109,27 @@ export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = pro
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
     throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
   }
+  const priceLogUrl = validateStorageUrl('price-log', priceLogRaw, ['sqlite', 'redis', 'rediss']);
+  // `--rate-limit` sets every plan's quota; the per-plan flags win over it.
+  const everyPlan = values['rate-limit'] ?? env['RATE_LIMIT'];
+  const rateLimitFree = integer('rate-limit-free', values['rate-limit-free'] ?? env['RATE_LIMIT_FREE'] ?? everyPlan, DEFAULT_RATE_LIMITS.free, 0, 10_000_000);
+  const rateLimitPro = integer('rate-limit-pro', values['rate-limit-pro'] ?? env['RATE_LIMIT_PRO'] ?? everyPlan, DEFAULT_RATE_LIMITS.pro, 0, 10_000_000);
+  // Counts are shared through the deployment's Redis when the price log is one.
+  const rateLimitStore = values['rate-limit-store'] ?? env['RATE_LIMIT_STORE'] ?? (priceLogUrl.startsWith('sqlite:') ? 'memory' : priceLogUrl);
+  if (rateLimitStore !== 'memory' && !/^rediss?:/.test(rateLimitStore)) {
+    throw new ConfigError(`--rate-limit-store must be memory or a redis:// URL, got "${rateLimitStore}"`);
+  }
   return {
     databaseUrl,
-    priceLogUrl: validateStorageUrl('price-log', priceLogRaw, ['sqlite', 'redis', 'rediss']),
+    priceLogUrl,
     host: values.host ?? env['HOST'] ?? '127.0.0.1',
     port: integer('port', values.port ?? env['PORT'], 8080, 0, 65535),
     ssePort: integer('sse-port', values['sse-port'] ?? env['SSE_PORT'], 8081, 0, 65535),
     simulatePrices: number('simulate-prices', values['simulate-prices'] ?? env['SIMULATE_PRICES'], 0, 0, 100000),
-    rateLimitPerMinute: integer('rate-limit', values['rate-limit'] ?? env['RATE_LIMIT'], 0, 0, 10_000_000),
+    rateLimitPerMinute: { free: rateLimitFree, pro: rateLimitPro },
+    authFailuresPerMinute: integer('auth-failure-limit', values['auth-failure-limit'] ?? env['AUTH_FAILURE_LIMIT'], DEFAULT_RATE_LIMITS.authFailures, 0, 10_000_000),
+    rateLimitStore,
+    maxStreamsPerKey: integer('max-streams-per-key', values['max-streams-per-key'] ?? env['MAX_STREAMS_PER_KEY'], 100, 1, 1_000_000),
     heartbeatMs: integer('heartbeat-ms', values['heartbeat-ms'] ?? env['HEARTBEAT_MS'], 15000, 10, 3_600_000),
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,

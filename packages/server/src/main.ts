@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
-import type { Config } from './config.ts';
+import { rateLimiterFor, type Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { applyListenerLimits, connectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
@@ -52,11 +52,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   let streamAccepting = false;
+  const rateLimiter = rateLimiterFor(config, logger);
   const app = createApp({
     catalog: stores.catalog,
     keys: stores.keys,
     logger,
-    rateLimitPerMinute: config.rateLimitPerMinute,
+    rateLimiter,
     readiness: [
       { name: 'catalog database', ping: () => stores.catalog.ping() },
       { name: 'price log', ping: () => priceLog.ping() },
@@ -96,7 +97,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       );
     }
   } catch (error) {
-    await Promise.allSettled([closeServer(apiServer, 0), stream?.close(), priceLog.close(), stores.close()]);
+    await Promise.allSettled([closeServer(apiServer, 0), stream?.close(), priceLog.close(), stores.close(), rateLimiter.close()]);
     throw error;
   }
   const streamThread = stream;
@@ -114,7 +115,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         simulator.abort();
         await simulation;
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
-        await Promise.allSettled([priceLog.close(), stores.close()]);
+        await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);
         logger.info('stopped');
       })()),
   };

@@ -3,7 +3,7 @@
 // closes both and lets the thread exit. A failure to start throws, which the parent sees as the
 // thread's error.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from './config.ts';
+import { rateLimiterFor, type Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { createStreamServer } from './http/stream-server.ts';
 import { listen } from './listen.ts';
@@ -23,7 +23,10 @@ const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (err
   await keyStore.close();
   throw error;
 });
+const rateLimiter = rateLimiterFor(config, logger);
 const stream = createStreamServer({
+  rateLimiter,
+  maxStreamsPerKey: config.maxStreamsPerKey,
   priceLog,
   keys: keyStore.keys,
   logger,
@@ -32,7 +35,7 @@ const stream = createStreamServer({
   limits: { maxConnections: config.maxStreamConnections, headersTimeoutMs: config.headersTimeoutMs },
 });
 const url = await listen(stream.server, config.ssePort, config.host).catch(async (error: unknown) => {
-  await Promise.allSettled([stream.close(), priceLog.close(), keyStore.close()]);
+  await Promise.allSettled([stream.close(), priceLog.close(), keyStore.close(), rateLimiter.close()]);
   throw error;
 });
 
@@ -40,7 +43,7 @@ port.on('message', (message: ToStreamThread) => {
   if (message.type !== 'close') return;
   void (async () => {
     await stream.close();
-    await Promise.allSettled([priceLog.close(), keyStore.close()]);
+    await Promise.allSettled([priceLog.close(), keyStore.close(), rateLimiter.close()]);
     port.postMessage({ type: 'closed' } satisfies FromStreamThread);
     port.close();
   })();

@@ -29,7 +29,7 @@ export const operations = {
     listener: 'stream',
     plans: ['pro'],
     credential: 'bearer',
-    statuses: [200, 400, 401, 403, 405, 500, 503],
+    statuses: [200, 400, 401, 403, 405, 429, 500, 503],
   },
   listTopBrands: {
     method: 'GET',
@@ -101,6 +101,7 @@ export type StreamPricesResult =
   | { status: 401; body: ErrorBody }
   | { status: 403; body: ErrorBody }
   | { status: 405; body: ErrorBody }
+  | { status: 429; body: ErrorBody }
   | { status: 500; body: ErrorBody }
   | { status: 503; body: ErrorBody };
 

@@ -466,7 +466,10 @@ export type ListStorefrontProductsErrors = {
      */
     405: ErrorBody;
     /**
-     * The key sent more requests than its rate limit allows; retry after `Retry-After` seconds.
+     * `rate_limited`: the key sent more requests than its plan's rate limit allows, or
+     * this client address sent too many requests with a missing or unknown key; retry
+     * after `Retry-After` seconds.
+     *
      */
     429: ErrorBody;
     /**
@@ -532,7 +535,10 @@ export type SearchVariantsErrors = {
      */
     405: ErrorBody;
     /**
-     * The key sent more requests than its rate limit allows; retry after `Retry-After` seconds.
+     * `rate_limited`: the key sent more requests than its plan's rate limit allows, or
+     * this client address sent too many requests with a missing or unknown key; retry
+     * after `Retry-After` seconds.
+     *
      */
     429: ErrorBody;
     /**
@@ -581,7 +587,10 @@ export type ListTopBrandsErrors = {
      */
     405: ErrorBody;
     /**
-     * The key sent more requests than its rate limit allows; retry after `Retry-After` seconds.
+     * `rate_limited`: the key sent more requests than its plan's rate limit allows, or
+     * this client address sent too many requests with a missing or unknown key; retry
+     * after `Retry-After` seconds.
+     *
      */
     429: ErrorBody;
     /**
@@ -638,7 +647,10 @@ export type GetProductErrors = {
      */
     405: ErrorBody;
     /**
-     * The key sent more requests than its rate limit allows; retry after `Retry-After` seconds.
+     * `rate_limited`: the key sent more requests than its plan's rate limit allows, or
+     * this client address sent too many requests with a missing or unknown key; retry
+     * after `Retry-After` seconds.
+     *
      */
     429: ErrorBody;
     /**
@@ -683,7 +695,10 @@ export type CountGtinsErrors = {
      */
     405: ErrorBody;
     /**
-     * The key sent more requests than its rate limit allows; retry after `Retry-After` seconds.
+     * `rate_limited`: the key sent more requests than its plan's rate limit allows, or
+     * this client address sent too many requests with a missing or unknown key; retry
+     * after `Retry-After` seconds.
+     *
      */
     429: ErrorBody;
     /**
@@ -744,6 +759,15 @@ export type StreamPricesErrors = {
      * The path exists but only answers GET (and HEAD).
      */
     405: ErrorBody;
+    /**
+     * `too_many_streams`: the key already holds its maximum of concurrent streams on the
+     * instance it reached (100 unless the operator configured otherwise); or
+     * `rate_limited`: the key sent more requests (stream connection attempts count) than
+     * its plan allows, or the client address sent too many requests with a missing or
+     * unknown key. Retry after `Retry-After` seconds.
+     *
+     */
+    429: ErrorBody;
     /**
      * An unexpected failure; it is logged with the request id.
      */

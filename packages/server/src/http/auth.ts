@@ -1,10 +1,17 @@
-// API key authentication and plan authorisation. Known keys are cached for a few seconds so the
-// hot path skips the digest and the store; unknown keys are never cached, so a key created a
-// moment ago works at once. A revoked key may keep working for at most KEY_CACHE_TTL_MS.
+// API key authentication and plan authorisation, the same for both listeners. Known keys are
+// cached for a few seconds so the hot path skips the digest and the store; unknown keys are never
+// cached, so a key created a moment ago works at once. A revoked key may keep working for at most
+// KEY_CACHE_TTL_MS. Failed authentications are counted per client address (rate-limit.ts): an
+// address over its allowance gets 429 instead of 401. A key sent from such an address is still
+// looked up, so a valid key is never refused for its neighbours' failures; a flood of unknown keys
+// therefore costs one digest and one indexed look-up each.
+import type { IncomingMessage } from 'node:http';
 import type { Plan } from '../catalog/model.ts';
 import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
 import type { KeyStore } from '../store/key-store.ts';
+import { CatalogError, ServiceUnavailable } from '../catalog/errors.ts';
 import { HttpRefusal } from './errors.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_MAX_ENTRIES = 10_000;
@@ -20,29 +27,35 @@ export interface Caller {
 
 export interface Authenticator {
   /**
-   * The caller of a request, or a 401 refusal (thrown or rejected). A cached key answers
+   * The caller of a request, or a 401 refusal (429 once `address` is over its failed-authentication
+   * allowance; 503 when the key store cannot be asked), thrown or rejected. A cached key answers
    * synchronously, so the hot path awaits nothing for it.
    */
-  authenticate(authorization: string | undefined, credential: Credential): Caller | Promise<Caller>;
+  authenticate(authorization: string | undefined, credential: Credential, address: string): Caller | Promise<Caller>;
 }
 
-export function createAuthenticator(keys: KeyStore, now: () => number = Date.now): Authenticator {
+export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, 'failedAuthentication'>, now: () => number = Date.now): Authenticator {
   const cache = new Map<string, { plan: Plan; until: number }>();
+  const refuse = async (address: string, message: string): Promise<never> => {
+    throw (await limiter.failedAuthentication(address)) ?? new HttpRefusal('unauthorized', message, CHALLENGE);
+  };
   return {
-    authenticate(authorization, credential) {
+    authenticate(authorization, credential, address) {
       const key = keyFrom(authorization, credential);
-      if (key === null) throw new HttpRefusal('unauthorized', MISSING_KEY[credential], CHALLENGE);
+      if (key === null) return refuse(address, MISSING_KEY[credential]);
       const cached = cache.get(key);
       const time = now();
       if (cached !== undefined && cached.until > time) return { key, plan: cached.plan };
       return keys.findPlan(key).then((plan) => {
         if (plan === null) {
           cache.delete(key);
-          throw new HttpRefusal('unauthorized', 'The API key is not recognised; check it or create a new one.', CHALLENGE);
+          return refuse(address, 'The API key is not recognised; check it or create a new one.');
         }
         if (cache.size >= KEY_CACHE_MAX_ENTRIES) cache.clear();
         cache.set(key, { plan, until: time + KEY_CACHE_TTL_MS });
         return { key, plan };
+      }, (error: unknown) => {
+        throw error instanceof CatalogError ? error : new ServiceUnavailable('key store', { cause: error });
       });
     },
   };
@@ -72,4 +85,12 @@ export function keyFrom(authorization: string | undefined, credential: Credentia
   if (bearer) value = value.slice(7).trim();
   else if (credential === 'bearer') return null;
   return value === '' || value.length > 512 || /\s/.test(value) ? null : value;
+}
+
+/**
+ * The address failed authentications are counted against: the peer of the socket. Behind a proxy
+ * every client shares the proxy's address, so let the proxy limit failed authentication itself.
+ */
+export function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
+import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
 import { isSerialized } from './serialized.ts';
 
@@ -88,7 +89,7 @@ export function sendText(
 }
 
 /** Answers with the documented error body; unexpected errors are logged once, without reaching the client. */
-export function sendError(logger: Logger, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+export function sendError(logger: Logger, req: IncomingMessage, res: ServerResponse, error: unknown, headers?: Record<string, string>): void {
   const exchange = exchangeOf(req);
   const response = toErrorResponse(error, exchange.query.values);
   if (response.unexpected) {
@@ -98,11 +99,11 @@ export function sendError(logger: Logger, req: IncomingMessage, res: ServerRespo
     res.destroy();
     return;
   }
-  sendJson(logger, req, res, response.status, response.body, response.headers);
+  sendJson(logger, req, res, response.status, response.body, headers === undefined ? response.headers : { ...headers, ...response.headers });
 }
 
 function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number): void {
-  logger.info('request', {
+  logAnswer(logger, 'request', {
     method: req.method,
     path: exchange.path,
     status,

@@ -1,10 +1,10 @@
 // The path every API operation takes: authenticate, authorise, rate-limit, validate, run the
-// handler, serialise. Handlers only ever see a validated request and return { status, body }.
+// handler, serialise (with the RateLimit headers of the caller's quota, refusals included). Handlers only ever see a validated request and return { status, body }.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CatalogService } from '../catalog/catalog-service.ts';
 import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
 import type { Logger } from '../logger.ts';
-import { authorize, type Authenticator } from './auth.ts';
+import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';
 import { exchangeOf, refuseBody, sendError, sendJson } from './exchange.ts';
 import { handlers } from './handlers/index.ts';
@@ -31,12 +31,14 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
   const handler = handlers[operationId] as AnyHandler;
   return async (req, res, path) => {
     const exchange = exchangeOf(req);
+    let limitHeaders: Record<string, string> | undefined;
     try {
       refuseBody(req);
-      const authenticated = deps.authenticator.authenticate(req.headers.authorization, operations[operationId].credential);
+      const authenticated = deps.authenticator.authenticate(req.headers.authorization, operations[operationId].credential, clientAddress(req));
       const caller = authenticated instanceof Promise ? await authenticated : authenticated;
       authorize(operationId, caller.plan);
-      deps.rateLimiter.take(caller.key);
+      const quota = deps.rateLimiter.take(caller.key, caller.plan);
+      if (quota !== null) limitHeaders = await quota;
       assertNoProblem(exchange.query);
       assertPathPrintable(path);
       const { query, params } = deps.validate(operationId, path, exchange.query.values);
@@ -44,9 +46,9 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
         { query, params, headers: {} },
         { requestId: exchange.requestId, plan: caller.plan, catalog: deps.catalog },
       );
-      sendJson(deps.logger, req, res, result.status, result.body);
+      sendJson(deps.logger, req, res, result.status, result.body, limitHeaders === undefined ? {} : { ...limitHeaders });
     } catch (error) {
-      sendError(deps.logger, req, res, error);
+      sendError(deps.logger, req, res, error, limitHeaders);
     }
   };
 }

@@ -8,10 +8,14 @@
 //   chunk shared by the subscribers with the same topics (live-frames.ts);
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are buffered
 //   for it (socket buffer plus queued live events); the others never wait for it;
+// - keys are checked by the API's authenticator (auth.ts), with the same failed-authentication
+//   allowance per address; each attempt takes one request from the key's quota (rate-limit.ts);
+// - a key holds at most `maxStreamsPerKey` open streams on this listener; more are refused with
+//   429 `too_many_streams` before any stream byte;
 // - `close()` ends every stream with a clean end of the chunked body, so EventSource clients
 //   reconnect (elsewhere) and resume with Last-Event-ID.
 import http from 'node:http';
-import { CatalogError, ServiceUnavailable } from '../catalog/errors.ts';
+import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
@@ -19,11 +23,13 @@ import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/
 import { PriceHub } from '../stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
 import { parseTopics } from '../stream/topics.ts';
-import { keyFrom, MISSING_KEY } from './auth.ts';
+import { clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
 import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
+import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
+import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
 
 export interface StreamServerDeps {
@@ -34,7 +40,15 @@ export interface StreamServerDeps {
   maxBufferBytes: number;
   /** Socket bounds of the listener (listener-limits.ts); defaults to DEFAULT_STREAM_LIMITS. */
   limits?: ListenerLimits;
+  /** Quotas and failed-authentication allowances; absent means no limits. */
+  rateLimiter?: RateLimiter;
+  /** Open streams one key may hold on this listener; DEFAULT_MAX_STREAMS_PER_KEY when absent. */
+  maxStreamsPerKey?: number;
 }
+
+export const DEFAULT_MAX_STREAMS_PER_KEY = 100;
+/** Seconds a key at its stream cap is asked to wait before trying again. */
+export const TOO_MANY_STREAMS_RETRY_AFTER_SECONDS = 10;
 
 export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, headersTimeoutMs: 15_000 };
 
@@ -49,6 +63,11 @@ const WRITE_HIGH_WATER = 64 * 1024;
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
   const { priceLog, keys, logger, heartbeatMs, maxBufferBytes } = deps;
+  const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
+  const authenticator = createAuthenticator(keys, rateLimiter);
+  const maxStreamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
+  /** Open streams by key; a key leaves the map when its last stream ends. */
+  const streamsByKey = new Map<string, number>();
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: maxBufferBytes });
   const open = new Map<Subscription, Promise<void>>();
   /** The encoded frame of a live event, shared by all subscribers it goes to. */
@@ -67,31 +86,35 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (answerPreflight(req, res)) return;
+    const startedAt = performance.now();
     const requestId = requestIdFor(req.headers['x-request-id']);
-    const log = logger.child({ requestId });
+    const log = logger.child({ request_id: requestId });
     res.setHeader('X-Request-Id', requestId);
     if (req.headers.origin !== undefined) for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
     const url = new URL(req.url ?? '/', 'http://stream.invalid');
     const query = Object.fromEntries(url.searchParams);
+    let heldBy: string | null = null;
     try {
       const request = await admit(req, url);
       if (closing) throw new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
       if (req.method === 'HEAD') {
         await priceLog.ping();
-        res.writeHead(200, streamHeaders()).end();
+        res.writeHead(200, streamHeaders(request.limitHeaders)).end();
         return;
       }
+      hold(request.key);
+      heldBy = request.key;
       const controller = new AbortController();
       let subscription: Subscription;
       try {
-        subscription = await hub.subscribe({ ...request, signal: controller.signal });
+        subscription = await hub.subscribe({ topics: request.topics, lastEventId: request.lastEventId, signal: controller.signal });
       } catch (error) {
         if (!(error instanceof ServiceUnavailable)) throw error;
         // An EventSource gives up for good on a non-200 answer, but reconnects after a clean end:
         // while the price log is down, admitted subscribers are told when to come back instead,
         // so they resume with Last-Event-ID once it returns, with no operator action.
         log.warn('price log unavailable; subscriber asked to retry', { error });
-        res.writeHead(200, streamHeaders());
+        res.writeHead(200, streamHeaders(request.limitHeaders));
         res.end(encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID'));
         return;
       }
@@ -101,7 +124,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         return;
       }
       res.on('close', () => controller.abort());
-      const done = stream(res, subscription, log);
+      const done = stream(res, subscription, log, request.limitHeaders);
       open.set(subscription, done);
       log.debug('stream opened', { topics: request.topics.size, lastEventId: request.lastEventId });
       await done;
@@ -113,6 +136,14 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       }
       const response = toErrorResponse(error, query);
       if (response.unexpected) log.error('stream request failed', { error });
+      logAnswer(logger, 'stream request', {
+        method: req.method,
+        path: url.pathname,
+        status: response.status,
+        error: response.body.error,
+        ms: Math.round((performance.now() - startedAt) * 100) / 100,
+        request_id: requestId,
+      });
       const body = JSON.stringify(response.body);
       res.writeHead(response.status, {
         ...response.headers,
@@ -121,35 +152,55 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         'Cache-Control': 'no-store',
       });
       res.end(body);
+    } finally {
+      if (heldBy !== null) release(heldBy);
     }
   }
 
-  /** Authorisation, Topics and Last-Event-ID, in that order; throws a Refusal. */
-  async function admit(req: http.IncomingMessage, url: URL): Promise<{ topics: ReadonlySet<string>; lastEventId: number | null }> {
+  /** Counts one open stream for `key`, or throws 429 when it holds its maximum already. */
+  function hold(key: string): void {
+    const held = streamsByKey.get(key) ?? 0;
+    if (held >= maxStreamsPerKey) {
+      throw new HttpRefusal(
+        'too_many_streams',
+        `This key already holds its maximum of ${maxStreamsPerKey} concurrent streams; close one, or retry in ${TOO_MANY_STREAMS_RETRY_AFTER_SECONDS} seconds.`,
+        { 'retry-after': String(TOO_MANY_STREAMS_RETRY_AFTER_SECONDS) },
+      );
+    }
+    streamsByKey.set(key, held + 1);
+  }
+
+  function release(key: string): void {
+    const held = (streamsByKey.get(key) ?? 1) - 1;
+    if (held <= 0) streamsByKey.delete(key);
+    else streamsByKey.set(key, held);
+  }
+
+  /** Authentication, the plan, Topics, Last-Event-ID and the key's quota, in that order; throws a Refusal. */
+  async function admit(
+    req: http.IncomingMessage,
+    url: URL,
+  ): Promise<{ key: string; topics: ReadonlySet<string>; lastEventId: number | null; limitHeaders: Record<string, string> | null }> {
     if (url.pathname !== STREAM_PATH) {
       throw new HttpRefusal('not_found', `Nothing is served at ${url.pathname}; subscribe with GET ${STREAM_PATH}.`);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${STREAM_PATH}; use GET.`, { Allow: ALLOW });
     }
-    const key = keyFrom(req.headers.authorization, 'bearer');
-    const challenge = { 'WWW-Authenticate': 'Bearer realm="price-stream"' };
-    if (key === null) throw new HttpRefusal('unauthorized', MISSING_KEY.bearer, challenge);
-    const plan = await keys.findPlan(key).catch((error: unknown) => {
-      throw error instanceof CatalogError ? error : new ServiceUnavailable('key store', { cause: error });
-    });
-    if (plan === null) throw new HttpRefusal('unauthorized', 'The API key is not known; check it or create a new one.', challenge);
+    const { key, plan } = await authenticator.authenticate(req.headers.authorization, 'bearer', clientAddress(req));
     if (plan !== 'pro') throw new HttpRefusal('forbidden', 'The price stream needs a Pro plan key; this key is on the free plan.');
     const topics = parseTopics(headerOf(req, 'topics'));
     const rawId = headerOf(req, 'last-event-id')?.trim() ?? '';
     if (rawId !== '' && !LAST_EVENT_ID.test(rawId)) {
       throw new HttpRefusal('invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
     }
-    return { topics, lastEventId: rawId === '' ? null : Number(rawId) };
+    const lastEventId = rawId === '' ? null : Number(rawId);
+    const quota = rateLimiter.take(key, plan);
+    return { key, topics, lastEventId, limitHeaders: quota === null ? null : await quota };
   }
 
-  async function stream(res: http.ServerResponse, subscription: Subscription, log: Logger): Promise<void> {
-    res.writeHead(200, streamHeaders());
+  async function stream(res: http.ServerResponse, subscription: Subscription, log: Logger, limitHeaders: Record<string, string> | null): Promise<void> {
+    res.writeHead(200, streamHeaders(limitHeaders));
     res.write(encodeRetry(RETRY_MS));
     const tooFull = (): boolean => res.writableLength + subscription.queuedBytes > maxBufferBytes;
     const heartbeat = setInterval(() => {
@@ -234,8 +285,9 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   };
 }
 
-function streamHeaders(): http.OutgoingHttpHeaders {
+function streamHeaders(limitHeaders: Record<string, string> | null): http.OutgoingHttpHeaders {
   return {
+    ...limitHeaders,
     'Content-Type': 'text/event-stream',
     'Cache-Control': 'no-store',
     'X-Accel-Buffering': 'no',

@@ -1,7 +1,8 @@
 // Refusals from every layer share one body and carry X-Request-Id.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
-import { FakeCatalogStore, buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../support/fake-catalog-store.ts';
 import { expectErrorBody, expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, rawRequest, startApp, type RunningApp } from './harness.ts';
 
@@ -99,15 +100,39 @@ describe('errors', () => {
     expect(app.logs.filter((line) => line['level'] === 'error')).toEqual([]);
   });
 
-  it('returns 429 with Retry-After once a key exceeds its rate limit, other keys unaffected', async () => {
-    app = await startApp({ rateLimitPerMinute: 3 });
-    for (let i = 0; i < 3; i++) expect((await app.get('/gtin/count', { key: PRO_KEY })).status).toBe(200);
+  it('returns 429 with Retry-After and RateLimit headers once a key exceeds its plan quota, other keys unaffected', async () => {
+    app = await startApp({ rateLimiter: createRateLimiter({ perMinute: { free: 2, pro: 3 }, authFailuresPerMinute: 0 }) });
+    for (let remaining = 2; remaining >= 0; remaining--) {
+      const ok = await app.get('/gtin/count', { key: PRO_KEY });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-policy')).toBe('"pro";q=3;w=60');
+      expect(ok.headers.get('ratelimit')).toMatch(new RegExp(`^"pro";r=${remaining};t=\\d+$`));
+    }
     const response = await app.get('/gtin/count', { key: PRO_KEY });
     expect(response.status).toBe(429);
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(response.headers.get('ratelimit')).toMatch(/^"pro";r=0;t=\d+$/);
     const body = (await response.json()) as { error: string; message: string };
     expectMatchesSpec('countGtins', 429, body);
-    expect(body.message).toMatch(/^Rate limit of 3 requests per minute exceeded; retry in \d+ seconds?\.$/);
+    expect(body.message).toMatch(/^Rate limit of 3 requests per minute for the pro plan exceeded; retry in \d+ seconds?\.$/);
+    expect((await app.get('/v2/brands', { key: FREE_KEY })).status).toBe(403);
+    expect((await app.get('/gtin/count', { key: FREE_KEY })).headers.get('ratelimit-policy')).toBe('"free";q=2;w=60');
+  });
+
+  it('answers 429 instead of 401 once an address has failed authentication too often, and still serves valid keys', async () => {
+    const keys = new FakeKeyStore({ [PRO_KEY]: 'pro', [FREE_KEY]: 'free' });
+    app = await startApp({ keys, rateLimiter: createRateLimiter({ perMinute: { free: 0, pro: 0 }, authFailuresPerMinute: 3 }) });
+    expect((await app.get('/gtin/count', { key: PRO_KEY })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await app.get('/gtin/count', { key: `unknown-${i}` })).status).toBe(401);
+    const refused = await app.get('/gtin/count', { key: 'unknown-4' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const body = (await refused.json()) as { error: string; message: string };
+    expectMatchesSpec('countGtins', 429, body);
+    expect(body.message).toMatch(/missing or unknown API key from this address/);
+    expect((await app.get('/gtin/count', { key: null })).status).toBe(429);
+    // Neither a key in use nor one never seen before is refused for the failures of its address.
+    expect((await app.get('/gtin/count', { key: PRO_KEY })).status).toBe(200);
     expect((await app.get('/gtin/count', { key: FREE_KEY })).status).toBe(200);
   });
 

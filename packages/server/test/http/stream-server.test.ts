@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/catalog/model.ts';
 import { openapiDocument } from '../../src/generated/openapi.gen.ts';
 import { createStreamServer } from '../../src/http/stream-server.ts';
-import { createLogger, silentLogger } from '../../src/logger.ts';
+import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
+import { REFUSALS_LOGGED_PER_WINDOW } from '../../src/http/refusal-log.ts';
+import { createLogger, silentLogger, type Logger } from '../../src/logger.ts';
 import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
@@ -47,16 +49,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startServer(options: { heartbeatMs?: number; maxBufferBytes?: number } = {}): Promise<Harness> {
+async function startServer(
+  options: { heartbeatMs?: number; maxBufferBytes?: number; maxStreamsPerKey?: number; rateLimiter?: RateLimiter; logger?: Logger } = {},
+): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stream-server-'));
   const file = path.join(dir, 'catalog.db');
   const log = new SqlitePriceLog(file);
   const stream = createStreamServer({
     priceLog: log,
     keys: fakeKeyStore({ [PRO]: 'pro', [FREE]: 'free' }),
-    logger: process.env['DEBUG_STREAM'] ? createLogger({ level: 'debug' }) : silentLogger,
+    logger: options.logger ?? (process.env['DEBUG_STREAM'] ? createLogger({ level: 'debug' }) : silentLogger),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxBufferBytes: options.maxBufferBytes ?? 1024 * 1024,
+    ...(options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }),
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
   });
   await new Promise<void>((resolve) => stream.server.listen(0, '127.0.0.1', resolve));
   const { port } = stream.server.address() as AddressInfo;
@@ -116,7 +122,7 @@ describe('streamPrices', () => {
     it.each([
       ['no key', { Topics: valid.Topics }, 401, 'unauthorized', /Bearer/],
       ['a key without the Bearer scheme', { ...valid, Authorization: PRO }, 401, 'unauthorized', /bearer credential/],
-      ['an unknown key', { ...valid, Authorization: 'Bearer nope' }, 401, 'unauthorized', /not known/],
+      ['an unknown key', { ...valid, Authorization: 'Bearer nope' }, 401, 'unauthorized', /not recognised/],
       ['a free plan key', { ...valid, Authorization: `Bearer ${FREE}` }, 403, 'forbidden', /Pro plan/],
       ['no Topics', { Authorization: valid.Authorization }, 400, 'invalid_topics', /missing/],
       ['empty Topics', { ...valid, Topics: ' ' }, 400, 'invalid_topics', /empty/],
@@ -141,6 +147,54 @@ describe('streamPrices', () => {
       const notAllowed = await refusal(`${harness.url}/v1/stream`, { method: 'POST', headers: { Authorization: `Bearer ${PRO}` } });
       expect([notAllowed.status, notAllowed.body['error']]).toEqual([405, 'method_not_allowed']);
       expect(notAllowed.headers.get('allow')).toBe('GET, HEAD');
+    });
+
+    it('refuses a key over its stream cap with 429 too_many_streams and Retry-After, and admits it again once a stream ends', async () => {
+      const harness = await startServer({ maxStreamsPerKey: 2 });
+      const first = await subscribe(harness, 'price:marketplacea:us');
+      await subscribe(harness, 'price:marketplaceb:nl');
+      const over = await refusal(`${harness.url}/v1/stream`, { headers: valid });
+      expect([over.status, over.body['error']]).toEqual([429, 'too_many_streams']);
+      expect(over.body['message']).toMatch(/maximum of 2 concurrent streams/);
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // HEAD checks admission without holding a stream.
+      expect((await fetch(`${harness.url}/v1/stream`, { method: 'HEAD', headers: valid })).status).toBe(200);
+      first.close();
+      await expect.poll(async () => {
+        const response = await fetch(`${harness.url}/v1/stream`, { headers: valid });
+        await response.body?.cancel();
+        return response.status;
+      }).toBe(200);
+    });
+
+    it('takes each stream attempt from the key quota, with RateLimit headers, and limits failed authentication per address', async () => {
+      const rateLimiter = createRateLimiter({ perMinute: { free: 1, pro: 1 }, authFailuresPerMinute: 2 });
+      const harness = await startServer({ rateLimiter });
+      const opened = await openStream(`${harness.url}/v1/stream`, valid);
+      harness.streams.push(opened);
+      expect(opened.status).toBe(200);
+      expect(opened.headers['ratelimit-policy']).toBe('"pro";q=1;w=60');
+      expect(opened.headers['ratelimit']).toMatch(/^"pro";r=0;t=\d+$/);
+      // A request refused before the quota is checked does not count.
+      expect((await refusal(`${harness.url}/v1/stream`, { headers: { Authorization: valid.Authorization } })).status).toBe(400);
+      const limited = await refusal(`${harness.url}/v1/stream`, { headers: valid });
+      expect([limited.status, limited.body['error']]).toEqual([429, 'rate_limited']);
+      expect(limited.headers.get('ratelimit')).toMatch(/^"pro";r=0;t=\d+$/);
+      for (let i = 0; i < 2; i++) expect((await refusal(`${harness.url}/v1/stream`, { headers: { ...valid, Authorization: 'Bearer nope' } })).status).toBe(401);
+      const flooded = await refusal(`${harness.url}/v1/stream`, { headers: { ...valid, Authorization: 'Bearer nope' } });
+      expect([flooded.status, flooded.body['error']]).toEqual([429, 'rate_limited']);
+      expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    });
+
+    it('logs refusals with their request id, sampled so that a flood writes a bounded number of lines', async () => {
+      const lines: Record<string, unknown>[] = [];
+      const harness = await startServer({ logger: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }) });
+      const flood = REFUSALS_LOGGED_PER_WINDOW * 3;
+      for (let i = 0; i < flood; i++) await refusal(`${harness.url}/v1/stream`, { headers: { ...valid, Authorization: 'Bearer nope' } });
+      const logged = lines.filter((line) => line['msg'] === 'stream request');
+      expect(logged).toHaveLength(REFUSALS_LOGGED_PER_WINDOW);
+      expect(logged[0]).toMatchObject({ level: 'info', status: 401, error: 'unauthorized', path: '/v1/stream' });
+      expect(logged[0]!['request_id']).toMatch(/^[0-9a-f-]{36}$/);
     });
 
     it('asks a subscriber to come back later, with a retry hint, while the price log is down', async () => {
