@@ -53,6 +53,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   let streamAccepting = false;
   const rateLimiter = rateLimiterFor(config, logger);
+  if (!(await rateLimiter.connected())) logger.warn('rate limit store unreachable; counting in memory until it answers', { store: 'redis' });
   const app = createApp({
     catalog: stores.catalog,
     keys: stores.keys,

@@ -24,6 +24,7 @@ const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (err
   throw error;
 });
 const rateLimiter = rateLimiterFor(config, logger);
+await rateLimiter.connected();
 const stream = createStreamServer({
   rateLimiter,
   maxStreamsPerKey: config.maxStreamsPerKey,

@@ -34,11 +34,17 @@ export interface RateLimiter {
   take(key: string, plan: Plan): Promise<Record<string, string>> | null;
   /** Counts a failed authentication from `address`; resolves with the 429 to send instead, once over. */
   failedAuthentication(address: string): Promise<HttpRefusal | null>;
+  /**
+   * Settles once counting through Redis has begun (true), or after REDIS_CONNECT_WAIT_MS without
+   * it (false; memory counts until Redis answers). True at once without Redis.
+   */
+  connected(): Promise<boolean>;
   close(): Promise<void>;
 }
 
 const WINDOW_SECONDS = 60;
 const REDIS_TIMEOUT_MS = 250;
+const REDIS_CONNECT_WAIT_MS = 2_000;
 const DEFAULT_KEY_PREFIX = 'catalog:ratelimit:';
 
 export interface RateLimiterOptions {
@@ -73,6 +79,8 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       duration: WINDOW_SECONDS,
       // Once a key is over its quota, refusals are answered from memory without asking Redis.
       inMemoryBlockOnConsumed: points,
+      // While Redis is not connected, count in memory at once instead of waiting for a timeout.
+      rejectIfRedisNotReady: true,
       insuranceLimiter: memory,
     });
   };
@@ -115,6 +123,20 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       } catch (rejection) {
         return rejection instanceof RateLimiterRes ? failureRefusal(rejection) : null;
       }
+    },
+    connected() {
+      const client = redis;
+      if (client === undefined || client.status === 'ready') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => done(false), REDIS_CONNECT_WAIT_MS);
+        const onReady = (): void => done(true);
+        const done = (ok: boolean): void => {
+          clearTimeout(timer);
+          client.off('ready', onReady);
+          resolve(ok);
+        };
+        client.on('ready', onReady);
+      });
     },
     async close() {
       redis?.disconnect();

@@ -1,0 +1,62 @@
+// Rate limits shared through Redis: two limiters (as two instances would hold) with one Redis count
+// per key and per address, and a Redis that is down falling back to counting in memory.
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpRefusal } from '../../src/http/errors.ts';
+import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const opened: RateLimiter[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((limiter) => limiter.close()));
+});
+
+function limiter(keyPrefix: string, redisUrl = REDIS_URL): RateLimiter {
+  const created = createRateLimiter({ perMinute: { free: 3, pro: 5 }, authFailuresPerMinute: 2 }, { redisUrl, keyPrefix });
+  opened.push(created);
+  return created;
+}
+
+async function outcome(take: Promise<Record<string, string>> | null): Promise<string> {
+  try {
+    const headers = await take;
+    return headers?.['ratelimit'] ?? 'unlimited';
+  } catch (error) {
+    return error instanceof HttpRefusal ? `${error.code} ${error.headers['retry-after']}` : String(error);
+  }
+}
+
+describe('rate limits through Redis', () => {
+  it('counts one quota per key across instances', async () => {
+    const prefix = `test:${randomUUID()}:`;
+    const [a, b] = [limiter(prefix), limiter(prefix)];
+    expect(await Promise.all([a.connected(), b.connected()])).toEqual([true, true]);
+    const results = [];
+    for (const instance of [a, b, a, b]) results.push(await outcome(instance.take('key-1', 'free')));
+    expect(results.slice(0, 3).map((r) => r.replace(/;t=\d+$/, ''))).toEqual(['"free";r=2', '"free";r=1', '"free";r=0']);
+    expect(results[3]).toMatch(/^rate_limited \d+$/);
+    // Another key, and the other plan's quota, are separate.
+    expect(await outcome(b.take('key-2', 'free'))).toMatch(/^"free";r=2;t=\d+$/);
+    expect(await outcome(a.take('key-3', 'pro'))).toMatch(/^"pro";r=4;t=\d+$/);
+  });
+
+  it('counts failed authentications per address across instances', async () => {
+    const prefix = `test:${randomUUID()}:`;
+    const [a, b] = [limiter(prefix), limiter(prefix)];
+    expect(await Promise.all([a.connected(), b.connected()])).toEqual([true, true]);
+    expect(await a.failedAuthentication('10.0.0.1')).toBeNull();
+    expect(await b.failedAuthentication('10.0.0.1')).toBeNull();
+    const refusal = await a.failedAuthentication('10.0.0.1');
+    expect(refusal?.code).toBe('rate_limited');
+    expect(await b.failedAuthentication('10.0.0.2')).toBeNull();
+  });
+
+  it('keeps limiting, in memory and without stalling, while Redis is unreachable', async () => {
+    const down = limiter(`test:${randomUUID()}:`, 'redis://127.0.0.1:1');
+    const started = performance.now();
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await outcome(down.take('key-1', 'free')));
+    expect(results[3]).toMatch(/^rate_limited \d+$/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
