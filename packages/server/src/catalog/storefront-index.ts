@@ -10,8 +10,13 @@
 //   O(leaves × products / 32) word operations plus one sorted walk for its page, whatever the
 //   expression: no input makes it scan row by row through an interpreter.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
+// - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
+//   leaves), so a costly filter delays other requests by about one slice per search in flight
+//   instead of by its whole cost. Its answer is the index as it stood when it began: a write
+//   meanwhile makes it start again, without yielding.
 // Limits: the index holds a few dozen bytes per product plus its distinct strings; a sort other
-// than by cursor keeps a permutation that is rebuilt (O(n log n)) on the first read after a change.
+// than by cursor keeps a permutation that is rebuilt (O(n log n)) on the first read after a change;
+// one leaf is one pass and is not divided.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import { foldText, wordsOf } from './text.ts';
@@ -102,6 +107,8 @@ class Column<T extends Float64Array | Int32Array | Uint8Array> {
 class Postings {
   readonly #lists = new Map<number, number[]>();
   readonly terms = new Dictionary();
+  /** Entries left behind by rewrites that dropped their term; 0 means every entry is live. */
+  stale = 0;
   add(term: number, slot: number): void {
     let list = this.#lists.get(term);
     if (list === undefined) this.#lists.set(term, (list = []));
@@ -116,6 +123,7 @@ class Postings {
     return total;
   }
   clear(): void {
+    this.stale = 0;
     this.#lists.clear();
   }
 }
@@ -142,6 +150,8 @@ export class StorefrontIndex {
   readonly #words = new Postings();
   /** Permutations of slots per non-cursor sort, dropped by every write. */
   readonly #orders = new Map<StorefrontSort, Int32Array>();
+  /** Counts writes, so a search that yielded can tell the index changed under it. */
+  #version = 0;
 
   get size(): number {
     return this.#size;
@@ -190,12 +200,16 @@ export class StorefrontIndex {
       this.#wordsOf[slot] = this.#index(this.#words, this.#wordsOf[slot], words, slot);
     }
     this.#orders.clear();
+    this.#version += 1;
     this.#compactWhenStale();
   }
 
-  /** The page of slots' cursors and the exact number of matches. */
-  search(search: StorefrontSearch): { cursors: number[]; total: number } {
-    const matches = this.#matches(search);
+  /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
+  async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
+    const version = this.#version;
+    let matches = await this.#matches(search, new Slices(sliceMs));
+    // Written to while it yielded: answer from the index as it is now, in one go.
+    if (version !== this.#version) matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY));
     const order = this.#order(search.sort);
     const cursors: number[] = [];
     const end = search.offset + search.limit;
@@ -224,6 +238,7 @@ export class StorefrontIndex {
   #index(postings: Postings, previous: number[] | undefined, terms: Set<string>, slot: number): number[] {
     const codes = Array.from(terms, (term) => postings.terms.code(term));
     for (const code of codes) if (previous === undefined || !previous.includes(code)) postings.add(code, slot);
+    if (previous !== undefined) for (const code of previous) if (!codes.includes(code)) postings.stale += 1;
     return codes;
   }
 
@@ -242,7 +257,7 @@ export class StorefrontIndex {
   }
 
   /** The matching slots as a bitset, or undefined when every product matches. */
-  #matches(search: StorefrontSearch): Uint32Array | undefined {
+  async #matches(search: StorefrontSearch, slices: Slices): Promise<Uint32Array | undefined> {
     let result: Uint32Array | undefined;
     const and = (bits: Uint32Array): void => {
       if (result === undefined) result = bits;
@@ -254,24 +269,45 @@ export class StorefrontIndex {
       for (const word of words) and(this.#termBits(this.#words, this.#wordsOf, word));
     }
     if (search.shopName !== undefined) and(this.#stringEquals('shop_name', [search.shopName]));
-    if (search.filter !== undefined) and(this.#evaluate(search.filter));
+    if (search.filter !== undefined) and(await this.#evaluate(search.filter, slices));
     return result;
   }
 
-  #evaluate(node: FilterExpr): Uint32Array {
+  async #evaluate(node: FilterExpr, slices: Slices): Promise<Uint32Array> {
     switch (node.type) {
-      case 'and': {
-        const [first, ...rest] = node.operands.map((operand) => this.#evaluate(operand));
-        for (const bits of rest) for (let i = 0; i < first!.length; i += 1) first![i]! &= bits[i]!;
-        return first!;
-      }
+      case 'and':
       case 'or': {
-        const [first, ...rest] = node.operands.map((operand) => this.#evaluate(operand));
-        for (const bits of rest) for (let i = 0; i < first!.length; i += 1) first![i]! |= bits[i]!;
+        let first: Uint32Array | undefined;
+        for (const operand of node.operands) {
+          const bits = await this.#evaluate(operand, slices);
+          if (first === undefined) first = bits;
+          else if (node.type === 'and') for (let i = 0; i < first.length; i += 1) first[i]! &= bits[i]!;
+          else for (let i = 0; i < first.length; i += 1) first[i]! |= bits[i]!;
+        }
         return first!;
       }
       case 'not':
-        return this.#complement(this.#evaluate(node.operand));
+        return this.#complement(await this.#evaluate(node.operand, slices));
+      case 'in':
+        if (node.field === 'tags') {
+          // One posting list per value, with a chance to yield between them.
+          const bits = this.#empty();
+          for (const value of node.values) {
+            await slices.pause();
+            this.#termBits(this.#tags, this.#tagsOf, foldText(String(value)), bits);
+          }
+          return node.negated ? this.#complement(bits) : bits;
+        }
+        await slices.pause();
+        return this.#leaf(node);
+      default:
+        await slices.pause();
+        return this.#leaf(node);
+    }
+  }
+
+  #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): Uint32Array {
+    switch (node.type) {
       case 'compare': {
         if (node.operator === '=' || node.operator === '!=') {
           const bits = this.#equals(node.field, [node.value]);
@@ -373,7 +409,9 @@ export class StorefrontIndex {
   #termBits(postings: Postings, of: number[][], term: string, bits = this.#empty()): Uint32Array {
     const code = postings.terms.find(term);
     if (code === undefined) return bits;
-    for (const slot of postings.list(code)) if (of[slot]!.includes(code)) setBit(bits, slot);
+    const list = postings.list(code);
+    if (postings.stale === 0) for (let i = 0; i < list.length; i += 1) setBit(bits, list[i]!);
+    else for (const slot of list) if (of[slot]!.includes(code)) setBit(bits, slot);
     return bits;
   }
 
@@ -411,6 +449,27 @@ export class StorefrontIndex {
       this.#orders.set(key, (permutation = slots));
     }
     return permutation;
+  }
+}
+
+/** Work between two yields of a search to the event loop. */
+const SLICE_MS = 2;
+
+/** Tells a search when it has worked a slice, and yields (setImmediate, so I/O runs first) then. */
+class Slices {
+  readonly #sliceMs: number;
+  #since = performance.now();
+  constructor(sliceMs: number) {
+    this.#sliceMs = sliceMs;
+  }
+  pause(): Promise<void> | undefined {
+    if (performance.now() - this.#since < this.#sliceMs) return undefined;
+    return new Promise((resolve) => {
+      setImmediate(() => {
+        this.#since = performance.now();
+        resolve();
+      });
+    });
   }
 }
 

@@ -46,7 +46,7 @@ export class IndexedCatalogStore implements CatalogStore {
 
   async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
     await this.#fresh();
-    const { cursors, total } = this.#index.search(query);
+    const { cursors, total } = await this.#index.search(query);
     return { items: await this.#engine.storefrontDocuments(cursors), total };
   }
 

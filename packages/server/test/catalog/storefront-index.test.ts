@@ -117,7 +117,7 @@ function plainSearch(rows: StorefrontIndexRow[], search: StorefrontSearch): { cu
 }
 
 describe('StorefrontIndex', () => {
-  it(`answers random filters, queries, shops, sorts and pages like a plain evaluation (seed ${SEED})`, () => {
+  it(`answers random filters, queries, shops, sorts and pages like a plain evaluation (seed ${SEED})`, async () => {
     const random = createRandom(SEED);
     const index = new StorefrontIndex();
     let rows: StorefrontIndexRow[] = [];
@@ -136,18 +136,40 @@ describe('StorefrontIndex', () => {
         if (random.chance(0.7)) search.filter = buildFilter(random, rows);
         if (random.chance(0.2)) search.shopName = stringValue(random, 'shop_name', rows);
         if (random.chance(0.2)) search.text = pick(random, ['air', 'AIR max', 'ça', 'ca va', 'UNDER', 'ünder', '🎱', 'sao', 'nike dunk', '--']);
-        expect(index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+        expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
       }
     }
     expect(index.size).toBe(rows.length);
   });
 
-  it('matches shop names and tags in any letter case, non-ASCII included', () => {
+  it('matches shop names and tags in any letter case, non-ASCII included', async () => {
     const index = new StorefrontIndex();
     const row = buildRow(createRandom('one'), 17_000_000_000_001_024, 'a');
     index.upsert([{ ...row, shop_name: 'Ünderground', tags: ['COLOR_Schwarz'] }]);
-    expect(index.search({ sort: 'cursor:asc', offset: 0, limit: 10, shopName: 'üNDERGROUND' }).total).toBe(1);
-    expect(index.search({ sort: 'cursor:asc', offset: 0, limit: 10, filter: { type: 'compare', field: 'tags', operator: '=', value: 'color_schwarz' } }).total).toBe(1);
+    expect((await index.search({ sort: 'cursor:asc', offset: 0, limit: 10, shopName: 'üNDERGROUND' })).total).toBe(1);
+    expect((await index.search({ sort: 'cursor:asc', offset: 0, limit: 10, filter: { type: 'compare', field: 'tags', operator: '=', value: 'color_schwarz' } })).total).toBe(1);
+  });
+
+  it('lets other work run while a costly filter is evaluated, and answers for the index as written meanwhile', async () => {
+    const random = createRandom('slices');
+    const index = new StorefrontIndex();
+    let cursor = 17_000_000_000_000_000;
+    const rows = Array.from({ length: 2_000 }, () => buildRow(random, (cursor += 1024), random.uuid()));
+    index.upsert(rows);
+    const leaves: FilterExpr[] = Array.from({ length: 90 }, (_, i) => ({ type: 'compare', field: 'price_min', operator: '>=', value: -i }));
+    const filter: FilterExpr = { type: 'and', operands: leaves };
+    let ranMeanwhile = 0;
+    const ticker = setInterval(() => (ranMeanwhile += 1), 0);
+    // Slices of 0 ms: the search yields before every leaf.
+    const searching = index.search({ sort: 'cursor:asc', offset: 0, limit: 5, filter }, 0);
+    // A product written while the search is under way, matching the filter, is in its answer.
+    // Written after a few leaves: without starting again, their bitsets would lack it.
+    setImmediate(() => setImmediate(() => setImmediate(() => index.upsert([{ ...buildRow(random, (cursor += 1024), 'late'), price_min: 10_000 }]))));
+    const answer = await searching;
+    clearInterval(ticker);
+    const all = [...rows, { ...rows[0]!, cursor, price_min: 10_000 }];
+    expect(answer.total).toBe(all.length);
+    expect(ranMeanwhile).toBeGreaterThan(0);
   });
 
   it('refuses a new cursor below one it already holds', () => {
