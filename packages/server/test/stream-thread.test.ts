@@ -1,9 +1,12 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { silentLogger } from '../src/logger.ts';
+import { startService } from '../src/main.ts';
 import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
 import { openKeyStore } from '../src/store/open-store.ts';
 import { startStreamThread } from '../src/stream-thread.ts';
@@ -54,5 +57,57 @@ describe('the stream thread', () => {
     const blocker = path.join(dir, 'not-a-directory');
     fs.writeFileSync(blocker, '');
     await expect(startStreamThread(configFor(dir, `sqlite:${path.join(blocker, 'prices.db')}`), silentLogger)).rejects.toThrow(/not-a-directory/);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+describe('readiness', () => {
+  it('answers /readyz 200 only while the stream listener accepts too, and 503 once shutdown has begun', async () => {
+    const { dir } = await setUp();
+    const [port, ssePort] = [await freePort(), await freePort()];
+    const config = loadConfig(['--db', `sqlite:${path.join(dir, 'catalog.db')}`, '--host', '127.0.0.1', '--port', String(port), '--sse-port', String(ssePort), '--log-level', 'error'], {});
+    let starting = true;
+    const observed: { ready: number; streamAccepts: boolean }[] = [];
+    // Probe /readyz from before the API listens until the service has started.
+    const probing = (async () => {
+      while (starting) {
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+        if (ready === 200) observed.push({ ready, streamAccepts: await accepts(ssePort) });
+        else observed.push({ ready, streamAccepts: false });
+      }
+    })();
+    const service = await startService(config, silentLogger);
+    starting = false;
+    await probing;
+    expect(observed.filter((o) => o.ready === 200 && !o.streamAccepts)).toEqual([]);
+    expect((await fetch(`${service.apiUrl}/readyz`)).status).toBe(200);
+    expect(await accepts(ssePort)).toBe(true);
+
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const readyz = () => new Promise<number>((resolve) => http.get(`${service.apiUrl}/readyz`, { agent }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); }).on('error', () => resolve(0)));
+    expect(await readyz()).toBe(200);
+    // A request already on its way when shutdown begins is answered, and not with "ready".
+    const during = readyz();
+    const closing = service.close();
+    expect(await during).not.toBe(200);
+    await closing;
+    agent.destroy();
   });
 });
