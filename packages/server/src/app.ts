@@ -46,11 +46,14 @@ export interface AppDeps {
   logger: Logger;
   /** Quotas per key and failed-authentication allowances; absent means no limits. */
   rateLimiter?: RateLimiter;
+  /** A request unanswered after this long gets 503; DEFAULT_REQUEST_TIMEOUT_MS when absent. */
+  requestTimeoutMs?: number;
   /** Checked by /readyz; defaults to the catalog store's ping. */
   readiness?: ReadinessCheck[];
 }
 
 const ALLOW = 'GET, HEAD';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
 
@@ -64,6 +67,7 @@ export function createApp(deps: AppDeps): express.Application {
 
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
   const operationDeps = {
+    requestTimeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     catalog: new CatalogService(deps.catalog),
     authenticator: createAuthenticator(deps.keys, rateLimiter),
     rateLimiter,

@@ -22,6 +22,8 @@ export interface Config {
   rateLimitStore: string;
   /** Open streams one key may hold on one instance. */
   maxStreamsPerKey: number;
+  /** An API request unanswered after this long gets 503. */
+  requestTimeoutMs: number;
   /** Comment heartbeat interval on streams. */
   heartbeatMs: number;
   /** Bytes buffered for one subscriber before it is disconnected. */
@@ -63,6 +65,7 @@ const OPTIONS = {
   'auth-failure-limit': { type: 'string' },
   'rate-limit-store': { type: 'string' },
   'max-streams-per-key': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
   'heartbeat-ms': { type: 'string' },
   'max-connections': { type: 'string' },
   'max-stream-connections': { type: 'string' },
@@ -130,6 +133,7 @@ export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = pro
     authFailuresPerMinute: integer('auth-failure-limit', values['auth-failure-limit'] ?? env['AUTH_FAILURE_LIMIT'], DEFAULT_RATE_LIMITS.authFailures, 0, 10_000_000),
     rateLimitStore,
     maxStreamsPerKey: integer('max-streams-per-key', values['max-streams-per-key'] ?? env['MAX_STREAMS_PER_KEY'], 100, 1, 1_000_000),
+    requestTimeoutMs: integer('request-timeout-ms', values['request-timeout-ms'] ?? env['REQUEST_TIMEOUT_MS'], 10_000, 100, 600_000),
     heartbeatMs: integer('heartbeat-ms', values['heartbeat-ms'] ?? env['HEARTBEAT_MS'], 15000, 10, 3_600_000),
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,

@@ -59,6 +59,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     keys: stores.keys,
     logger,
     rateLimiter,
+    requestTimeoutMs: config.requestTimeoutMs,
     readiness: [
       { name: 'catalog database', ping: () => stores.catalog.ping() },
       { name: 'price log', ping: () => priceLog.ping() },

@@ -477,7 +477,7 @@ export type ListStorefrontProductsErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };
@@ -546,7 +546,7 @@ export type SearchVariantsErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };
@@ -598,7 +598,7 @@ export type ListTopBrandsErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };
@@ -658,7 +658,7 @@ export type GetProductErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };
@@ -706,7 +706,7 @@ export type CountGtinsErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };
@@ -773,7 +773,7 @@ export type StreamPricesErrors = {
      */
     500: ErrorBody;
     /**
-     * A backing service (database or price log) is unreachable; retry later.
+     * A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.
      */
     503: ErrorBody;
 };

@@ -917,7 +917,7 @@ export const openapiDocument: Record<string, unknown> = {
         }
       },
       "ServiceUnavailable": {
-        "description": "A backing service (database or price log) is unreachable; retry later.",
+        "description": "A backing service (database or price log) is unreachable, or the request did not complete within the service's deadline (10 s unless the operator configured otherwise); retry after `Retry-After` seconds.",
         "headers": {
           "X-Request-Id": {
             "$ref": "#/components/headers/XRequestId"

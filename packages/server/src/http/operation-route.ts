@@ -9,11 +9,14 @@ import type { RequestContext } from './context.ts';
 import { exchangeOf, refuseBody, sendError, sendJson } from './exchange.ts';
 import { handlers } from './handlers/index.ts';
 import { InvalidRequest } from '../catalog/errors.ts';
+import { HttpRefusal } from './errors.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
 
 export interface OperationDeps {
+  /** A request still unanswered after this long gets 503 (its late answer is dropped). */
+  requestTimeoutMs: number;
   catalog: CatalogService;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
@@ -32,6 +35,14 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
   return async (req, res, path) => {
     const exchange = exchangeOf(req);
     let limitHeaders: Record<string, string> | undefined;
+    let timedOut = false;
+    // Synchronous work cannot be interrupted: the deadline is kept at the request's awaits (the
+    // key store, the catalog store), which is where an unbounded wait can happen.
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      const seconds = Math.round(deps.requestTimeoutMs / 100) / 10;
+      sendError(deps.logger, req, res, new HttpRefusal('service_unavailable', `The request did not complete within ${seconds} s; retry shortly.`), limitHeaders);
+    }, deps.requestTimeoutMs);
     try {
       refuseBody(req);
       const authenticated = deps.authenticator.authenticate(req.headers.authorization, operations[operationId].credential, clientAddress(req));
@@ -46,9 +57,11 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
         { query, params, headers: {} },
         { requestId: exchange.requestId, plan: caller.plan, catalog: deps.catalog },
       );
-      sendJson(deps.logger, req, res, result.status, result.body, limitHeaders === undefined ? {} : { ...limitHeaders });
+      if (!timedOut) sendJson(deps.logger, req, res, result.status, result.body, limitHeaders === undefined ? {} : { ...limitHeaders });
     } catch (error) {
-      sendError(deps.logger, req, res, error, limitHeaders);
+      if (!timedOut) sendError(deps.logger, req, res, error, limitHeaders);
+    } finally {
+      clearTimeout(deadline);
     }
   };
 }

@@ -136,6 +136,25 @@ describe('errors', () => {
     expect((await app.get('/gtin/count', { key: FREE_KEY })).status).toBe(200);
   });
 
+  it('answers 503 in the error body once a request passes its deadline, and drops the late answer', async () => {
+    const store = new FakeCatalogStore();
+    let release: (value: string | null) => void = () => {};
+    store.getProductDocument = () => new Promise((resolve) => (release = resolve));
+    app = await startApp({ store, requestTimeoutMs: 200 });
+    const started = performance.now();
+    const response = await app.get('/v2/products/stuck');
+    expect(response.status).toBe(503);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const body = (await response.json()) as { error: string; message: string };
+    expectMatchesSpec('getProduct', 503, body);
+    expect(body.message).toBe('The request did not complete within 0.2 s; retry shortly.');
+    release(null);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(app.logs.filter((line) => line['level'] === 'error')).toEqual([]);
+    expect(app.logs.filter((line) => line['msg'] === 'request').map((line) => line['status'])).toEqual([503]);
+  });
+
   it('writes one structured access log line per request', async () => {
     app = await startApp();
     app.store.catalog.push(buildCatalogProduct({ slug: 'logged' }));

@@ -26,6 +26,7 @@ export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { sto
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const deps: AppDeps = { catalog: store, keys, logger };
   if (options.rateLimiter !== undefined) deps.rateLimiter = options.rateLimiter;
+  if (options.requestTimeoutMs !== undefined) deps.requestTimeoutMs = options.requestTimeoutMs;
   if (options.readiness !== undefined) deps.readiness = options.readiness;
   const server = http.createServer(createApp(deps));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
