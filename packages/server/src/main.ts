@@ -11,7 +11,7 @@ import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
 import { rateLimiterFor, type Config } from './config.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
-import { applyListenerLimits, connectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
+import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
@@ -72,6 +72,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       },
     ],
   });
+  raiseOpenFileLimit(logger);
   const caps = connectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections });
   if (caps.api !== config.maxConnections || caps.stream !== config.maxStreamConnections) {
     logger.warn('connection caps lowered to fit the open-file limit', { open_file_limit: caps.limit, api: caps.api, stream: caps.stream });

@@ -7,7 +7,9 @@
 // - whatever Node's parser refuses (oversized headers, broken framing, timeouts) is answered with
 //   the contract's error body and an X-Request-Id (client-error.ts), on both ports.
 // The two listeners share the process's open-file limit: their caps together must stay below it,
-// with a reserve for the databases, logs and the price log (see `connectionCaps`).
+// with a reserve for the databases, logs and the price log (see `connectionCaps`). At start the
+// soft limit is raised to the hard limit where the system allows (`raiseOpenFileLimit`).
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { Logger } from '../logger.ts';
@@ -54,13 +56,37 @@ export function connectionCaps(
 
 /** The soft limit on open files from /proc (Linux); undefined elsewhere or when unlimited. */
 function openFileLimit(): number | undefined {
+  return openFileLimits()?.soft;
+}
+
+/** Soft and hard limits on open files from /proc (Linux); undefined elsewhere; unlimited as undefined. */
+function openFileLimits(): { soft: number | undefined; hard: number | undefined } | undefined {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8')
       .split('\n')
       .find((row) => row.startsWith('Max open files'));
-    const soft = line?.split(/\s{2,}/u)[1];
-    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+    if (line === undefined) return undefined;
+    const [, soft, hard] = line.split(/\s{2,}/u);
+    const value = (raw: string | undefined) => (raw === undefined || raw === 'unlimited' ? undefined : Number(raw));
+    return { soft: value(soft), hard: value(hard) };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Raises this process's soft open-file limit to its hard limit, as `ulimit -n $(ulimit -Hn)` would,
+ * with util-linux's `prlimit` (Node has no setrlimit). Where that is missing or refused, or the
+ * system is not Linux, the limit stays and a warning says so; the caps then fit what there is.
+ */
+export function raiseOpenFileLimit(logger: Logger): void {
+  const limits = openFileLimits();
+  if (limits === undefined || limits.soft === undefined || limits.soft === limits.hard) return;
+  const hard = limits.hard === undefined ? 'unlimited' : String(limits.hard);
+  try {
+    execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${hard}:${hard}`], { stdio: 'ignore', timeout: 5_000 });
+    logger.info('open-file limit raised', { from: limits.soft, to: openFileLimit() ?? hard });
+  } catch (error) {
+    logger.warn('could not raise the open-file limit; raise it with ulimit -n or LimitNOFILE', { soft: limits.soft, hard, error: (error as Error).message });
   }
 }

@@ -1,6 +1,7 @@
 // Both listeners against sockets that misbehave: idle or trickling sockets are cut, a listener at
 // its connection cap refuses more without hurting the open ones, and whatever Node's parser refuses
 // is answered in the contract's error body with an X-Request-Id, on the stream port too.
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -123,5 +124,17 @@ describe('connectionCaps', () => {
     expect(scaled.api + scaled.stream + DESCRIPTOR_RESERVE).toBeLessThanOrEqual(20_000);
     expect(scaled.stream / scaled.api).toBeCloseTo(4, 1);
     expect(connectionCaps({ api: 10, stream: 10 }, undefined)).toMatchObject({ api: 10, stream: 10 });
+  });
+});
+
+describe('raiseOpenFileLimit', () => {
+  it('raises the soft open-file limit to the hard limit of a process started below it', () => {
+    const hard = Number(execFileSync('/bin/sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim());
+    const script = `import { raiseOpenFileLimit } from ${JSON.stringify(new URL('../../src/http/listener-limits.ts', import.meta.url).pathname)};
+      import { readFileSync } from 'node:fs';
+      raiseOpenFileLimit({ info() {}, warn(msg, fields) { console.error(msg, JSON.stringify(fields)); } });
+      process.stdout.write(readFileSync('/proc/self/limits', 'utf8').split('\\n').find((l) => l.startsWith('Max open files')));`;
+    const line = execFileSync('/bin/sh', ['-c', 'ulimit -Sn 1024; exec "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: 'utf8' });
+    expect(line.split(/\s{2,}/u).slice(1, 3)).toEqual([String(hard), String(hard)]);
   });
 });
