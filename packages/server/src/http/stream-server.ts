@@ -6,8 +6,12 @@
 // - one follow() of the price log per server (the hub); a subscriber costs a queue and a timer;
 // - live events offered in one turn of the event loop reach each subscriber in one write, as one
 //   chunk shared by the subscribers with the same topics (live-frames.ts);
-// - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are buffered
-//   for it (socket buffer plus queued live events); the others never wait for it;
+// - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are held for
+//   it: queued live events and the socket's buffer, checked at every write, plus what the kernel
+//   holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat. Bytes the
+//   client's kernel has acknowledged are the client's: a client that stops reading is cut once its
+//   own receive buffer is full and this side holds more than `maxBufferBytes`. The others never
+//   wait for it;
 // - keys are checked by the API's authenticator (auth.ts), with the same failed-authentication
 //   allowance per address; each attempt takes one request from the key's quota (rate-limit.ts);
 // - a key holds at most `maxStreamsPerKey` open streams on this listener; more are refused with
@@ -26,6 +30,7 @@ import { parseTopics } from '../stream/topics.ts';
 import { clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
 import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
@@ -44,6 +49,8 @@ export interface StreamServerDeps {
   rateLimiter?: RateLimiter;
   /** Open streams one key may hold on this listener; DEFAULT_MAX_STREAMS_PER_KEY when absent. */
   maxStreamsPerKey?: number;
+  /** What the kernel holds per socket; reads /proc when absent. */
+  kernelQueues?: Pick<KernelSendQueues, 'bytes'>;
 }
 
 export const DEFAULT_MAX_STREAMS_PER_KEY = 100;
@@ -66,6 +73,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
   const authenticator = createAuthenticator(keys, rateLimiter);
   const maxStreamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
+  const kernelQueues = deps.kernelQueues ?? new KernelSendQueues();
   /** Open streams by key; a key leaves the map when its last stream ends. */
   const streamsByKey = new Map<string, number>();
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: maxBufferBytes });
@@ -205,14 +213,16 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     const tooFull = (): boolean => res.writableLength + subscription.queuedBytes > maxBufferBytes;
     const heartbeat = setInterval(() => {
       res.write(encodeComment('heartbeat'));
-      if (tooFull()) overflowed();
+      const socket = res.socket;
+      const inKernel = socket === null ? 0 : kernelQueues.bytes(socket);
+      if (res.writableLength + subscription.queuedBytes + inKernel > maxBufferBytes) overflowed(inKernel);
     }, heartbeatMs);
     heartbeat.unref();
     const frameOfItem = (item: StreamItem): string =>
       item.kind === 'event' ? frameOf(item.event).text : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
     let live: LiveTarget | null = null;
-    const overflowed = (): void => {
-      log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
+    const overflowed = (inKernel = 0): void => {
+      log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes, kernel_bytes: inKernel });
       subscription.end(new SubscriberOverflow(maxBufferBytes));
       res.destroy();
     };
@@ -252,7 +262,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         return;
       }
       if (error instanceof SubscriberOverflow) {
-        if (!res.destroyed) log.warn('slow subscriber disconnected', { bufferedBytes: res.writableLength });
+        if (!res.destroyed) log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes });
       } else {
         log.warn('stream ended by an error', { error });
       }

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/catalog/model.ts';
 import { openapiDocument } from '../../src/generated/openapi.gen.ts';
 import { createStreamServer } from '../../src/http/stream-server.ts';
+import { KernelSendQueues } from '../../src/http/kernel-send-queue.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
 import { REFUSALS_LOGGED_PER_WINDOW } from '../../src/http/refusal-log.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/logger.ts';
@@ -50,7 +51,14 @@ afterEach(async () => {
 });
 
 async function startServer(
-  options: { heartbeatMs?: number; maxBufferBytes?: number; maxStreamsPerKey?: number; rateLimiter?: RateLimiter; logger?: Logger } = {},
+  options: {
+    heartbeatMs?: number;
+    maxBufferBytes?: number;
+    maxStreamsPerKey?: number;
+    rateLimiter?: RateLimiter;
+    logger?: Logger;
+    kernelQueues?: Pick<KernelSendQueues, 'bytes'>;
+  } = {},
 ): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stream-server-'));
   const file = path.join(dir, 'catalog.db');
@@ -63,6 +71,7 @@ async function startServer(
     maxBufferBytes: options.maxBufferBytes ?? 1024 * 1024,
     ...(options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }),
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(options.kernelQueues === undefined ? {} : { kernelQueues: options.kernelQueues }),
   });
   await new Promise<void>((resolve) => stream.server.listen(0, '127.0.0.1', resolve));
   const { port } = stream.server.address() as AddressInfo;
@@ -314,6 +323,32 @@ describe('streamPrices', () => {
     const stream = await subscribe(harness, 'price:marketplacea:us');
     expect(await stream.frames(2, 2000)).toEqual([{ comments: ['heartbeat'] }, { comments: ['heartbeat'] }]);
     expect(stream.raw()).toContain('retry: 2000\n\n: heartbeat\n');
+  });
+
+  it.each([
+    ['counting what the kernel holds, cuts', true],
+    ['without counting the kernel, would keep', false],
+  ])('%s a subscriber that stopped reading once this side holds more than the limit for it', async (_case, counted) => {
+    // The client's own receive buffer fills first (this side cannot see it); then this kernel's
+    // send queue, then the socket's buffer. The limit is below what the kernel then holds.
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'warn', write: (text) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+    const kernelQueues = counted ? new KernelSendQueues() : { bytes: () => 0 };
+    const harness = await startServer({ maxBufferBytes: 20 * 1024, heartbeatMs: 50, kernelQueues, logger });
+    const slow = await subscribe(harness, 'price:marketplacea:us');
+    slow.response.pause();
+    const padding = 'x'.repeat(8_000);
+    const cut = () => lines.some((line) => line['msg'] === 'slow subscriber disconnected');
+    for (let batch = 0; batch < 150 && !cut(); batch += 1) {
+      await harness.log.append([line('marketplacea', 'US', `,"pad":"${padding}"`)]);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    if (counted) {
+      expect(lines.find((line) => line['msg'] === 'slow subscriber disconnected')?.['kernel_bytes']).toBeGreaterThan(0);
+    } else {
+      expect(cut()).toBe(false);
+    }
   });
 
   it('disconnects a subscriber that stops reading while the others keep receiving', async () => {
