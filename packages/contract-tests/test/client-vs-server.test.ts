@@ -371,6 +371,28 @@ describe('priceStream against the real stream server', () => {
     await server.stop();
   }, 60_000);
 
+  it('reports 429 too_many_streams with its Retry-After to a key over its stream cap, and keeps trying', async () => {
+    const feed = await streamServer('cap');
+    const server = await serve(`sqlite:${join(ws.dir, 'cap.db')}`, ['--max-streams-per-key', '1'], {}, await freePorts());
+    stopLater.push(server);
+    const first = consume(clientFor(feed.key, server));
+    await feed.publish(1);
+    await waitFor(() => first.items.length >= 1, () => `first stream: ${first.items.length} items`, 10_000, first.failure);
+    const refusals: unknown[] = [];
+    const controller = new AbortController();
+    const second = collect(
+      clientFor(feed.key, server).priceStream({ topics: [TOPIC], signal: controller.signal, onReconnect: ({ error }) => refusals.push(error) }),
+    ).catch(() => undefined);
+    await waitFor(() => refusals.length > 0, () => `refusals ${JSON.stringify(refusals)}`, 10_000);
+    expect(refusals[0]).toBeInstanceOf(PriceStreamError);
+    expect(refusals[0]).toMatchObject({ status: 429, code: 'too_many_streams', retryAfterMs: 10_000 });
+    controller.abort();
+    await second;
+    await first.stop();
+    expect(first.failure()).toBeUndefined();
+    await server.stop();
+  }, 30_000);
+
   it('stops at once with PriceStreamError 403 for a free key, without reconnecting', async () => {
     const reconnects: unknown[] = [];
     const started = Date.now();
