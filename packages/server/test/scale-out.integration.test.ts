@@ -1,6 +1,7 @@
 // Two `catalog serve` processes on one PostgreSQL database and one Redis stream, as operators run
 // them: subscribers on both see the same ids in the same order, and when one instance is killed
-// with SIGKILL a client resuming on the other with its Last-Event-ID loses nothing.
+// with SIGKILL a client resuming on the other with its Last-Event-ID loses nothing; rate limits
+// are one count across instances.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,8 +25,8 @@ interface Instance {
   streamUrl: string;
 }
 
-function serve(db: string, priceLog: string): Promise<Instance> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--db', db, '--price-log', priceLog, '--port', '0', '--sse-port', '0'], {
+function serve(db: string, priceLog: string, extra: readonly string[] = []): Promise<Instance> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--db', db, '--price-log', priceLog, '--port', '0', '--sse-port', '0', ...extra], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -124,6 +125,24 @@ describe('several instances on PostgreSQL and Redis', () => {
     expect(after[0]).toBe(lastSeen + 1);
     expect(after).toEqual(Array.from({ length: 15 }, (_, i) => lastSeen + 1 + i));
     resumed.close();
+  }, 60_000);
+
+  it('counts one rate limit per key across instances, stream connection attempts included', async () => {
+    const limited = await Promise.all([serve(database.url(), priceLog, ['--rate-limit', '5']), serve(database.url(), priceLog, ['--rate-limit', '5'])]);
+    instances.push(...limited);
+    const created = await runCli(['keys', 'create', '--db', database.url(), '--plan', 'pro']);
+    const key = created.stdout.trim().split('\n').at(-1)!;
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await fetch(`${limited[i % 2]!.apiUrl}/v2/brands`, { headers: { Authorization: key } })).status);
+    const stream = await openStream(`${limited[1]!.streamUrl}/v1/stream`, { Authorization: `Bearer ${key}`, Topics: TOPICS[0]! });
+    statuses.push(stream.status);
+    stream.close();
+    const over = await fetch(`${limited[0]!.apiUrl}/v2/brands`, { headers: { Authorization: key } });
+    statuses.push(over.status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(over.headers.get('ratelimit-policy')).toBe('"pro";q=5;w=60');
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await Promise.all(limited.map(killed));
   }, 60_000);
 
   it('survives a Redis outage under a live subscriber: readyz 503, catalog serving, stream resumes without loss', async () => {
