@@ -300,7 +300,7 @@ export class StorefrontIndex {
         }
         await slices.pause();
         return this.#leaf(node);
-      default:
+      case 'compare':
         await slices.pause();
         return this.#leaf(node);
     }
