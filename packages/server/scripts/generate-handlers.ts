@@ -1,4 +1,5 @@
-// Writes src/generated/handlers.gen.ts and src/generated/openapi.gen.ts from the bundled OpenAPI
+// Writes src/generated/asyncapi.gen.ts from the bundled AsyncAPI document, and
+// src/generated/handlers.gen.ts and src/generated/openapi.gen.ts from the bundled OpenAPI
 // document: the operation table (method, path, plans, credential scheme, documented statuses),
 // each operation's validated request type, and the union of `{ status, body }` results it may
 // return. A handler that returns an undocumented status or a wrong body does not compile.
@@ -188,4 +189,8 @@ writeFileSync(
   join(outDir, 'openapi.gen.ts'),
   `${HEADER}\n/** The bundled OpenAPI document the server routes, validates and serves. */\nexport const openapiDocument: Record<string, unknown> = ${raw.trim()};\n`,
 );
-console.log('wrote src/generated/handlers.gen.ts and src/generated/openapi.gen.ts');
+writeFileSync(
+  join(outDir, 'asyncapi.gen.ts'),
+  `${HEADER}\n/** The bundled AsyncAPI document of the price stream, served at /asyncapi.json. */\nexport const asyncapiDocument: Record<string, unknown> = ${readFileSync(resolve(here, '../../../specs/dist/asyncapi.json'), 'utf8').trim()};\n`,
+);
+console.log('wrote src/generated/handlers.gen.ts, openapi.gen.ts and asyncapi.gen.ts');

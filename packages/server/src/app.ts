@@ -19,12 +19,13 @@ import type { NextFunction, Request, Response } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
 import { operations } from './generated/handlers.gen.ts';
 import { API_OPERATION_IDS } from './http/api-operations.ts';
+import { asyncapiDocument } from './generated/asyncapi.gen.ts';
 import { openapiDocument } from './generated/openapi.gen.ts';
 import { createAuthenticator } from './http/auth.ts';
 import { answerPreflight } from './http/cors.ts';
-import { renderDocsPage } from './http/docs-page.ts';
+import { docsResources, sendResource } from './http/docs.ts';
 import { HttpRefusal } from './http/errors.ts';
-import { exchangeOf, refuseBody, sendError, sendJson, sendText } from './http/exchange.ts';
+import { exchangeOf, refuseBody, sendError, sendJson} from './http/exchange.ts';
 import { createFastRouter } from './http/fast-routes.ts';
 import { operationRunner } from './http/operation-route.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './http/rate-limit.ts';
@@ -75,8 +76,7 @@ export function createApp(deps: AppDeps): express.Application {
     logger,
   };
   const readiness = deps.readiness ?? [{ name: 'catalog database', ping: () => deps.catalog.ping() }];
-  const documentJson = JSON.stringify(openapiDocument);
-  const docsPage = renderDocsPage(openapiDocument);
+  const docs = docsResources(openapiDocument, asyncapiDocument);
 
   const methodNotAllowed = (req: Request, res: Response): void => {
     sendError(
@@ -140,9 +140,8 @@ export function createApp(deps: AppDeps): express.Application {
     }
     sendError(logger, req, res, new ServiceUnavailable(down.join(' and ')));
   }));
-  app.get('/openapi.json', withoutBody((req, res) => sendText(logger, req, res, 'application/json; charset=utf-8', documentJson)));
-  app.get('/docs', withoutBody((req, res) => sendText(logger, req, res, 'text/html; charset=utf-8', docsPage)));
-  for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs']) app.all(path, methodNotAllowed);
+  for (const [path, found] of docs) app.get(path, withoutBody((req, res) => sendResource(logger, req, res, found)));
+  for (const path of ['/healthz', '/readyz', ...docs.keys()]) app.all(path, methodNotAllowed);
 
   app.use((req: Request, res: Response) => {
     sendError(logger, req, res, new HttpRefusal('not_found', `No resource at ${truncate(exchangeOf(req).path)}; see /docs for the operations.`));

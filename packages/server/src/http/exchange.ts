@@ -70,24 +70,6 @@ export function sendJson(
   logAccess(logger, req, exchange, status);
 }
 
-export function sendText(
-  logger: Logger,
-  req: IncomingMessage,
-  res: ServerResponse,
-  contentType: string,
-  payload: string,
-): void {
-  const exchange = exchangeOf(req);
-  res.writeHead(200, {
-    'content-type': contentType,
-    'content-length': Buffer.byteLength(payload),
-    'x-request-id': exchange.requestId,
-    ...CORS_HEADERS,
-  });
-  res.end(payload);
-  logAccess(logger, req, exchange, 200);
-}
-
 /** Answers with the documented error body; unexpected errors are logged once, without reaching the client. */
 export function sendError(logger: Logger, req: IncomingMessage, res: ServerResponse, error: unknown, headers?: Record<string, string>): void {
   const exchange = exchangeOf(req);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { asyncapiDocument } from '../../src/generated/asyncapi.gen.ts';
 import { openapiDocument } from '../../src/generated/openapi.gen.ts';
 import { FakeCatalogStore, unavailableStore } from '../support/fake-catalog-store.ts';
 import { expectErrorBody } from '../support/spec-validator.ts';
@@ -45,24 +46,42 @@ describe('operational endpoints', () => {
     expect(((await response.json()) as { message: string }).message).toContain('catalog database');
   });
 
-  it('/openapi.json serves the bundled document', async () => {
+  it.each([
+    ['/openapi.json', openapiDocument],
+    ['/asyncapi.json', asyncapiDocument],
+  ])('%s serves the bundled document with an ETag, and 304 to a client that holds it', async (path, document) => {
     app = await startApp();
-    const response = await app.get('/openapi.json', { key: null });
+    const response = await app.get(path, { key: null });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/json');
-    expect(await response.json()).toEqual(openapiDocument);
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(await response.json()).toEqual(document);
+    const etag = response.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await app.get(path, { key: null, headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect((await app.get(path, { key: null, headers: { 'if-none-match': '"other"' } })).status).toBe(200);
   });
 
-  it('/docs renders every operation, parameter and schema in one self-contained page', async () => {
+  it('/docs and /docs/stream load their renderers from this server only, assets cached for good', async () => {
     app = await startApp();
-    const response = await app.get('/docs', { key: null });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toContain('text/html');
-    const html = await response.text();
-    for (const text of ['listStorefrontProducts', 'searchVariants', 'listTopBrands', 'getProduct', 'countGtins', 'shop_name', 'CatalogProductFree', 'ErrorBody']) {
-      expect(html).toContain(text);
+    for (const [path, document] of [['/docs', '/openapi.json'], ['/docs/stream', '/asyncapi.json']] as const) {
+      const response = await app.get(path, { key: null });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      const html = await response.text();
+      expect(html).toContain(document);
+      expect(html).not.toMatch(/(src|href)="https?:/);
+      const assets = [...html.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+      expect(assets.length).toBeGreaterThan(0);
+      for (const asset of assets) {
+        const served = await app.get(asset, { key: null });
+        expect(served.status, asset).toBe(200);
+        expect(served.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+        expect((await served.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+      }
     }
-    expect(html).not.toMatch(/<script|https?:\/\/[^"]*\.(js|css)/);
   });
 
   it('answers other methods with 405 and Allow', async () => {

@@ -1,0 +1,87 @@
+// The docs as a reader sees them (issue 17 item 1): `catalog serve`'s /docs and /docs/stream in
+// headless Chromium (Debian's `chromium`, driven by playwright-core). Every operation of the
+// OpenAPI document and the stream's Topics, Last-Event-ID and reset must be on screen, with no
+// page error, and nothing may be fetched from anywhere but the server.
+import { execFileSync } from 'node:child_process';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
+import { openapi } from './support/spec.ts';
+
+/** Every operation's summary, as Redoc shows it in its menu and headings. */
+const SUMMARIES = Object.values(openapi['paths'] as Record<string, Record<string, { summary?: string }>>).flatMap((item) =>
+  Object.values(item).flatMap((op) => (typeof op === 'object' && op !== null && typeof op.summary === 'string' ? [op.summary] : [])),
+);
+
+let ws: Workspace;
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  ws = workspace('docs');
+  server = await serve(`sqlite:${ws.dir}/catalog.db`);
+  const executablePath = execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
+  browser = await chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  ws?.dispose();
+});
+
+/** Opens `path` and records every request the page makes and every error it raises. */
+async function open(path: string): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  // A request the page's Content-Security-Policy blocks never leaves the browser.
+  page.on('requestfailed', (request) => {
+    if (/csp/i.test(request.failure()?.errorText ?? '')) requests.splice(requests.indexOf(request.url()), 1);
+    else errors.push(`${request.url()}: ${request.failure()?.errorText}`);
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  // The page's Content-Security-Policy blocks Redoc's vendor logo; any other console error counts.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().includes('Content Security Policy')) errors.push(message.text());
+  });
+  await page.goto(`${server.apiUrl}${path}`, { waitUntil: 'load' });
+  return { page, requests, errors };
+}
+
+function foreign(requests: readonly string[]): string[] {
+  const origin = new URL(server.apiUrl).origin;
+  return requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:'));
+}
+
+describe('the docs in a browser', () => {
+  it('/docs renders every operation of the OpenAPI document with Redoc, from this server alone', async () => {
+    const { page, requests, errors } = await open('/docs');
+    expect(SUMMARIES.length).toBe(6);
+    for (const summary of SUMMARIES) {
+      await page.getByText(summary, { exact: true }).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+    }
+    // Markdown of the descriptions is rendered, not shown raw.
+    expect(await page.locator('h2', { hasText: 'Plans' }).count()).toBeGreaterThan(0);
+    expect(await page.content()).not.toContain('## Plans');
+    expect(errors).toEqual([]);
+    expect(foreign(requests)).toEqual([]);
+    expect(requests.some((url) => url.endsWith('/openapi.json'))).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  it('/docs/stream renders the AsyncAPI document: Topics, Last-Event-ID and reset, from this server alone', async () => {
+    const { page, requests, errors } = await open('/docs/stream');
+    for (const text of ['Topics', 'Last-Event-ID', 'reset']) {
+      await page.getByText(text).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+    }
+    expect(errors).toEqual([]);
+    expect(foreign(requests)).toEqual([]);
+    expect(requests.some((url) => url.endsWith('/asyncapi.json'))).toBe(true);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,119 @@
+// The contract for people and tools, served by the process itself with nothing fetched from
+// elsewhere: `/openapi.json` and `/asyncapi.json` (the bundled documents), `/docs` (Redoc renders
+// the OpenAPI document) and `/docs/stream` (AsyncAPI's React component renders the AsyncAPI
+// document). The renderers' scripts are read from their installed packages at start, so the docs
+// work offline and in the deployed bundle.
+//
+// Every resource is built once and carries a strong ETag (a hash of its bytes); a request whose
+// If-None-Match holds it gets 304 with no body. Documents and pages are revalidated on every use
+// (`no-cache`); the renderers' assets are named by their hash and kept for a year (`immutable`).
+// The pages carry a Content-Security-Policy that lets them load from this origin only: Redoc's
+// sidebar links an image on its vendor's CDN, which the browser therefore never requests.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Logger } from '../logger.ts';
+import { exchangeOf } from './exchange.ts';
+import { logAnswer } from './refusal-log.ts';
+
+export interface StaticResource {
+  contentType: string;
+  body: Buffer;
+  etag: string;
+  cacheControl: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Same-origin only; inline styles (both renderers use them), Redoc's search worker (a blob), and
+ * on the stream page `eval` (the AsyncAPI parser compiles its JSON Schema validators at run time).
+ */
+const pagePolicy = (evaluates: boolean) => [
+  "default-src 'self'",
+  `script-src 'self' 'unsafe-inline' blob:${evaluates ? " 'unsafe-eval'" : ''}`,
+  "worker-src 'self' blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+].join('; ');
+
+type Json = Record<string, unknown>;
+
+const require = createRequire(import.meta.url);
+const REVALIDATE = 'no-cache';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+function resource(contentType: string, body: Buffer | string, cacheControl: string, headers?: Record<string, string>): StaticResource {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
+  return { contentType, body: bytes, etag, cacheControl, ...(headers === undefined ? {} : { headers }) };
+}
+
+/** Every docs resource by path. */
+export function docsResources(openapi: Json, asyncapi: Json): Map<string, StaticResource> {
+  const assets = {
+    redoc: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')), IMMUTABLE),
+    asyncapi: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/browser/standalone/index.js')), IMMUTABLE),
+    asyncapiCss: resource('text/css; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/styles/default.min.css')), IMMUTABLE),
+  };
+  const assetPath = (name: keyof typeof assets, extension: string) => `/docs/assets/${name}-${assets[name].etag.slice(1, 13)}.${extension}`;
+  const paths = { redoc: assetPath('redoc', 'js'), asyncapi: assetPath('asyncapi', 'js'), asyncapiCss: assetPath('asyncapiCss', 'css') };
+  const title = esc(String((openapi['info'] as Json | undefined)?.['title'] ?? 'API'));
+  const streamTitle = esc(String((asyncapi['info'] as Json | undefined)?.['title'] ?? 'Price stream'));
+
+  const docs = page(
+    title,
+    '',
+    `<redoc spec-url="/openapi.json" hide-hostname="true"></redoc><script src="${paths.redoc}"></script>`,
+  );
+  const stream = page(
+    streamTitle,
+    `<link rel="stylesheet" href="${paths.asyncapiCss}">`,
+    `<div id="asyncapi"></div><script src="${paths.asyncapi}"></script>
+<script>AsyncApiStandalone.render({ schema: { url: '/asyncapi.json', options: { method: 'GET' } }, config: { show: { sidebar: true } } }, document.getElementById('asyncapi'));</script>`,
+  );
+  return new Map([
+    ['/openapi.json', resource('application/json; charset=utf-8', JSON.stringify(openapi), REVALIDATE)],
+    ['/asyncapi.json', resource('application/json; charset=utf-8', JSON.stringify(asyncapi), REVALIDATE)],
+    ['/docs', resource('text/html; charset=utf-8', docs, REVALIDATE, { 'content-security-policy': pagePolicy(false) })],
+    ['/docs/stream', resource('text/html; charset=utf-8', stream, REVALIDATE, { 'content-security-policy': pagePolicy(true) })],
+    [paths.redoc, assets.redoc],
+    [paths.asyncapi, assets.asyncapi],
+    [paths.asyncapiCss, assets.asyncapiCss],
+  ]);
+}
+
+function page(title: string, head: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">${head}
+<style>body{margin:0;font-family:system-ui,sans-serif}nav.contract{padding:.5rem 1rem;border-bottom:1px solid #ddd;font-size:.9rem}nav.contract a{margin-right:1rem}</style></head>
+<body><nav class="contract"><a href="/docs">HTTP API</a><a href="/docs/stream">Price stream</a><a href="/openapi.json">openapi.json</a><a href="/asyncapi.json">asyncapi.json</a></nav>
+${body}</body></html>`;
+}
+
+/** Answers with the resource, or 304 when the client holds it already; logs the access line. */
+export function sendResource(logger: Logger, req: IncomingMessage, res: ServerResponse, found: StaticResource): void {
+  const exchange = exchangeOf(req);
+  const fresh = (req.headers['if-none-match'] ?? '').split(',').some((tag) => tag.trim() === found.etag || tag.trim() === '*');
+  const headers = {
+    'content-type': found.contentType,
+    etag: found.etag,
+    'cache-control': found.cacheControl,
+    'x-request-id': exchange.requestId,
+    'access-control-allow-origin': '*',
+    ...found.headers,
+  };
+  if (fresh) {
+    res.writeHead(304, headers).end();
+  } else {
+    res.writeHead(200, { ...headers, 'content-length': found.body.length });
+    res.end(found.body);
+  }
+  logAnswer(logger, 'request', { method: req.method, path: exchange.path, status: fresh ? 304 : 200, ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100, request_id: exchange.requestId });
+}
+
+function esc(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+}
