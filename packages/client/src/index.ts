@@ -14,6 +14,7 @@ export { CatalogApiError, PriceStreamError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { createPriceStream } from './price-stream.js';
 export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
+export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from './generated/stream.gen.js';
 export type {
   BrandCount,
   BrandCountList,

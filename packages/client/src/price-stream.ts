@@ -22,6 +22,7 @@
  * generated operation's types (`StreamPricesData`).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { ResetFrameFields, ResetNotice } from './generated/stream.gen.js';
 import type { PriceEvent, StreamPricesData } from './generated/types.gen.js';
 import { PriceStreamError, parseBody } from './errors.js';
 
@@ -40,11 +41,13 @@ export interface PriceStreamPrice {
  * still typechecks.
  */
 export interface PriceStreamReset {
-  type: 'reset';
-  requestedId: number;
-  oldestId: number;
+  type: ResetFrameFields['event'];
+  /** The AsyncAPI document's `ResetNotice.requested_id`. */
+  requestedId: ResetNotice['requested_id'];
+  /** The AsyncAPI document's `ResetNotice.oldest_id`. */
+  oldestId: ResetNotice['oldest_id'];
   id: number;
-  topic: 'reset';
+  topic: ResetFrameFields['event'];
   data?: undefined;
 }
 
@@ -137,9 +140,9 @@ function parseJson(text: string): unknown {
 
 function readResetNotice(data: unknown): { requestedId: number; oldestId: number } | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
-  const notice = data as Record<string, unknown>;
-  const requestedId = notice['requested_id'];
-  const oldestId = notice['oldest_id'];
+  const notice = data as Partial<Record<keyof ResetNotice, unknown>>;
+  const requestedId = notice.requested_id;
+  const oldestId = notice.oldest_id;
   if (typeof requestedId !== 'number' || typeof oldestId !== 'number') return undefined;
   return { requestedId, oldestId };
 }

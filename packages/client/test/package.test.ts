@@ -53,6 +53,21 @@ try {
 }
 `;
 
+// A CommonJS consumer: require() with the types of the CommonJS build.
+const commonJsSource = `
+import client = require('@catalog/client');
+import type { ResetNotice } from '@catalog/client';
+const { CatalogApiError, PriceStreamError, createCatalogClient } = client;
+const notice: ResetNotice = { requested_id: 1, oldest_id: 2 };
+const catalog = createCatalogClient({ baseUrl: 'http://127.0.0.1:1', sseUrl: 'http://127.0.0.1:1', apiKey: 'k' });
+catalog.countGtins().catch((error: unknown) => {
+  console.log(JSON.stringify({ network: error instanceof TypeError, api: error instanceof CatalogApiError, stream: PriceStreamError.name, notice: notice.oldest_id }));
+});
+`;
+
+/** The machine's own Node (20 here and on CI), not the workspace's Node 24 that leads PATH in tests. */
+const systemNode = execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8', env: { PATH: '/usr/local/bin:/usr/bin:/bin' } }).trim();
+
 let scratch: string;
 let tarball: string;
 
@@ -70,6 +85,7 @@ beforeAll(() => {
   installPackedClient(project, tarballs);
   symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
   writeFileSync(join(project, 'consumer.ts'), consumerSource);
+  writeFileSync(join(project, 'consumer-cjs.cts'), commonJsSource);
 }, 120_000);
 
 afterAll(() => {
@@ -77,13 +93,15 @@ afterAll(() => {
 });
 
 describe('the packed client', () => {
-  it('ships only dist, the README and the examples, with eventsource-parser its one runtime dependency', () => {
+  it('ships only dist (ESM and CommonJS), the README, the licence and the examples, with eventsource-parser its one runtime dependency', () => {
     const files = run('tar', ['-tzf', tarball], scratch).trim().split('\n').sort();
     expect(files).toContain('package/dist/index.js');
     expect(files).toContain('package/dist/index.d.ts');
     expect(files).toContain('package/README.md');
     expect(files).toContain('package/examples/watch-prices.ts');
-    expect(files.filter((f) => !/^package\/(dist\/.*\.(js|d\.ts)|README\.md|package\.json|examples\/[a-z-]+\.ts)$/.test(f))).toEqual([]);
+    expect(files).toContain('package/dist/cjs/index.js');
+    expect(files).toContain('package/dist/cjs/index.d.ts');
+    expect(files.filter((f) => !/^package\/(dist\/.*\.(js|d\.ts)|dist\/cjs\/package\.json|README\.md|LICENSE|package\.json|examples\/[a-z-]+\.ts)$/.test(f))).toEqual([]);
     const manifest = JSON.parse(run('tar', ['-xzOf', tarball, 'package/package.json'], scratch)) as Record<string, unknown>;
     expect(Object.keys(manifest['dependencies'] as object)).toEqual(['eventsource-parser']);
     expect(JSON.stringify(manifest)).not.toContain('workspace:');
@@ -105,6 +123,38 @@ describe('the packed client', () => {
     const tsc = spawnSync(process.execPath, [join(typescriptDir, 'bin/tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
+  });
+
+  it('typechecks a CommonJS consumer against the CommonJS build\'s declarations', () => {
+    const project = join(scratch, 'project');
+    writeFileSync(
+      join(project, 'tsconfig.cjs.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true, lib: ['es2022', 'dom'], types: [] },
+        files: ['consumer-cjs.cts'],
+      }),
+    );
+    const tsc = spawnSync(process.execPath, [join(typescriptDir, 'bin/tsc'), '-p', 'tsconfig.cjs.json'], { cwd: project, encoding: 'utf8' });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+  });
+
+  it.each([
+    ['the system Node', () => systemNode],
+    ['Node 24', () => process.execPath],
+  ])('loads with require() and with import on %s', (_name, node) => {
+    const project = join(scratch, 'project');
+    const transpiled = run(process.execPath, ['--input-type=module', '-e', `
+      import ts from 'typescript';
+      import { readFileSync } from 'node:fs';
+      process.stdout.write(ts.transpileModule(readFileSync('consumer-cjs.cts', 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText);
+    `], project);
+    writeFileSync(join(project, 'consumer.cjs'), transpiled);
+    const required = JSON.parse(run(node(), ['consumer.cjs'], project).trim()) as Record<string, unknown>;
+    expect(required).toEqual({ network: true, api: false, stream: 'PriceStreamError', notice: 2 });
+    writeFileSync(join(project, 'consumer.mjs'), "import { createCatalogClient, PriceStreamError } from '@catalog/client';\nconsole.log(typeof createCatalogClient, PriceStreamError.name);\n");
+    expect(run(node(), ['consumer.mjs'], project).trim()).toBe('function PriceStreamError');
+    expect(run(node(), ['--version'], project)).toMatch(/^v(2[0-9])\./);
   });
 
   it('imports and runs in plain Node without the workspace', () => {
