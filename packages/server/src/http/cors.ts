@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'X-Request-Id, Retry-After, WWW-Authenticate, Allow',
+  'access-control-expose-headers': 'X-Request-Id, Retry-After, WWW-Authenticate, Allow, RateLimit, RateLimit-Policy',
 } as const;
 
 const PREFLIGHT_HEADERS = {
