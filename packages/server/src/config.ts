@@ -1,8 +1,7 @@
 // Command-line flags and environment variables become one typed, validated Config. Flags win over
 // the environment; anything invalid stops start-up with a message naming the flag.
-import { parseArgs } from 'node:util';
-import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
-import type { Logger, LogLevel } from './logger.ts';
+import { commandSpec, databaseUrlOf, DEFAULT_DATABASE_URL, parseCommand, priceLogUrlOf, type ParsedValues } from './cli/command-line.ts';
+import type { LogLevel } from './logger.ts';
 
 export interface Config {
   /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
@@ -39,39 +38,18 @@ export interface Config {
   logLevel: LogLevel;
 }
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalog.db';
+export { DEFAULT_DATABASE_URL };
 export const DEFAULT_RATE_LIMITS = { free: 600, pro: 6000, authFailures: 300 } as const;
 
-/** The rate limiter a process of this configuration uses (each thread makes its own). */
-export function rateLimiterFor(config: Config, logger: Logger): RateLimiter {
-  return createRateLimiter(
-    { perMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute },
-    { ...(config.rateLimitStore === 'memory' ? {} : { redisUrl: config.rateLimitStore }), logger },
-  );
+
+export class ConfigError extends Error {
+  /** The exit status a command should end with: 2 for usage, 0 after --help. */
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 2) {
+    super(message);
+    this.exitCode = exitCode;
+  }
 }
-
-export class ConfigError extends Error {}
-
-const OPTIONS = {
-  db: { type: 'string' },
-  'price-log': { type: 'string' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  'sse-port': { type: 'string' },
-  'simulate-prices': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'rate-limit-free': { type: 'string' },
-  'rate-limit-pro': { type: 'string' },
-  'auth-failure-limit': { type: 'string' },
-  'rate-limit-store': { type: 'string' },
-  'max-streams-per-key': { type: 'string' },
-  'request-timeout-ms': { type: 'string' },
-  'heartbeat-ms': { type: 'string' },
-  'max-connections': { type: 'string' },
-  'max-stream-connections': { type: 'string' },
-  'headers-timeout-ms': { type: 'string' },
-  'log-level': { type: 'string' },
-} as const;
 
 function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
@@ -99,47 +77,57 @@ export function validateStorageUrl(name: string, url: string, schemes: readonly 
   return url;
 }
 
-/** Reads the serve flags; `args` excludes the command name. */
-export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
-  const { values } = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: false, strict: true });
-  const databaseUrl = validateStorageUrl('db', values.db ?? env['DATABASE_URL'] ?? DEFAULT_DATABASE_URL, ['sqlite', 'postgres', 'postgresql']);
-  const priceLogFallback = databaseUrl.startsWith('sqlite:') ? databaseUrl : undefined;
-  const priceLogRaw = values['price-log'] ?? env['PRICE_LOG_URL'] ?? priceLogFallback;
+/**
+ * Reads the serve flags (the `serve` table in cli/command-line.ts); `args` excludes the command
+ * name. Throws ConfigError for a bad value, and for `--help` or a usage error, which parseCommand
+ * has already answered on stdout or stderr (`exitCode` says how to exit).
+ */
+export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env, command: 'serve' | 'start' = 'serve'): Config {
+  const parsed = parseCommand(commandSpec(command), args, env);
+  if ('exit' in parsed) throw new ConfigError(parsed.exit === 0 ? '' : 'invalid arguments', parsed.exit);
+  return configFrom(parsed.values);
+}
+
+/** Validates parsed serve values (flag, else environment variable) into a Config. */
+export function configFrom(values: ParsedValues): Config {
+  const text = (flag: string): string | undefined => values[flag] as string | undefined;
+  const databaseUrl = validateStorageUrl('db', databaseUrlOf(values), ['sqlite', 'postgres', 'postgresql']);
+  const priceLogRaw = priceLogUrlOf(values);
   if (priceLogRaw === undefined) {
     throw new ConfigError('--price-log (or PRICE_LOG_URL) is required when the catalog is not SQLite');
   }
-  const logLevel = values['log-level'] ?? env['LOG_LEVEL'] ?? 'info';
+  const logLevel = text('log-level') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
     throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
   }
   const priceLogUrl = validateStorageUrl('price-log', priceLogRaw, ['sqlite', 'redis', 'rediss']);
   // `--rate-limit` sets every plan's quota; the per-plan flags win over it.
-  const everyPlan = values['rate-limit'] ?? env['RATE_LIMIT'];
-  const rateLimitFree = integer('rate-limit-free', values['rate-limit-free'] ?? env['RATE_LIMIT_FREE'] ?? everyPlan, DEFAULT_RATE_LIMITS.free, 0, 10_000_000);
-  const rateLimitPro = integer('rate-limit-pro', values['rate-limit-pro'] ?? env['RATE_LIMIT_PRO'] ?? everyPlan, DEFAULT_RATE_LIMITS.pro, 0, 10_000_000);
+  const everyPlan = text('rate-limit');
+  const rateLimitFree = integer('rate-limit-free', text('rate-limit-free') ?? everyPlan, DEFAULT_RATE_LIMITS.free, 0, 10_000_000);
+  const rateLimitPro = integer('rate-limit-pro', text('rate-limit-pro') ?? everyPlan, DEFAULT_RATE_LIMITS.pro, 0, 10_000_000);
   // Counts are shared through the deployment's Redis when the price log is one.
-  const rateLimitStore = values['rate-limit-store'] ?? env['RATE_LIMIT_STORE'] ?? (priceLogUrl.startsWith('sqlite:') ? 'memory' : priceLogUrl);
+  const rateLimitStore = text('rate-limit-store') ?? (priceLogUrl.startsWith('sqlite:') ? 'memory' : priceLogUrl);
   if (rateLimitStore !== 'memory' && !/^rediss?:/.test(rateLimitStore)) {
     throw new ConfigError(`--rate-limit-store must be memory or a redis:// URL, got "${rateLimitStore}"`);
   }
   return {
     databaseUrl,
     priceLogUrl,
-    host: values.host ?? env['HOST'] ?? '127.0.0.1',
-    port: integer('port', values.port ?? env['PORT'], 8080, 0, 65535),
-    ssePort: integer('sse-port', values['sse-port'] ?? env['SSE_PORT'], 8081, 0, 65535),
-    simulatePrices: number('simulate-prices', values['simulate-prices'] ?? env['SIMULATE_PRICES'], 0, 0, 100000),
+    host: text('host') ?? '127.0.0.1',
+    port: integer('port', text('port'), 8080, 0, 65535),
+    ssePort: integer('sse-port', text('sse-port'), 8081, 0, 65535),
+    simulatePrices: number('simulate-prices', text('simulate-prices'), 0, 0, 100000),
     rateLimitPerMinute: { free: rateLimitFree, pro: rateLimitPro },
-    authFailuresPerMinute: integer('auth-failure-limit', values['auth-failure-limit'] ?? env['AUTH_FAILURE_LIMIT'], DEFAULT_RATE_LIMITS.authFailures, 0, 10_000_000),
+    authFailuresPerMinute: integer('auth-failure-limit', text('auth-failure-limit'), DEFAULT_RATE_LIMITS.authFailures, 0, 10_000_000),
     rateLimitStore,
-    maxStreamsPerKey: integer('max-streams-per-key', values['max-streams-per-key'] ?? env['MAX_STREAMS_PER_KEY'], 100, 1, 1_000_000),
-    requestTimeoutMs: integer('request-timeout-ms', values['request-timeout-ms'] ?? env['REQUEST_TIMEOUT_MS'], 10_000, 100, 600_000),
-    heartbeatMs: integer('heartbeat-ms', values['heartbeat-ms'] ?? env['HEARTBEAT_MS'], 15000, 10, 3_600_000),
+    maxStreamsPerKey: integer('max-streams-per-key', text('max-streams-per-key'), 100, 1, 1_000_000),
+    requestTimeoutMs: integer('request-timeout-ms', text('request-timeout-ms'), 10_000, 100, 600_000),
+    heartbeatMs: integer('heartbeat-ms', text('heartbeat-ms'), 15000, 10, 3_600_000),
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,
-    maxConnections: integer('max-connections', values['max-connections'] ?? env['MAX_CONNECTIONS'], 4096, 1, 1_000_000),
-    maxStreamConnections: integer('max-stream-connections', values['max-stream-connections'] ?? env['MAX_STREAM_CONNECTIONS'], 16384, 1, 1_000_000),
-    headersTimeoutMs: integer('headers-timeout-ms', values['headers-timeout-ms'] ?? env['HEADERS_TIMEOUT_MS'], 15000, 1000, 120_000),
+    maxConnections: integer('max-connections', text('max-connections'), 4096, 1, 1_000_000),
+    maxStreamConnections: integer('max-stream-connections', text('max-stream-connections'), 16384, 1, 1_000_000),
+    headersTimeoutMs: integer('headers-timeout-ms', text('headers-timeout-ms'), 15000, 1000, 120_000),
     logLevel: logLevel as LogLevel,
   };
 }

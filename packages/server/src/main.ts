@@ -9,7 +9,8 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
-import { rateLimiterFor, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { rateLimiterFor } from './http/rate-limit.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';

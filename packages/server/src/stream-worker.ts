@@ -3,7 +3,8 @@
 // closes both and lets the thread exit. A failure to start throws, which the parent sees as the
 // thread's error.
 import { parentPort, workerData } from 'node:worker_threads';
-import { rateLimiterFor, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { rateLimiterFor } from './http/rate-limit.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { createStreamServer } from './http/stream-server.ts';
 import { listen } from './listen.ts';

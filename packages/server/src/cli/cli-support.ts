@@ -1,14 +1,9 @@
 // Shared pieces of the data commands: the database flag, progress lines on a terminal, and usage
 // errors that print a message instead of a stack trace.
-import { DEFAULT_DATABASE_URL } from '../config.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
 import { IndexedCatalogStore } from '../store/indexed-catalog-store.ts';
 
 export class UsageError extends Error {}
-
-export function databaseUrl(flag: string | undefined): string {
-  return flag ?? process.env['DATABASE_URL'] ?? DEFAULT_DATABASE_URL;
-}
 
 /** A positive integer flag, or the default. */
 export function positiveInteger(name: string, value: string | undefined, fallback: number): number {

@@ -4,17 +4,16 @@
 // line is kept, including the other lines of a batch the store refused. Lines are read as a stream and written in batched
 // transactions, so memory stays flat however large the files. Exit status 1 when any line was bad.
 import { stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import { silentLogger } from '../logger.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { createProgress, databaseUrl, deferIndexesForBulkLoad, optimizeAfterBulkLoad, UsageError } from './cli-support.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad } from './cli-support.ts';
+import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
 import { readNdjson } from './ndjson-lines.ts';
 import { describeViolation, importValidators, type ImportKind } from './resource-validators.ts';
 
-const USAGE = 'usage: catalog import [--db <url>] --kind catalog|storefront FILE...';
 /** Products per transaction: large enough to amortise commits, small enough to keep readers responsive. */
 const BATCH_PRODUCTS = 2_000;
 /**
@@ -33,24 +32,16 @@ interface Totals {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let kind: ImportKind;
-  let db: string;
-  let files: string[];
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { db: { type: 'string' }, kind: { type: 'string' } },
-    });
-    if (values.kind !== 'catalog' && values.kind !== 'storefront') throw new UsageError(`--kind must be catalog or storefront\n${USAGE}`);
-    if (positionals.length === 0) throw new UsageError(`name at least one NDJSON file\n${USAGE}`);
-    kind = values.kind;
-    db = databaseUrl(values.db);
-    files = positionals;
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  const parsed = parseCommand(commandSpec('import'), args);
+  if ('exit' in parsed) return parsed.exit;
+  const kindValue = parsed.values['kind'];
+  if (kindValue !== 'catalog' && kindValue !== 'storefront') {
+    process.stderr.write('--kind must be catalog or storefront (run with --help for the options)\n');
     return 2;
   }
+  const kind: ImportKind = kindValue;
+  const db = databaseUrlOf(parsed.values);
+  const files = parsed.positionals;
   let bytes = 0;
   for (const file of files) {
     try {

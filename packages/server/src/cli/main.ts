@@ -1,19 +1,22 @@
 #!/usr/bin/env node
 // `pnpm catalog <command>`: each command lives in its own module, loaded on demand so that a
-// command pulls in only the drivers it uses.
-const COMMANDS: Record<string, { module: string; summary: string }> = {
-  serve: { module: './serve.ts', summary: 'run the API and stream listeners' },
-  start: { module: './start.ts', summary: 'seed a demo catalog when none exists, create demo keys, serve' },
-  seed: { module: './seed.ts', summary: 'write a deterministic synthetic catalog' },
-  import: { module: './import.ts', summary: 'upsert NDJSON catalog or storefront products' },
-  keys: { module: './keys.ts', summary: 'create API keys (keys create --plan free|pro)' },
-  prices: { module: './prices.ts', summary: 'publish or simulate price events' },
-  migrate: { module: './migrate.ts', summary: 'apply database migrations' },
+// command pulls in only the drivers it uses; its options are its table in command-line.ts.
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../config.ts';
+import { COMMANDS } from './command-line.ts';
+const MODULES: Record<string, string> = {
+  serve: './serve.ts',
+  start: './start.ts',
+  seed: './seed.ts',
+  import: './import.ts',
+  keys: './keys.ts',
+  prices: './prices.ts',
+  migrate: './migrate.ts',
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(8)} ${summary}`);
-  return `usage: catalog <command> [flags]\n\ncommands:\n${lines.join('\n')}\n`;
+  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(16)} ${command.summary}`);
+  return `usage: catalog <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun catalog <command> --help for a command's options; catalog --version for the version.\n`;
 }
 
 // Through `pnpm catalog …` or `pnpm start` the script runs in packages/server; relative paths (FILE
@@ -24,16 +27,29 @@ const script = process.env['npm_lifecycle_event'];
 if (invokedFrom && (script === 'catalog' || script === 'start')) process.chdir(invokedFrom);
 
 const [name, ...rest] = process.argv.slice(2);
-const command = name === undefined ? undefined : COMMANDS[name];
-if (command === undefined) {
-  process.stderr.write(name === undefined || name === '--help' ? usage() : `unknown command "${name}"\n\n${usage()}`);
-  process.exit(name === undefined || name === '--help' ? 0 : 2);
+if (name === '--version' || name === '-V') {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${manifest.version}\n`);
+  process.exit(0);
 }
-const loaded = (await import(command.module)) as { run(args: string[]): Promise<number | void> };
+const module = name === undefined ? undefined : MODULES[name];
+if (module === undefined) {
+  const help = name === undefined || name === '--help' || name === '-h';
+  if (help) process.stdout.write(usage());
+  else process.stderr.write(`unknown command "${name}"\n\n${usage()}`);
+  process.exit(help ? 0 : 2);
+}
+const loaded = (await import(module)) as { run(args: string[]): Promise<number | void> };
 try {
   const code = await loaded.run(rest);
   if (typeof code === 'number' && code !== 0) process.exitCode = code;
 } catch (error) {
-  process.stderr.write(`catalog ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = 1;
+  if (error instanceof ConfigError) {
+    // A usage error or --help was answered by the parser already; a bad value is said here.
+    if (error.message !== '' && error.message !== 'invalid arguments') process.stderr.write(`catalog ${name}: ${error.message}\n`);
+    process.exitCode = error.exitCode;
+  } else {
+    process.stderr.write(`catalog ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 }

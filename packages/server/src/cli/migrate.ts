@@ -1,7 +1,6 @@
 // `catalog migrate --db <url>`: applies pending schema migrations (SQLite or PostgreSQL) and says
 // where the schema stands. Opening a store also migrates; this command lets operators migrate
 // ahead of a roll-out, or check that nothing is pending.
-import { parseArgs } from 'node:util';
 import { validateStorageUrl } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { sqlitePath } from '../storage-url.ts';
@@ -11,11 +10,12 @@ import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts'
 import { LATEST_SCHEMA_VERSION } from '../store/sqlite/migrations.ts';
 import { SqliteCatalogStore } from '../store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../store/sqlite/sqlite-database.ts';
-import { databaseUrl } from './cli-support.ts';
+import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { db: { type: 'string' } }, allowPositionals: false, strict: true });
-  const url = validateStorageUrl('db', databaseUrl(values.db), ['sqlite', 'postgres', 'postgresql']);
+  const parsed = parseCommand(commandSpec('migrate'), args);
+  if ('exit' in parsed) return parsed.exit;
+  const url = validateStorageUrl('db', databaseUrlOf(parsed.values), ['sqlite', 'postgres', 'postgresql']);
   const logger = createLogger({ base: { command: 'migrate' } });
   if (url.startsWith('sqlite:')) {
     // SqliteDatabase applies its migrations (and the file settings they rely on) when it opens.

@@ -12,11 +12,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import type { CatalogVariant } from '../catalog/model.ts';
-import { DEFAULT_DATABASE_URL } from '../config.ts';
+import { ConfigError } from '../config.ts';
+import { commandSpec, parseCommand, priceLogUrlOf, type ParsedValues } from './command-line.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
 import { createLogger } from '../logger.ts';
 import { openPriceLog } from '../prices/open-price-log.ts';
@@ -24,11 +24,9 @@ import { runSimulator, syntheticVariants, type SimulatedVariant } from '../price
 
 const BATCH_LINES = 500;
 
-const USAGE = `usage:
-  catalog prices publish [--price-log <url>] FILE|-
-  catalog prices simulate --rate <events/s> [--price-log <url>] [--db <url>] [--variants <n>]
+const USAGE = `usage: catalog prices <publish|simulate> [options]
 
---price-log defaults to PRICE_LOG_URL, then ${DEFAULT_DATABASE_URL}.
+${['publish', 'simulate'].map((name) => `  ${name.padEnd(9)} ${commandSpec(`prices ${name}`).summary}`).join('\n')}
 `;
 
 export interface PricesCommandDeps {
@@ -55,17 +53,23 @@ export async function run(args: string[], deps: PricesCommandDeps = { sampleVari
     case 'simulate':
       return simulate(rest, deps);
     case undefined:
+      process.stderr.write(USAGE);
+      return 2;
     case '--help':
+    case '-h':
       process.stdout.write(USAGE);
-      return sub === undefined ? 2 : 0;
+      return 0;
     default:
       process.stderr.write(`unknown prices command "${sub}"\n\n${USAGE}`);
       return 2;
   }
 }
 
-function priceLogUrl(flag: string | undefined): string {
-  return flag ?? process.env['PRICE_LOG_URL'] ?? DEFAULT_DATABASE_URL;
+/** The price log by the one default chain (command-line.ts); PostgreSQL catalogs need one named. */
+function priceLogUrl(values: ParsedValues): string {
+  const url = priceLogUrlOf(values);
+  if (url === undefined) throw new ConfigError('--price-log (or PRICE_LOG_URL) is required when the catalog is not SQLite');
+  return url;
 }
 
 /** A validator for one NDJSON line against the contract's PriceEvent schema. */
@@ -103,12 +107,10 @@ function openInput(file: string): NodeJS.ReadableStream {
 }
 
 async function publish(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { 'price-log': { type: 'string' } }, allowPositionals: true });
-  const [file, ...extra] = positionals;
-  if (file === undefined || extra.length > 0) {
-    process.stderr.write(`prices publish takes one FILE (or - for stdin)\n\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(commandSpec('prices publish'), args);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
+  const file = parsed.positionals[0]!;
   const input = openInput(file);
   const opened = new Promise<void>((resolve, reject) => {
     if (file === '-') resolve();
@@ -117,7 +119,7 @@ async function publish(args: string[]): Promise<number> {
   });
   await opened;
   const logger = createLogger({ level: 'warn' });
-  const log = await openPriceLog(priceLogUrl(values['price-log']), logger);
+  const log = await openPriceLog(priceLogUrl(values), logger);
   const validate = createPriceEventValidator();
   let published = 0;
   let bad = 0;
@@ -172,16 +174,9 @@ async function publish(args: string[]): Promise<number> {
 }
 
 async function simulate(args: string[], deps: PricesCommandDeps): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      rate: { type: 'string' },
-      'price-log': { type: 'string' },
-      db: { type: 'string' },
-      variants: { type: 'string' },
-    },
-    allowPositionals: false,
-  });
+  const parsed = parseCommand(commandSpec('prices simulate'), args);
+  if ('exit' in parsed) return parsed.exit;
+  const values = { rate: parsed.values['rate'] as string | undefined, variants: parsed.values['variants'] as string | undefined };
   const rate = Number(values.rate);
   if (values.rate === undefined || !Number.isFinite(rate) || rate <= 0 || rate > 100_000) {
     process.stderr.write(`--rate must be a number of events per second above 0 and at most 100000, got "${values.rate ?? ''}"\n`);
@@ -193,8 +188,9 @@ async function simulate(args: string[], deps: PricesCommandDeps): Promise<number
     return 2;
   }
   const logger = createLogger({ level: 'info' });
-  const log = await openPriceLog(priceLogUrl(values['price-log']), logger);
-  const databaseUrl = values.db ?? process.env['DATABASE_URL'];
+  const log = await openPriceLog(priceLogUrl(parsed.values), logger);
+  // Real variants only from a catalog named by --db or DATABASE_URL; else synthetic ones.
+  const databaseUrl = parsed.values['db'] as string | undefined;
   let variants: readonly SimulatedVariant[] = [];
   if (deps.sampleVariants !== undefined && databaseUrl !== undefined) variants = await deps.sampleVariants(databaseUrl, variantCount);
   if (variants.length === 0) variants = syntheticVariants(variantCount);

@@ -5,7 +5,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   generateCatalogProducts,
   generateStorefrontProducts,
@@ -15,9 +14,9 @@ import {
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { createProgress, databaseUrl, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger, UsageError } from './cli-support.ts';
+import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger } from './cli-support.ts';
 
-const USAGE = 'usage: catalog seed [--db <url>] [--products N] [--seed S] [--out DIR]';
 const DEFAULT_PRODUCTS = 2_000;
 const BATCH = 500;
 
@@ -25,16 +24,13 @@ export async function run(args: string[]): Promise<number> {
   let options: SeedOptions;
   let db: string;
   let out: string | undefined;
+  const parsed = parseCommand(commandSpec('seed'), args);
+  if ('exit' in parsed) return parsed.exit;
   try {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { db: { type: 'string' }, products: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } },
-    });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]!}"\n${USAGE}`);
-    options = { products: positiveInteger('products', values.products, DEFAULT_PRODUCTS), seed: values.seed ?? 'catalog' };
-    db = databaseUrl(values.db);
-    out = values.out;
+    const { values } = parsed;
+    options = { products: positiveInteger('products', values['products'] as string | undefined, DEFAULT_PRODUCTS), seed: (values['seed'] as string | undefined) ?? 'catalog' };
+    db = databaseUrlOf(values);
+    out = values['out'] as string | undefined;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     return 2;

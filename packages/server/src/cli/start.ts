@@ -20,7 +20,7 @@ const DEMO_PRICE_RATE = '5';
 
 export async function run(args: string[]): Promise<number> {
   const withDefaults = args.includes('--simulate-prices') ? args : [...args, '--simulate-prices', DEMO_PRICE_RATE];
-  const config = loadConfig(withDefaults);
+  const config = loadConfig(withDefaults, process.env, 'start');
   const logger = createServiceLogger(config.logLevel);
   const dbFile = config.databaseUrl.startsWith('sqlite:') ? sqlitePath(config.databaseUrl) : null;
   const dataDir = dbFile ? dirname(dbFile) : resolve('data');

@@ -13,6 +13,7 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { Redis } from 'ioredis';
 import type { Plan } from '../catalog/model.ts';
+import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { HttpRefusal } from './errors.ts';
 
@@ -146,4 +147,12 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
 
 function retryAfterSeconds(res: RateLimiterRes): number {
   return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+}
+
+/** The rate limiter a process of this configuration uses (each thread makes its own). */
+export function rateLimiterFor(config: Config, logger: Logger): RateLimiter {
+  return createRateLimiter(
+    { perMinute: config.rateLimitPerMinute, authFailuresPerMinute: config.authFailuresPerMinute },
+    { ...(config.rateLimitStore === 'memory' ? {} : { redisUrl: config.rateLimitStore }), logger },
+  );
 }

@@ -3,7 +3,7 @@
 // loaded only when asked for so SQLite users never load the driver).
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from './catalog-store.ts';
-import type { KeyStore } from './key-store.ts';
+import type { KeyAdministration, KeyStore } from './key-store.ts';
 import { IndexedCatalogStore } from './indexed-catalog-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
@@ -12,7 +12,7 @@ import { sqlitePath } from '../storage-url.ts';
 
 export interface CatalogStores {
   catalog: CatalogStore;
-  keys: KeyStore;
+  keys: KeyAdministration;
   close(): Promise<void>;
 }
 

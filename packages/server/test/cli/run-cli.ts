@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 export interface CliResult {
   code: number | null;

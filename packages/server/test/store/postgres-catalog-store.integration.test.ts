@@ -59,7 +59,7 @@ describe('migratePostgres', () => {
     try {
       expect(await migratePostgres(pool, silentLogger)).toEqual([]);
       const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4]);
     } finally {
       await pool.end();
     }

@@ -134,6 +134,14 @@ DROP INDEX catalog_products_slug;
       await refold(client, 'catalog_variants', 'sku_lower', 'sku');
     },
   },
+  {
+    version: 4,
+    name: 'keys: last use and revocation',
+    sql: `
+ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
+ALTER TABLE api_keys ADD COLUMN revoked_at timestamptz;
+`,
+  },
 ];
 
 /**

@@ -2,7 +2,7 @@
 // pending migration first. Rejects with ServiceUnavailable when the database cannot be reached.
 import type { Logger } from '../../logger.ts';
 import type { CatalogStore } from '../catalog-store.ts';
-import type { KeyStore } from '../key-store.ts';
+import type { KeyAdministration } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
 import { IndexedCatalogStore } from '../indexed-catalog-store.ts';
@@ -11,7 +11,7 @@ import { PostgresKeyStore } from './postgres-key-store.ts';
 
 export interface PostgresStores {
   catalog: CatalogStore;
-  keys: KeyStore;
+  keys: KeyAdministration;
   close(): Promise<void>;
 }
 

@@ -168,6 +168,14 @@ const MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 6,
+    name: 'keys: last use and revocation',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+      ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;

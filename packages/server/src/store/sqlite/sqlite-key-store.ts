@@ -1,11 +1,29 @@
 // SqliteKeyStore: the KeyStore port on node:sqlite. Only SHA-256 digests of keys are stored; a key
 // is found by its digest through the primary key, then confirmed with a constant-time comparison.
-// Failure modes: ServiceUnavailable once the database is closed.
+// A revoked key is never found again. Failure modes: ServiceUnavailable once the database is closed.
 import type { Plan } from '../../catalog/model.ts';
-import { digestKey, digestsEqual, generateApiKey, type KeyStore } from '../key-store.ts';
+import {
+  digestKey,
+  digestsEqual,
+  generateApiKey,
+  idPrefixOf,
+  keyIdOf,
+  LAST_USED_PRECISION_MS,
+  type KeyAdministration,
+  type KeyInfo,
+} from '../key-store.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 
-export class SqliteKeyStore implements KeyStore {
+interface KeyRow {
+  digest: Uint8Array;
+  plan: Plan;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export class SqliteKeyStore implements KeyAdministration {
   private readonly database: SqliteDatabase;
 
   constructor(database: SqliteDatabase) {
@@ -22,9 +40,37 @@ export class SqliteKeyStore implements KeyStore {
 
   async findPlan(key: string): Promise<Plan | null> {
     const digest = digestKey(key);
-    const row = this.database.statement('SELECT digest, plan FROM api_keys WHERE digest = ?').get(digest) as
-      | { digest: Uint8Array; plan: Plan }
+    const row = this.database.statement('SELECT digest, plan, last_used_at, revoked_at FROM api_keys WHERE digest = ?').get(digest) as
+      | Pick<KeyRow, 'digest' | 'plan' | 'last_used_at' | 'revoked_at'>
       | undefined;
-    return row !== undefined && digestsEqual(row.digest, digest) ? row.plan : null;
+    if (row === undefined || !digestsEqual(row.digest, digest) || row.revoked_at !== null) return null;
+    const now = Date.now();
+    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
+      this.database.statement('UPDATE api_keys SET last_used_at = ? WHERE digest = ?').run(new Date(now).toISOString(), digest);
+    }
+    return row.plan;
   }
+
+  async listKeys(): Promise<KeyInfo[]> {
+    const rows = this.database.statement('SELECT digest, plan, label, created_at, last_used_at, revoked_at FROM api_keys ORDER BY created_at, digest').all() as unknown as KeyRow[];
+    return rows.map(infoOf);
+  }
+
+  async revokeKey(keyOrId: string): Promise<KeyInfo | null> {
+    const prefix = idPrefixOf(keyOrId);
+    const rows = (
+      prefix === null
+        ? this.database.statement('SELECT digest, plan, label, created_at, last_used_at, revoked_at FROM api_keys WHERE digest = ?').all(digestKey(keyOrId))
+        : this.database.statement("SELECT digest, plan, label, created_at, last_used_at, revoked_at FROM api_keys WHERE hex(digest) LIKE ? || '%'").all(prefix.toUpperCase())
+    ) as unknown as KeyRow[];
+    const [row] = rows;
+    if (row === undefined || rows.length > 1) return null;
+    const revokedAt = row.revoked_at ?? new Date().toISOString();
+    this.database.statement('UPDATE api_keys SET revoked_at = ? WHERE digest = ?').run(revokedAt, row.digest);
+    return infoOf({ ...row, revoked_at: revokedAt });
+  }
+}
+
+function infoOf(row: KeyRow): KeyInfo {
+  return { id: keyIdOf(row.digest), label: row.label, plan: row.plan, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at };
 }
