@@ -29,6 +29,8 @@ export interface Config {
   maxSubscriberBufferBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
   shutdownGraceMs: number;
+  /** On SIGTERM, how long /readyz answers 503 before the listeners close. */
+  shutdownDelayMs: number;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -125,6 +127,7 @@ export function configFrom(values: ParsedValues): Config {
     heartbeatMs: integer('heartbeat-ms', text('heartbeat-ms'), 15000, 10, 3_600_000),
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,
+    shutdownDelayMs: integer('shutdown-delay-ms', text('shutdown-delay-ms'), 0, 0, 600_000),
     maxConnections: integer('max-connections', text('max-connections'), 4096, 1, 1_000_000),
     maxStreamConnections: integer('max-stream-connections', text('max-stream-connections'), 16384, 1, 1_000_000),
     headersTimeoutMs: integer('headers-timeout-ms', text('headers-timeout-ms'), 15000, 1000, 120_000),

@@ -3,9 +3,11 @@
 // the price simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT, or when the stream
 // thread stops by itself.
 //
-// Shutdown guarantees: new connections are refused at once; streams are ended cleanly (so clients
-// reconnect elsewhere with Last-Event-ID); in-flight HTTP requests get `shutdownGraceMs` to finish,
-// then their sockets are closed; stores and the price log are closed last.
+// Shutdown guarantees: /readyz answers 503 at once, while both listeners keep serving for
+// `shutdownDelayMs` (so a load balancer stops sending first); then new connections are refused;
+// streams are ended cleanly (so clients reconnect elsewhere with Last-Event-ID); in-flight HTTP
+// requests get `shutdownGraceMs` to finish, then their sockets are closed; stores and the price
+// log are closed last.
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
@@ -116,6 +118,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     close: () =>
       (closing ??= (async () => {
         streamAccepting = false;
+        if (config.shutdownDelayMs > 0) {
+          logger.info('draining: not ready, listeners still serving', { shutdown_delay_ms: config.shutdownDelayMs });
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+        }
         simulator.abort();
         await simulation;
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);

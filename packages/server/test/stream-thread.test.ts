@@ -111,3 +111,21 @@ describe('readiness', () => {
     agent.destroy();
   });
 });
+
+describe('the shutdown delay', () => {
+  it('answers /readyz 503 while both listeners still serve for --shutdown-delay-ms, then closes them', async () => {
+    const { dir } = await setUp();
+    const config = loadConfig(['--db', `sqlite:${path.join(dir, 'catalog.db')}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--log-level', 'error', '--shutdown-delay-ms', '600'], {});
+    const service = await startService(config, silentLogger);
+    const ssePort = Number(new URL(service.streamUrl).port);
+    expect((await fetch(`${service.apiUrl}/readyz`)).status).toBe(200);
+    const closing = service.close();
+    const draining = await fetch(`${service.apiUrl}/readyz`);
+    expect(draining.status).toBe(503);
+    expect((await fetch(`${service.apiUrl}/healthz`)).status).toBe(200);
+    expect(await accepts(ssePort)).toBe(true);
+    await closing;
+    await expect(fetch(`${service.apiUrl}/healthz`)).rejects.toThrow();
+    expect(await accepts(ssePort)).toBe(false);
+  });
+});
