@@ -51,7 +51,9 @@ describe('a stale generated client', () => {
     const renamedPath = join(dir, 'openapi-renamed.json');
     writeFileSync(renamedPath, JSON.stringify(renamed));
 
+    // stream.gen.ts comes from the AsyncAPI document (packages/client/scripts/generate-stream-types.ts), not hey-api.
     const committed = files(COMMITTED);
+    committed.delete('stream.gen.ts');
     const [fresh, stale] = await Promise.all([generate(OPENAPI_PATH, join(dir, 'fresh')), generate(renamedPath, join(dir, 'renamed'))]);
     // Control: the committed client is what the current spec generates.
     expect(differing(fresh, committed)).toEqual([]);
