@@ -31,6 +31,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** On SIGTERM, how long /readyz answers 503 before the listeners close. */
   shutdownDelayMs: number;
+  /** The port of the /metrics listener; none when undefined. */
+  metricsPort?: number;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -128,6 +130,7 @@ export function configFrom(values: ParsedValues): Config {
     maxSubscriberBufferBytes: 1024 * 1024,
     shutdownGraceMs: 10000,
     shutdownDelayMs: integer('shutdown-delay-ms', text('shutdown-delay-ms'), 0, 0, 600_000),
+    ...(text('metrics-port') === undefined ? {} : { metricsPort: integer('metrics-port', text('metrics-port'), 0, 0, 65535) }),
     maxConnections: integer('max-connections', text('max-connections'), 4096, 1, 1_000_000),
     maxStreamConnections: integer('max-stream-connections', text('max-stream-connections'), 16384, 1, 1_000_000),
     headersTimeoutMs: integer('headers-timeout-ms', text('headers-timeout-ms'), 15000, 1000, 120_000),

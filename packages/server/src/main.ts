@@ -16,6 +16,8 @@ import { rateLimiterFor } from './http/rate-limit.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { collectProcessMetrics, registry } from './metrics.ts';
 import { createLogger, type Logger, type LogLevel } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { runSimulator, syntheticVariants } from './prices/simulator.ts';
@@ -25,6 +27,8 @@ import { startStreamThread, type StreamThread } from './stream-thread.ts';
 export interface RunningService {
   apiUrl: string;
   streamUrl: string;
+  /** Where /metrics is served, when --metrics-port was given. */
+  metricsUrl?: string;
   /** Settles with the reason when a part of the service (the stream thread) stops by itself. */
   failed: Promise<Error>;
   close(): Promise<void>;
@@ -40,6 +44,28 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
       resolve();
     });
     server.closeIdleConnections();
+  });
+}
+
+/**
+ * The /metrics listener: this thread's registry merged with the stream thread's (counters and
+ * histograms summed, gauges summed: each thread holds its own part of every value).
+ */
+function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>): Server {
+  return createServer((req, res) => {
+    if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('metrics are at GET /metrics\n');
+      return;
+    }
+    void (async () => {
+      try {
+        const merged = AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), await streamMetrics()]);
+        const text = await merged.metrics();
+        res.writeHead(200, { 'content-type': merged.contentType, 'content-length': Buffer.byteLength(text) }).end(text);
+      } catch (error) {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(error as Error).message}\n`);
+      }
+    })();
   });
 }
 
@@ -108,12 +134,20 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   }
   const streamThread = stream;
   const streamUrl = stream.url;
-  logger.info('listening', { apiUrl, streamUrl, simulatePrices: config.simulatePrices });
+  let metricsServer: Server | undefined;
+  let metricsUrl: string | undefined;
+  if (config.metricsPort !== undefined) {
+    collectProcessMetrics();
+    metricsServer = createMetricsServer(() => streamThread.metrics());
+    metricsUrl = await listen(metricsServer, config.metricsPort, config.host);
+  }
+  logger.info('listening', { apiUrl, streamUrl, ...(metricsUrl === undefined ? {} : { metricsUrl }), simulatePrices: config.simulatePrices });
 
   let closing: Promise<void> | undefined;
   return {
     apiUrl,
     streamUrl,
+    ...(metricsUrl === undefined ? {} : { metricsUrl }),
     failed: stream.failed,
     close: () =>
       (closing ??= (async () => {
@@ -125,6 +159,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         simulator.abort();
         await simulation;
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
+        if (metricsServer !== undefined) await closeServer(metricsServer, 0);
         await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);
         logger.info('stopped');
       })()),

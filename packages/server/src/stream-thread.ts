@@ -9,14 +9,15 @@
 // The thread opens its own key store and price log connections. If it stops unexpectedly,
 // `failed` settles and the service shuts down (a supervisor restarts it).
 import { Worker } from 'node:worker_threads';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
 export const STREAM_YOUNG_GENERATION_MB = 24;
 const EXIT_GRACE_MS = 2000;
 
-export type ToStreamThread = { type: 'close' };
-export type FromStreamThread = { type: 'listening'; url: string } | { type: 'closed' };
+export type ToStreamThread = { type: 'close' } | { type: 'metrics'; id: number };
+export type FromStreamThread = { type: 'listening'; url: string } | { type: 'closed' } | { type: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 export interface StreamThread {
   url: string;
@@ -24,6 +25,8 @@ export interface StreamThread {
   failed: Promise<Error>;
   /** Ends every stream cleanly, closes the thread's stores and waits for it to exit. */
   close(): Promise<void>;
+  /** The thread's metrics (metrics.ts), as prom-client's JSON; empty once it has stopped. */
+  metrics(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
 export async function startStreamThread(config: Config, logger: Logger): Promise<StreamThread> {
@@ -45,10 +48,15 @@ export async function startStreamThread(config: Config, logger: Logger): Promise
     });
   });
   const closed = Promise.withResolvers<void>();
+  const scrapes = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
+  let scrapeId = 0;
   const url = await new Promise<string>((resolve, reject) => {
     worker.on('message', (message: FromStreamThread) => {
       if (message.type === 'listening') resolve(message.url);
-      else closed.resolve();
+      else if (message.type === 'metrics') {
+        scrapes.get(message.id)?.(message.metrics);
+        scrapes.delete(message.id);
+      } else closed.resolve();
     });
     void failed.then(reject);
   });
@@ -56,6 +64,22 @@ export async function startStreamThread(config: Config, logger: Logger): Promise
   return {
     url,
     failed,
+    metrics: () => {
+      if (closing) return Promise.resolve([]);
+      const id = (scrapeId += 1);
+      return new Promise((resolve) => {
+        // A thread that does not answer within a second is left out of this scrape.
+        const timer = setTimeout(() => {
+          scrapes.delete(id);
+          resolve([]);
+        }, 1_000);
+        scrapes.set(id, (metrics) => {
+          clearTimeout(timer);
+          resolve(metrics);
+        });
+        worker.postMessage({ type: 'metrics', id } satisfies ToStreamThread);
+      });
+    },
     close: async () => {
       if (!closing) {
         closing = true;

@@ -8,6 +8,7 @@ import { rateLimiterFor } from './http/rate-limit.ts';
 import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { createStreamServer } from './http/stream-server.ts';
 import { listen } from './listen.ts';
+import { registry } from './metrics.ts';
 import { createLogger } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { openKeyStore } from './store/open-store.ts';
@@ -42,7 +43,10 @@ const url = await listen(stream.server, config.ssePort, config.host).catch(async
 });
 
 port.on('message', (message: ToStreamThread) => {
-  if (message.type !== 'close') return;
+  if (message.type === 'metrics') {
+    void registry.getMetricsAsJSON().then((metrics) => port.postMessage({ type: 'metrics', id: message.id, metrics } satisfies FromStreamThread));
+    return;
+  }
   void (async () => {
     await stream.close();
     await Promise.allSettled([priceLog.close(), keyStore.close(), rateLimiter.close()]);

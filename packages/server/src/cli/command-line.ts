@@ -62,6 +62,7 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'max-stream-connections', value: '<n>', env: 'MAX_STREAM_CONNECTIONS', default: '16384', help: 'open sockets on the stream listener' },
   { flag: 'headers-timeout-ms', value: '<ms>', env: 'HEADERS_TIMEOUT_MS', default: '15000', help: 'time a socket has to send complete request headers (then 408)' },
   { flag: 'request-timeout-ms', value: '<ms>', env: 'REQUEST_TIMEOUT_MS', default: '10000', help: 'time an API request has to be answered (then 503)' },
+  { flag: 'metrics-port', value: '<n>', env: 'METRICS_PORT', default: 'none (no metrics listener)', help: 'serve Prometheus metrics at /metrics on this port (both threads, one scrape)' },
   { flag: 'shutdown-delay-ms', value: '<ms>', env: 'SHUTDOWN_DELAY_MS', default: '0', help: 'on SIGTERM, time /readyz answers 503 while both listeners still serve, so a load balancer stops sending before they close' },
   { flag: 'heartbeat-ms', value: '<ms>', env: 'HEARTBEAT_MS', default: '15000', help: 'interval of the stream heartbeat comment' },
   { flag: 'log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', help: 'the least severe level logged', choices: ['debug', 'info', 'warn', 'error'] },

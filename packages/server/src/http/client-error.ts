@@ -26,7 +26,7 @@ export function clientErrorHandler(logger: Logger): (error: Error & { code?: str
               message: 'The request could not be parsed as HTTP; check the request line (encode spaces and special characters in the URL) and headers.',
             };
     const payload = JSON.stringify(errorBody('invalid_request', refusal.message, {}));
-    logAnswer(logger, 'request', { method: null, path: null, status: Number(refusal.status.slice(0, 3)), ms: 0, request_id: requestId, parse_error: error.code ?? error.message });
+    logAnswer(logger, 'request', { operation: 'unparsable', method: null, path: null, status: Number(refusal.status.slice(0, 3)), ms: 0, request_id: requestId, parse_error: error.code ?? error.message });
     socket.end(
       `HTTP/1.1 ${refusal.status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${payload}`,

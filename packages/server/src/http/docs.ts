@@ -111,7 +111,7 @@ export function sendResource(logger: Logger, req: IncomingMessage, res: ServerRe
     res.writeHead(200, { ...headers, 'content-length': found.body.length });
     res.end(found.body);
   }
-  logAnswer(logger, 'request', { method: req.method, path: exchange.path, status: fresh ? 304 : 200, ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100, request_id: exchange.requestId });
+  logAnswer(logger, 'request', { operation: exchange.path.startsWith('/docs/assets/') ? '/docs/assets' : exchange.path, method: req.method, path: exchange.path, status: fresh ? 304 : 200, ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100, request_id: exchange.requestId });
 }
 
 function esc(text: string): string {

@@ -12,6 +12,8 @@ import { isSerialized } from './serialized.ts';
 /** Per-request state shared by the layers of one request. */
 export interface Exchange {
   requestId: string;
+  /** The contract's operationId once routed; metrics and logs name the request by it. */
+  operation?: string;
   startedAt: number;
   path: string;
   query: ParsedQuery;
@@ -84,8 +86,12 @@ export function sendError(logger: Logger, req: IncomingMessage, res: ServerRespo
   sendJson(logger, req, res, response.status, response.body, headers === undefined ? response.headers : { ...headers, ...response.headers });
 }
 
+/** Routes outside the contract that metrics name by path; anything else is `other`. */
+const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/stream']);
+
 function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number): void {
   logAnswer(logger, 'request', {
+    operation: exchange.operation ?? (OPERATIONAL_PATHS.has(exchange.path) ? exchange.path : 'other'),
     method: req.method,
     path: exchange.path,
     status,

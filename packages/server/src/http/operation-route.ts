@@ -34,6 +34,7 @@ export function operationRunner(operationId: ApiOperationId, deps: OperationDeps
   const handler = handlers[operationId] as AnyHandler;
   return async (req, res, path) => {
     const exchange = exchangeOf(req);
+    exchange.operation = operationId;
     let limitHeaders: Record<string, string> | undefined;
     let timedOut = false;
     // Synchronous work cannot be interrupted: the deadline is kept at the request's awaits (the

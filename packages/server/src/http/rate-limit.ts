@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 import type { Plan } from '../catalog/model.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { refused } from '../metrics.ts';
 import { HttpRefusal } from './errors.ts';
 
 export interface RateLimitPolicy {
@@ -108,6 +109,7 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       });
       return quota.consume(key).then(headersOf, (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        refused('key');
         const seconds = retryAfterSeconds(rejection);
         throw new HttpRefusal(
           'rate_limited',
@@ -122,7 +124,9 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
         await failures.consume(address);
         return null;
       } catch (rejection) {
-        return rejection instanceof RateLimiterRes ? failureRefusal(rejection) : null;
+        if (!(rejection instanceof RateLimiterRes)) return null;
+        refused('address');
+        return failureRefusal(rejection);
       }
     },
     connected() {

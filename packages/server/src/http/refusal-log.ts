@@ -3,6 +3,7 @@
 // rest are counted and reported as one `refusals not logged` line when the window ends. Answers
 // other than 4xx are always logged. Both listeners log through here.
 import type { Logger } from '../logger.ts';
+import { observeRequest } from '../metrics.ts';
 
 export const REFUSAL_WINDOW_MS = 10_000;
 export const REFUSALS_LOGGED_PER_WINDOW = 20;
@@ -15,9 +16,13 @@ interface Window {
 
 const windows = new WeakMap<Logger, Window>();
 
-/** Writes the access line `fields` (with `status`) as `msg`, sampled when the status is 4xx. */
-export function logAnswer(logger: Logger, msg: string, fields: { status: number } & Record<string, unknown>): void {
+/**
+ * Counts the answer in the metrics (by `operation`, `other` when absent) and writes the access
+ * line `fields` as `msg`, sampled when the status is 4xx.
+ */
+export function logAnswer(logger: Logger, msg: string, fields: { status: number; operation?: string; ms?: number } & Record<string, unknown>): void {
   const { status } = fields;
+  observeRequest(fields.operation ?? 'other', status, (fields.ms ?? 0) / 1000);
   if (status < 400 || status >= 500) {
     logger.info(msg, fields);
     return;

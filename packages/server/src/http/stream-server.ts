@@ -30,6 +30,7 @@ import { parseTopics } from '../stream/topics.ts';
 import { clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { observeRequest, refused, streamMetrics } from '../metrics.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
 import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
@@ -133,6 +134,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       }
       res.on('close', () => controller.abort());
       const done = stream(res, subscription, log, request.limitHeaders);
+      observeRequest('streamPrices', 200, (performance.now() - startedAt) / 1000);
       open.set(subscription, done);
       log.debug('stream opened', { topics: request.topics.size, lastEventId: request.lastEventId });
       await done;
@@ -145,6 +147,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       const response = toErrorResponse(error, query);
       if (response.unexpected) log.error('stream request failed', { error });
       logAnswer(logger, 'stream request', {
+        operation: url.pathname === STREAM_PATH ? 'streamPrices' : 'other',
         method: req.method,
         path: url.pathname,
         status: response.status,
@@ -169,6 +172,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   function hold(key: string): void {
     const held = streamsByKey.get(key) ?? 0;
     if (held >= maxStreamsPerKey) {
+      refused('streams');
       throw new HttpRefusal(
         'too_many_streams',
         `This key already holds its maximum of ${maxStreamsPerKey} concurrent streams; close one, or retry in ${TOO_MANY_STREAMS_RETRY_AFTER_SECONDS} seconds.`,
@@ -176,9 +180,11 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       );
     }
     streamsByKey.set(key, held + 1);
+    streamMetrics.opened();
   }
 
   function release(key: string): void {
+    streamMetrics.closed();
     const held = (streamsByKey.get(key) ?? 1) - 1;
     if (held <= 0) streamsByKey.delete(key);
     else streamsByKey.set(key, held);
@@ -222,6 +228,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       item.kind === 'event' ? frameOf(item.event).text : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
     let live: LiveTarget | null = null;
     const overflowed = (inKernel = 0): void => {
+      streamMetrics.slowConsumerCut();
       log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes, kernel_bytes: inKernel });
       subscription.end(new SubscriberOverflow(maxBufferBytes));
       res.destroy();
@@ -237,6 +244,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       }) : null;
       const target = live;
       subscription.handOverTo((item) => {
+        streamMetrics.delivered();
         if (target !== null && item.kind === 'event') {
           target.write(frameOf(item.event));
           return;
@@ -245,6 +253,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         if (tooFull()) overflowed();
       });
       for await (const item of subscription) {
+        streamMetrics.delivered();
         res.write(frameOfItem(item));
         if (tooFull()) throw new SubscriberOverflow(maxBufferBytes);
         if (res.writableLength > WRITE_HIGH_WATER) await drained(res, subscription);
@@ -262,6 +271,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         return;
       }
       if (error instanceof SubscriberOverflow) {
+        if (!res.destroyed) streamMetrics.slowConsumerCut();
         if (!res.destroyed) log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes });
       } else {
         log.warn('stream ended by an error', { error });

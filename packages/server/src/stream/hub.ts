@@ -7,6 +7,7 @@
 // id (see price-log.ts), so the next event jumps past the retained window: the hub ends every
 // subscription the same way, and each resume point, now below the log's oldest id, is answered
 // with a `reset` before the new events. Nothing is skipped in silence.
+import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
@@ -132,6 +133,7 @@ export class PriceHub {
       for await (const event of this.#log.follow(this.#lastSeenId, signal)) {
         if (event.id > this.#lastSeenId + RETAINED_EVENTS && this.#lastSeenId > 0) await this.#checkNotLost(event.id);
         this.#lastSeenId = event.id;
+        streamMetrics.read(event.data);
         const result = liveResult(event);
         for (const subscription of this.#subscriptions) {
           if (subscription.topics.has(event.topic)) subscription.offer(event, result);

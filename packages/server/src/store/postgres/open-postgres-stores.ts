@@ -1,5 +1,6 @@
 // Opens the catalog and key stores on one PostgreSQL pool for a `postgres://` URL, applying any
 // pending migration first. Rejects with ServiceUnavailable when the database cannot be reached.
+import { gaugeReading } from '../../metrics.ts';
 import type { Logger } from '../../logger.ts';
 import type { CatalogStore } from '../catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
@@ -29,6 +30,11 @@ export async function openPostgresStores(url: string, logger: Logger): Promise<P
     await pool.end().catch(() => {});
     throw error;
   }
+  gaugeReading('catalog_db_pool_connections', 'PostgreSQL pool connections: open, idle, and requests waiting for one.', ['state'], () => ({
+    total: pool.totalCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+  }));
   // The catalog store owns the pool: closing either it or the pair ends every connection.
   const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
   return { catalog: new IndexedCatalogStore(catalog), keys: new PostgresKeyStore(pool), close: () => catalog.close() };

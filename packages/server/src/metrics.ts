@@ -1,0 +1,119 @@
+// Prometheus metrics with prom-client, one registry per thread (each thread loads this module
+// once). The API thread's /metrics (on --metrics-port) merges its registry with the stream
+// thread's (stream-thread.ts asks it), so one scrape covers the process.
+//
+// Cost on the hot paths: an answered request is one histogram observation and one counter
+// increment, through children cached per (operation, status); a delivered event is one integer
+// increment, turned into the counter only when scraped. Label values are bounded: operations of
+// the contract, a few operational routes, `other`.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+
+const requests = new Counter({
+  name: 'catalog_http_requests_total',
+  help: 'Answered HTTP requests by operation and status (both listeners).',
+  labelNames: ['operation', 'status'] as const,
+  registers: [registry],
+});
+const durations = new Histogram({
+  name: 'catalog_http_request_duration_seconds',
+  help: 'Time from the first byte of a request to its answer, by operation.',
+  labelNames: ['operation'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+  registers: [registry],
+});
+const refusals = new Counter({
+  name: 'catalog_rate_limit_refusals_total',
+  help: 'Requests refused with 429, by limit: key quota, failed authentication per address, streams per key.',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+const subscribers = new Gauge({
+  name: 'catalog_stream_subscribers',
+  help: 'Open price streams.',
+  registers: [registry],
+});
+let deliveredSinceScrape = 0;
+new Counter({
+  name: 'catalog_stream_events_delivered_total',
+  help: 'Price events and resets written to subscribers (one per event per subscriber).',
+  registers: [registry],
+  collect() {
+    this.inc(deliveredSinceScrape);
+    deliveredSinceScrape = 0;
+  },
+});
+const slowCut = new Counter({
+  name: 'catalog_stream_slow_consumers_cut_total',
+  help: 'Subscribers disconnected because the server held more than the limit for them.',
+  registers: [registry],
+});
+let newestRead: { data: string; readAt: number } | null = null;
+new Gauge({
+  name: 'catalog_price_log_lag_seconds',
+  help: 'Age of the newest price event when the stream read it from the price log: from its timestamp to the read.',
+  registers: [registry],
+  collect() {
+    if (newestRead === null) return;
+    const timestamp = Date.parse((JSON.parse(newestRead.data) as { timestamp?: string }).timestamp ?? '');
+    if (Number.isFinite(timestamp)) this.set((newestRead.readAt - timestamp) / 1000);
+  },
+});
+
+let defaultsCollected = false;
+/** Node's process metrics (memory, event loop lag, GC), once per process. */
+export function collectProcessMetrics(): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  collectDefaultMetrics({ register: registry, prefix: 'catalog_' });
+}
+
+type Child = { requests: Counter.Internal; durations: Histogram.Internal<'operation'> };
+const children = new Map<string, Child>();
+
+export function observeRequest(operation: string, status: number, seconds: number): void {
+  const key = `${operation} ${status}`;
+  let child = children.get(key);
+  if (child === undefined) {
+    child = { requests: requests.labels(operation, String(status)), durations: durations.labels(operation) };
+    children.set(key, child);
+  }
+  child.requests.inc();
+  child.durations.observe(seconds);
+}
+
+export function refused(limit: 'key' | 'address' | 'streams'): void {
+  refusals.labels(limit).inc();
+}
+
+export const streamMetrics = {
+  opened: (): void => subscribers.inc(),
+  closed: (): void => subscribers.dec(),
+  delivered: (count = 1): void => {
+    deliveredSinceScrape += count;
+  },
+  slowConsumerCut: (): void => slowCut.inc(),
+  /** The newest event read from the price log (its lag is computed when scraped). */
+  read: (data: string): void => {
+    newestRead = { data, readAt: Date.now() };
+  },
+};
+
+/** A gauge whose value is read when scraped, e.g. a connection pool's counts. */
+export function gaugeReading(name: string, help: string, labelNames: readonly string[], read: () => Record<string, number>): void {
+  if (registry.getSingleMetric(name) !== undefined) registry.removeSingleMetric(name);
+  const [label] = labelNames;
+  new Gauge({
+    name,
+    help,
+    labelNames: label === undefined ? [] : [label],
+    registers: [registry],
+    collect() {
+      for (const [value, reading] of Object.entries(read())) {
+        if (label === undefined) this.set(reading);
+        else this.labels(value).set(reading);
+      }
+    },
+  });
+}

@@ -1,0 +1,68 @@
+// /metrics as an operator scrapes it after real traffic: request counts and latencies by operation
+// and status from the API thread, open subscribers and delivered events from the stream thread,
+// rate-limit refusals, process metrics; all in one scrape of --metrics-port.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { silentLogger } from '../src/logger.ts';
+import { startService, type RunningService } from '../src/main.ts';
+import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
+import { openKeyStore } from '../src/store/open-store.ts';
+import { openStream } from './http/sse-client.ts';
+import { eventOnTopic, TOPICS } from './prices/builders.ts';
+
+let service: RunningService | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await service?.close();
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function value(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('/metrics on --metrics-port', () => {
+  it('counts requests, refusals, subscribers and delivered events from both threads in one scrape', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-'));
+    const file = path.join(dir, 'catalog.db');
+    const keys = await openKeyStore(`sqlite:${file}`, silentLogger);
+    const proKey = await keys.keys.createKey('pro');
+    await keys.close();
+    const config = loadConfig(['--db', `sqlite:${file}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--metrics-port', '0', '--rate-limit-pro', '3', '--log-level', 'error'], {});
+    service = await startService(config, silentLogger);
+    expect(service.metricsUrl).toBeDefined();
+
+    for (let i = 0; i < 2; i++) expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
+    expect((await fetch(`${service.apiUrl}/gtin/count`)).status).toBe(401);
+    const stream = await openStream(`${service.streamUrl}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: TOPICS[0] });
+    expect(stream.status).toBe(200);
+    // In memory, each thread counts its own quota: the stream attempt is not among the API's 3.
+    expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
+    expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(429);
+    const log = new SqlitePriceLog(file);
+    await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+    await log.close();
+    await stream.frames(3);
+
+    const response = await fetch(`${service.metricsUrl}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await response.text();
+    expect(value(text, 'catalog_http_requests_total{operation="countGtins",status="200"}')).toBe(3);
+    expect(value(text, 'catalog_http_requests_total{operation="countGtins",status="429"}')).toBe(1);
+    expect(value(text, 'catalog_http_requests_total{operation="countGtins",status="401"}')).toBe(1);
+    expect(value(text, 'catalog_http_requests_total{operation="streamPrices",status="200"}')).toBe(1);
+    expect(value(text, 'catalog_http_request_duration_seconds_count{operation="countGtins"}')).toBe(5);
+    expect(value(text, 'catalog_rate_limit_refusals_total{limit="key"}')).toBe(1);
+    expect(value(text, 'catalog_stream_subscribers')).toBe(1);
+    expect(value(text, 'catalog_stream_events_delivered_total')).toBe(2);
+    expect(value(text, 'catalog_price_log_lag_seconds')).toBeDefined();
+    expect(text).toContain('catalog_process_resident_memory_bytes');
+    expect(text).toContain('catalog_stream_slow_consumers_cut_total');
+    stream.close();
+  });
+});
