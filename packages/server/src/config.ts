@@ -33,6 +33,8 @@ export interface Config {
   shutdownDelayMs: number;
   /** The port of the /metrics listener; none when undefined. */
   metricsPort?: number;
+  /** Set by the service for its stream thread: log readable lines, as the main thread does on a terminal. */
+  terminalLogs?: boolean;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */

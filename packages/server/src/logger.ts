@@ -1,5 +1,14 @@
-// Structured JSON logs, one object per line on stderr (stdout stays free for command output such
-// as a created key). Levels below LOG_LEVEL are dropped.
+// Structured logs through pino, one JSON object per line on stderr (stdout stays free for command
+// output such as a created key), behind the small Logger interface the code uses.
+// - errors (in `error` or `err`) are serialised with their `cause` chain, `code` and stack;
+// - values pino cannot print as JSON (cycles, BigInt) never make a log call throw;
+// - an `authorization` field, at any of the shapes requests are logged in, is redacted;
+// - the request id is always `request_id`.
+// Levels below LOG_LEVEL are dropped. On a terminal, createServiceLogger prints readable lines.
+import pinoPretty from 'pino-pretty';
+import { createBufferedLogWrite } from './http/buffered-log-write.ts';
+import { pino, stdSerializers, stdTimeFunctions, type DestinationStream, type Logger as Pino } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -11,60 +20,66 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const REDACT = ['authorization', 'headers.authorization', 'req.headers.authorization', '*.authorization', '*.headers.authorization'];
 
 export function createLogger(
-  options: { level?: LogLevel; base?: LogFields; write?: (line: string) => void } = {},
+  options: { level?: LogLevel; base?: LogFields; write?: (line: string) => void; destination?: DestinationStream } = {},
 ): Logger {
-  const write = options.write ?? ((line: string) => process.stderr.write(line));
-  return new JsonLogger(ORDER[options.level ?? 'info'], options.base ?? {}, write);
+  const destination: DestinationStream = options.destination ?? { write: options.write ?? ((line: string) => process.stderr.write(line)) };
+  const logger = pino(
+    {
+      level: options.level ?? 'info',
+      base: options.base ?? {},
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: stdSerializers.errWithCause, err: stdSerializers.errWithCause },
+      redact: { paths: REDACT, censor: '[redacted]' },
+    },
+    destination,
+  );
+  return new PinoLogger(logger);
 }
 
-/** One object per child, with the methods on the prototype: a child per request or stream is cheap. */
-class JsonLogger implements Logger {
-  readonly #threshold: number;
-  readonly #base: LogFields;
-  readonly #write: (line: string) => void;
+/** One object per child, methods on the prototype: a child per request or stream stays cheap. */
+class PinoLogger implements Logger {
+  readonly #pino: Pino;
 
-  constructor(threshold: number, base: LogFields, write: (line: string) => void) {
-    this.#threshold = threshold;
-    this.#base = base;
-    this.#write = write;
+  constructor(logger: Pino) {
+    this.#pino = logger;
   }
 
   debug(message: string, fields?: LogFields): void {
-    this.#log('debug', message, fields);
+    this.#pino.debug(fields ?? {}, message);
   }
 
   info(message: string, fields?: LogFields): void {
-    this.#log('info', message, fields);
+    this.#pino.info(fields ?? {}, message);
   }
 
   warn(message: string, fields?: LogFields): void {
-    this.#log('warn', message, fields);
+    this.#pino.warn(fields ?? {}, message);
   }
 
   error(message: string, fields?: LogFields): void {
-    this.#log('error', message, fields);
+    this.#pino.error(fields ?? {}, message);
   }
 
   child(fields: LogFields): Logger {
-    return new JsonLogger(this.#threshold, { ...this.#base, ...fields }, this.#write);
-  }
-
-  #log(level: LogLevel, message: string, fields?: LogFields): void {
-    if (ORDER[level] < this.#threshold) return;
-    const entry = { time: new Date().toISOString(), level, msg: message, ...this.#base, ...fields };
-    // The replacer costs on every value; only entries that carry an Error need it.
-    const hasError = fields !== undefined && Object.values(fields).some((value) => value instanceof Error);
-    this.#write(`${hasError ? JSON.stringify(entry, errorReplacer) : JSON.stringify(entry)}\n`);
+    return new PinoLogger(this.#pino.child(fields));
   }
 }
 
 /** A logger that drops everything, for tests. */
 export const silentLogger: Logger = createLogger({ write: () => {} });
 
-function errorReplacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
-  return value;
+/**
+ * The service's logger: JSON lines on stderr, written in batches off the request path
+ * (buffered-log-write.ts, to `fd`); readable coloured lines instead on a terminal (`pnpm start`).
+ */
+export function createServiceLogger(level: LogLevel, options: { terminal?: boolean; fd?: number; base?: LogFields } = {}): Logger {
+  const base = options.base ?? {};
+  if (options.terminal ?? process.stderr.isTTY === true) {
+    return createLogger({ level, base, destination: pinoPretty({ destination: options.fd ?? 2, colorize: true, translateTime: 'SYS:HH:MM:ss.l', sync: true }) });
+  }
+  return createLogger({ level, base, write: createBufferedLogWrite(options.fd ?? process.stderr.fd) });
 }

@@ -18,7 +18,7 @@ import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS
 import { listen } from './listen.ts';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { collectProcessMetrics, registry } from './metrics.ts';
-import { createLogger, type Logger, type LogLevel } from './logger.ts';
+import type { Logger } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { runSimulator, syntheticVariants } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
@@ -69,10 +69,6 @@ function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues
   });
 }
 
-/** The service's logger: JSON lines on stderr, written in batches off the request path. */
-export function createServiceLogger(level: LogLevel): Logger {
-  return createLogger({ level, write: createBufferedLogWrite() });
-}
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const stores = await openCatalogStores(config.databaseUrl, logger);
@@ -117,7 +113,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let stream: StreamThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream }, logger);
+    stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs: process.stderr.isTTY === true }, logger);
     streamAccepting = true;
     if (config.simulatePrices > 0) {
       const sampled = await stores.catalog.sampleVariants(500);

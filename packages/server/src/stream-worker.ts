@@ -5,11 +5,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
-import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { createStreamServer } from './http/stream-server.ts';
 import { listen } from './listen.ts';
 import { registry } from './metrics.ts';
-import { createLogger } from './logger.ts';
+import { createServiceLogger } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { openKeyStore } from './store/open-store.ts';
 import type { FromStreamThread, ToStreamThread } from './stream-thread.ts';
@@ -18,7 +17,7 @@ const port = parentPort;
 if (port === null) throw new Error('stream-worker.ts runs as a worker thread; start it with startStreamThread()');
 const config = workerData as Config;
 // A worker's process.stderr has no descriptor of its own: write to the process's fd 2.
-const logger = createLogger({ level: config.logLevel, base: { thread: 'stream' }, write: createBufferedLogWrite(2) });
+const logger = createServiceLogger(config.logLevel, { terminal: config.terminalLogs === true, fd: 2, base: { thread: 'stream' } });
 
 const keyStore = await openKeyStore(config.databaseUrl, logger);
 const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {

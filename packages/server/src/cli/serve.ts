@@ -1,6 +1,7 @@
 // `catalog serve`: the API listener and the stream listener, until SIGTERM.
 import { loadConfig } from '../config.ts';
-import { createServiceLogger, runUntilSignal, startService } from '../main.ts';
+import { createServiceLogger } from '../logger.ts';
+import { runUntilSignal, startService } from '../main.ts';
 
 export async function run(args: string[]): Promise<number> {
   const config = loadConfig(args);

@@ -4,7 +4,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
-import { createServiceLogger, runUntilSignal, startService } from '../main.ts';
+import { createServiceLogger } from '../logger.ts';
+import { runUntilSignal, startService } from '../main.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { sqlitePath } from '../storage-url.ts';
 import { run as seed } from './seed.ts';
