@@ -13,7 +13,6 @@ import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
-import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
