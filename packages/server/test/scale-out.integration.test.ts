@@ -14,7 +14,7 @@ import { openStream, type SseFrame } from './http/sse-client.ts';
 import { runCli } from './cli/run-cli.ts';
 import { eventOnTopic, TOPICS } from './prices/builders.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres-test-database.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
+import { startRoundRobinProxy, startTcpProxy } from './support/tcp-proxy.ts';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const REDIS = 'redis://127.0.0.1:6379';
@@ -23,6 +23,7 @@ interface Instance {
   process: ChildProcess;
   apiUrl: string;
   streamUrl: string;
+  metricsUrl?: string;
 }
 
 function serve(db: string, priceLog: string, extra: readonly string[] = []): Promise<Instance> {
@@ -37,8 +38,8 @@ function serve(db: string, priceLog: string, extra: readonly string[] = []): Pro
       for (const line of output.split('\n')) {
         if (!line.includes('"listening"')) continue;
         clearTimeout(timer);
-        const { apiUrl, streamUrl } = JSON.parse(line) as { apiUrl: string; streamUrl: string };
-        resolve({ process: child, apiUrl, streamUrl });
+        const { apiUrl, streamUrl, metricsUrl } = JSON.parse(line) as { apiUrl: string; streamUrl: string; metricsUrl?: string };
+        resolve({ process: child, apiUrl, streamUrl, ...(metricsUrl === undefined ? {} : { metricsUrl }) });
       }
     });
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
@@ -127,21 +128,42 @@ describe('several instances on PostgreSQL and Redis', () => {
     resumed.close();
   }, 60_000);
 
-  it('counts one rate limit per key across instances, stream connection attempts included', async () => {
-    const limited = await Promise.all([serve(database.url(), priceLog, ['--rate-limit', '5']), serve(database.url(), priceLog, ['--rate-limit', '5'])]);
+  it('counts one rate limit per key across instances (stream attempts included), reports metrics from each, and both refuse a revoked key within 5 s', async () => {
+    const flags = ['--rate-limit', '5', '--metrics-port', '0'];
+    const limited = await Promise.all([serve(database.url(), priceLog, flags), serve(database.url(), priceLog, flags)]);
     instances.push(...limited);
     const created = await runCli(['keys', 'create', '--db', database.url(), '--plan', 'pro']);
     const key = created.stdout.trim().split('\n').at(-1)!;
+    // Through a round-robin proxy, one new connection per request: the instances take turns.
+    const port = (url: string) => ({ host: '127.0.0.1', port: Number(new URL(url).port) });
+    const proxy = await startRoundRobinProxy(limited.map((instance) => port(instance.apiUrl)));
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await fetch(`${limited[i % 2]!.apiUrl}/v2/brands`, { headers: { Authorization: key } })).status);
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await fetch(`${proxy.url}/v2/brands`, { headers: { Authorization: key, Connection: 'close' } })).status);
+    }
     const stream = await openStream(`${limited[1]!.streamUrl}/v1/stream`, { Authorization: `Bearer ${key}`, Topics: TOPICS[0]! });
     statuses.push(stream.status);
     stream.close();
-    const over = await fetch(`${limited[0]!.apiUrl}/v2/brands`, { headers: { Authorization: key } });
+    const over = await fetch(`${proxy.url}/v2/brands`, { headers: { Authorization: key, Connection: 'close' } });
     statuses.push(over.status);
+    await proxy.close();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     expect(over.headers.get('ratelimit-policy')).toBe('"pro";q=5;w=60');
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    const scraped = await Promise.all(limited.map(async (instance) => (await fetch(`${instance.metricsUrl!}/metrics`)).text()));
+    expect(scraped[0]).toMatch(/^catalog_http_requests_total\{operation="listTopBrands",status="200"\} 2$/m);
+    expect(scraped[0]).toMatch(/^catalog_http_requests_total\{operation="listTopBrands",status="429"\} 1$/m);
+    expect(scraped[1]).toMatch(/^catalog_http_requests_total\{operation="listTopBrands",status="200"\} 2$/m);
+    expect(scraped[1]).toMatch(/^catalog_http_requests_total\{operation="streamPrices",status="200"\} 1$/m);
+
+    const other = (await runCli(['keys', 'create', '--db', database.url(), '--plan', 'pro'])).stdout.trim().split('\n').at(-1)!;
+    const statusOn = (instance: Instance) => fetch(`${instance.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${other}` } }).then((r) => r.status);
+    expect(await Promise.all(limited.map(statusOn))).toEqual([200, 200]);
+    expect((await runCli(['keys', 'revoke', '--db', database.url(), other])).code).toBe(0);
+    const revokedAt = Date.now();
+    await expect.poll(() => Promise.all(limited.map(statusOn)), { timeout: 7_000, interval: 250 }).toEqual([401, 401]);
+    expect(Date.now() - revokedAt).toBeLessThan(6_000);
     await Promise.all(limited.map(killed));
   }, 60_000);
 

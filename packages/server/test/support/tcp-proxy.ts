@@ -52,3 +52,43 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
   };
 }
+
+/**
+ * A load balancer in miniature: each new connection goes to the next of `targets` in turn (a
+ * target that refuses is skipped), as a TCP proxy in front of several instances would.
+ */
+export async function startRoundRobinProxy(targets: readonly { host: string; port: number }[]): Promise<{ url: string; close(): Promise<void> }> {
+  let next = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    const attempt = (tries: number): void => {
+      const target = targets[next++ % targets.length]!;
+      const upstream = net.connect(target.port, target.host);
+      upstream.once('error', () => {
+        if (tries > 1 && client.bytesWritten === 0) attempt(tries - 1);
+        else client.destroy();
+      });
+      upstream.once('connect', () => {
+        sockets.add(upstream);
+        client.pipe(upstream).pipe(client);
+        const drop = (): void => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', drop).on('close', drop);
+        upstream.on('error', drop).on('close', drop);
+      });
+    };
+    attempt(targets.length);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
