@@ -11,6 +11,7 @@
 //   requests because Redis is down;
 // - a limit of 0 disables that limit.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Plan } from '../catalog/model.ts';
 import type { Config } from '../config.ts';
@@ -107,7 +108,8 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
         'ratelimit-policy': `"${plan}";q=${limit};w=${WINDOW_SECONDS}`,
         ratelimit: `"${plan}";r=${Math.max(0, res.remainingPoints)};t=${retryAfterSeconds(res)}`,
       });
-      return quota.consume(key).then(headersOf, (rejection: unknown) => {
+      // Counts are stored under a digest of the key, never the key itself (Redis holds them).
+      return quota.consume(createHash('sha256').update(key).digest('base64url')).then(headersOf, (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         refused('key');
         const seconds = retryAfterSeconds(rejection);

@@ -1,6 +1,7 @@
 // Rate limits shared through Redis: two limiters (as two instances would hold) with one Redis count
 // per key and per address, and a Redis that is down falling back to counting in memory.
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpRefusal } from '../../src/http/errors.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
@@ -38,6 +39,12 @@ describe('rate limits through Redis', () => {
     // Another key, and the other plan's quota, are separate.
     expect(await outcome(b.take('key-2', 'free'))).toMatch(/^"free";r=2;t=\d+$/);
     expect(await outcome(a.take('key-3', 'pro'))).toMatch(/^"pro";r=4;t=\d+$/);
+    // Redis holds the counts under digests of the keys, never a key itself.
+    const redis = new Redis(REDIS_URL);
+    const stored = await redis.keys(`${prefix}*`);
+    redis.disconnect();
+    expect(stored.length).toBeGreaterThan(0);
+    expect(stored.filter((name) => /key-[0-9]/.test(name))).toEqual([]);
   });
 
   it('counts failed authentications per address across instances', async () => {
