@@ -5,7 +5,8 @@ import { validateStorageUrl } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { sqlitePath } from '../storage-url.ts';
 import { migratePostgres } from '../store/postgres/migrate-postgres.ts';
-import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations.ts';
+import { POSTGRES_MIGRATIONS, VARIANT_SEARCH_INDEXES } from '../store/postgres/migrations.ts';
+import { PostgresCatalogStore } from '../store/postgres/postgres-catalog-store.ts';
 import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts';
 import { LATEST_SCHEMA_VERSION } from '../store/sqlite/migrations.ts';
 import { SqliteCatalogStore } from '../store/sqlite/sqlite-catalog-store.ts';
@@ -34,6 +35,14 @@ export async function run(args: string[]): Promise<number> {
   try {
     const applied = await unavailableOnOutage('catalog database', () => migratePostgres(pool, logger));
     const latest = Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version));
+    // A bulk load that died leaves variant search indexes dropped; creating them is this command's job too.
+    const { rows } = await pool.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE tablename = 'catalog_variants'");
+    const present = new Set(rows.map((row) => row.indexname));
+    const missing = VARIANT_SEARCH_INDEXES.filter((index) => !present.has(index.name));
+    if (missing.length > 0) {
+      await new PostgresCatalogStore(pool).optimize();
+      process.stdout.write(`created the deferred variant indexes ${missing.map((index) => index.name).join(', ')}\n`);
+    }
     process.stdout.write(
       applied.length === 0 ? `postgres schema is up to date (version ${latest})\n` : `applied postgres migrations ${applied.join(', ')}; schema is at version ${latest}\n`,
     );

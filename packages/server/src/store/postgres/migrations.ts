@@ -15,6 +15,17 @@
 import type pg from 'pg';
 import { foldText } from '../../catalog/text.ts';
 
+/**
+ * The variant search indexes (SKU, GTIN fragments, GTIN-14): created by migration 1, dropped for a
+ * bulk load into an empty catalog and created again after it (PostgresCatalogStore.deferIndexes,
+ * optimize). One definition for both.
+ */
+export const VARIANT_SEARCH_INDEXES: readonly { name: string; definition: string }[] = [
+  { name: 'catalog_variants_sku', definition: 'ON catalog_variants (sku_lower, seq)' },
+  { name: 'catalog_variants_gtin_trgm', definition: 'ON catalog_variants USING gin (gtin gin_trgm_ops)' },
+  { name: 'catalog_variants_gtin14', definition: 'ON catalog_variants (gtin14)' },
+];
+
 export interface Migration {
   version: number;
   name: string;
@@ -50,9 +61,7 @@ CREATE TABLE catalog_variants (
   document text NOT NULL
 );
 CREATE INDEX catalog_variants_product ON catalog_variants (product_id, position);
-CREATE INDEX catalog_variants_sku ON catalog_variants (sku_lower, seq);
-CREATE INDEX catalog_variants_gtin_trgm ON catalog_variants USING gin (gtin gin_trgm_ops);
-CREATE INDEX catalog_variants_gtin14 ON catalog_variants (gtin14);
+${VARIANT_SEARCH_INDEXES.map((index) => `CREATE INDEX ${index.name} ${index.definition};`).join('\n')}
 
 CREATE SEQUENCE storefront_cursor_seq AS bigint MINVALUE 1;
 CREATE TABLE storefront_products (

@@ -22,6 +22,7 @@ import { foldText } from '../../catalog/text.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
+import { VARIANT_SEARCH_INDEXES } from './migrations.ts';
 
 const WHAT = 'catalog database';
 const CURSOR_BASE = 17_000_000_000_000_000n;
@@ -302,16 +303,37 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   /**
-   * After a bulk load (import, seed): merges the GIN pending lists into the indexes and refreshes
-   * planner statistics, so the first searches use the indexes at full speed.
+   * Before a bulk load into an EMPTY catalog (not part of the port): drops the variant search
+   * indexes (VARIANT_SEARCH_INDEXES) so that each insert skips them, until `optimize` creates them
+   * again in one pass. Meanwhile SKU and GTIN searches scan every variant, so a catalog that
+   * already has variants keeps them live. Returns whether it deferred.
+   */
+  deferIndexes(): Promise<boolean> {
+    return this.#run(() =>
+      inTransaction(this.#pool, async (client) => {
+        const { rows } = await client.query('SELECT 1 FROM catalog_variants LIMIT 1');
+        if (rows.length > 0) return false;
+        for (const index of VARIANT_SEARCH_INDEXES) await client.query(`DROP INDEX IF EXISTS ${index.name}`);
+        return true;
+      }),
+    );
+  }
+
+  /**
+   * After a bulk load (import, seed), and by `catalog migrate`: creates any variant search index a
+   * deferred load left missing, merges the GIN pending lists, and refreshes planner statistics, so
+   * the first searches use the indexes at full speed.
    */
   optimize(): Promise<void> {
-    return this.#run(async () => {
-      for (const index of ['catalog_variants_gtin_trgm']) {
-        await this.#pool.query('SELECT gin_clean_pending_list($1::regclass)', [index]);
-      }
-      await this.#pool.query('ANALYZE catalog_products, catalog_variants, storefront_products');
-    });
+    return this.#run(() =>
+      inTransaction(this.#pool, async (client) => {
+        // Index builds run longer than the pool's statement timeout, and faster with more memory.
+        await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
+        for (const index of VARIANT_SEARCH_INDEXES) await client.query(`CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`);
+        await client.query('SELECT gin_clean_pending_list($1::regclass)', ['catalog_variants_gtin_trgm']);
+        await client.query('ANALYZE catalog_products, catalog_variants, storefront_products');
+      }),
+    );
   }
 
   ping(): Promise<void> {
