@@ -342,16 +342,24 @@ export class StorefrontIndex {
       return bits;
     }
     if (field === 'available') {
+      const want = new Set<number>(values.map((value) => (value === true ? 1 : 0)));
+      if (want.size === 2) return this.#complement(this.#empty());
       const bits = this.#empty();
       const available = this.#available.data;
-      const want = new Set<number>(values.map((value) => (value === true ? 1 : 0)));
-      for (let slot = 0; slot < this.#size; slot += 1) if (want.has(available[slot]!)) setBit(bits, slot);
+      const only = want.has(1) ? 1 : 0;
+      for (let slot = 0; slot < this.#size; slot += 1) if (available[slot] === only) setBit(bits, slot);
       return bits;
     }
     if (field === 'cursor' || (NUMBER_FIELDS as readonly string[]).includes(field)) {
       const column = field === 'cursor' ? this.#cursor.data : this.#numbers[field as NumberField].data;
-      const want = new Set(values as number[]);
       const bits = this.#empty();
+      // One value (the common case) compares directly: a Set look-up per product costs more than the pass.
+      if (values.length === 1) {
+        const only = values[0] as number;
+        for (let slot = 0; slot < this.#size; slot += 1) if (column[slot] === only) setBit(bits, slot);
+        return bits;
+      }
+      const want = new Set(values as number[]);
       for (let slot = 0; slot < this.#size; slot += 1) if (want.has(column[slot]!)) setBit(bits, slot);
       return bits;
     }
