@@ -140,7 +140,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     const key = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
     const challenge = { 'WWW-Authenticate': 'Bearer realm="price-stream"' };
     if (key === undefined) return refuse(res, 401, 'unauthorized', 'Send your API key as Authorization: Bearer <key>.', challenge);
-    if (key.startsWith('free')) return refuse(res, 403, 'forbidden', 'The price stream needs a Pro plan key; this key is on the free plan.');
+    if (key.startsWith('free')) return refuse(res, 403, 'forbidden', 'This operation needs the pro plan; your key is on the free plan.');
     let topics: ReadonlySet<string>;
     try {
       topics = parseTopics(typeof req.headers.topics === 'string' ? req.headers.topics : undefined);

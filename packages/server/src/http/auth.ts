@@ -7,7 +7,7 @@
 // therefore costs one digest and one indexed look-up each.
 import type { IncomingMessage } from 'node:http';
 import type { Plan } from '../catalog/model.ts';
-import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
+import { operations } from '../generated/handlers.gen.ts';
 import type { KeyStore } from '../store/key-store.ts';
 import { CatalogError, ServiceUnavailable } from '../catalog/errors.ts';
 import { HttpRefusal } from './errors.ts';
@@ -62,7 +62,7 @@ export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, '
 }
 
 /** Throws a 403 refusal when the caller's plan does not include the operation. */
-export function authorize(operationId: ApiOperationId, plan: Plan): void {
+export function authorize(operationId: keyof typeof operations, plan: Plan): void {
   const plans: readonly Plan[] = operations[operationId].plans;
   if (plans.includes(plan)) return;
   const needed = plans.join(' or ');

@@ -27,7 +27,7 @@ import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/
 import { PriceHub } from '../stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
 import { parseTopics } from '../stream/topics.ts';
-import { clientAddress, createAuthenticator } from './auth.ts';
+import { authorize, clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { observeRequest, refused, streamMetrics } from '../metrics.ts';
@@ -202,7 +202,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${STREAM_PATH}; use GET.`, { Allow: ALLOW });
     }
     const { key, plan } = await authenticator.authenticate(req.headers.authorization, 'bearer', clientAddress(req));
-    if (plan !== 'pro') throw new HttpRefusal('forbidden', 'The price stream needs a Pro plan key; this key is on the free plan.');
+    // The plans come from the contract's operation table, as for every API operation.
+    authorize('streamPrices', plan);
     const topics = parseTopics(headerOf(req, 'topics'));
     const rawId = headerOf(req, 'last-event-id')?.trim() ?? '';
     if (rawId !== '' && !LAST_EVENT_ID.test(rawId)) {

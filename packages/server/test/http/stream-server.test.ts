@@ -132,7 +132,7 @@ describe('streamPrices', () => {
       ['no key', { Topics: valid.Topics }, 401, 'unauthorized', /Bearer/],
       ['a key without the Bearer scheme', { ...valid, Authorization: PRO }, 401, 'unauthorized', /bearer credential/],
       ['an unknown key', { ...valid, Authorization: 'Bearer nope' }, 401, 'unauthorized', /not recognised/],
-      ['a free plan key', { ...valid, Authorization: `Bearer ${FREE}` }, 403, 'forbidden', /Pro plan/],
+      ['a free plan key', { ...valid, Authorization: `Bearer ${FREE}` }, 403, 'forbidden', /needs the pro plan; your key is on the free plan/],
       ['no Topics', { Authorization: valid.Authorization }, 400, 'invalid_topics', /missing/],
       ['empty Topics', { ...valid, Topics: ' ' }, 400, 'invalid_topics', /empty/],
       ['an uppercase topic', { ...valid, Topics: 'price:marketplacea:us, price:marketplaceA:uk' }, 400, 'invalid_topics', /"price:marketplaceA:uk".*lowercase/],

@@ -156,10 +156,12 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   getProductDocument(idOrSlug: string): Promise<string | null> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ document: string }>(
-        'SELECT document FROM catalog_products WHERE id = $1 OR slug = $2 ORDER BY (id = $1) DESC, seq LIMIT 1',
-        [idOrSlug, foldText(idOrSlug)],
-      );
+      // A named statement is parsed and planned once per connection, not on every look-up.
+      const { rows } = await this.#pool.query<{ document: string }>({
+        name: 'catalog-get-product',
+        text: 'SELECT document FROM catalog_products WHERE id = $1 OR slug = $2 ORDER BY (id = $1) DESC, seq LIMIT 1',
+        values: [idOrSlug, foldText(idOrSlug)],
+      });
       const row = rows[0];
       return row === undefined ? null : row.document;
     });
