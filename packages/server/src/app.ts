@@ -1,5 +1,6 @@
-// createApp builds the catalog API as an Express application and listens on nothing; src/main.ts
-// owns listeners and signals. Every response, success or refusal, leaves through
+// createApp builds the catalog API's request listener and listens on nothing (src/main.ts owns
+// listeners and signals): it dispatches the contract's operations itself (fast-routes.ts) and hands
+// everything else to an Express application, the shell, with no Express internals patched. Every response, success or refusal, leaves through
 // http/exchange.ts with an X-Request-Id and one access log line.
 //
 // Routing design, measured with bench/get-product-routing.ts (getProduct, fake in-memory store, pro
@@ -13,7 +14,7 @@
 // calling the validators it compiled is 3.3x cheaper per request, so that is the hot path.
 // Serving exact operation paths before Express's per-request set-up cut CPU per request from
 // about 86 µs (Express routes) to about 70 µs in the same conditions.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
@@ -58,7 +59,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
 
-export function createApp(deps: AppDeps): express.Application {
+export function createApp(deps: AppDeps): RequestListener {
   const { logger } = deps;
   const app = express();
   app.disable('x-powered-by');
@@ -88,19 +89,11 @@ export function createApp(deps: AppDeps): express.Application {
   };
 
   const runners = new Map(API_OPERATION_IDS.map((id) => [id, operationRunner(id, operationDeps)] as const));
-  // The hot path: exact operation paths are served before Express's per-request set-up (two
-  // prototype swaps, a final-handler closure, the router walk), which nothing on it needs; every
-  // other request, and every path variant, goes through Express as usual.
+  // The hot path: exact operation paths are dispatched by the listener below from the contract's
+  // operation table (fast-routes.ts), before Express's per-request set-up (two prototype swaps, a
+  // final-handler closure, the router walk), which nothing on it needs; every other request, and
+  // every path variant, goes to the Express app, the shell, as it is.
   const fastRouter = createFastRouter(runners);
-  // `handle` is Express's documented-in-source entry point (app(req, res) calls app.handle); its
-  // types do not declare it.
-  type Handle = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
-  const expressHandle = ((app as unknown as { handle: Handle }).handle).bind(app);
-  Object.assign(app, {
-    handle(req: IncomingMessage, res: ServerResponse, next?: NextFunction): void {
-      if (!fastRouter(req, res) && !answerPreflight(req, res)) expressHandle(req, res, next);
-    },
-  });
   for (const [operationId, run] of runners) {
     const path = operations[operationId].path.replace(/\{([^}]+)\}/g, ':$1');
     app.get(path, (req, res) => run(req, res, req.params as Record<string, string>));
@@ -158,7 +151,9 @@ export function createApp(deps: AppDeps): express.Application {
     sendError(logger, req, res, error);
   });
 
-  return app;
+  return (req, res) => {
+    if (!fastRouter(req, res) && !answerPreflight(req, res)) app(req, res);
+  };
 }
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
