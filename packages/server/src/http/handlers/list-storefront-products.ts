@@ -2,7 +2,7 @@ import type { Handlers } from '../../generated/handlers.gen.ts';
 import type { StorefrontProductList } from '../../generated/types.gen.ts';
 import type { StorefrontListing } from '../../catalog/catalog-service.ts';
 import type { RequestContext } from '../context.ts';
-import { serialized } from '../serialized.ts';
+import { jsonArray, pageMeta, v3Splice } from '../envelope.ts';
 
 export const listStorefrontProducts: Handlers<RequestContext>['listStorefrontProducts'] = async ({ query }, { catalog }) => {
   const listing: StorefrontListing = { sort: query.sort, page: query.page, limit: query.limit };
@@ -11,9 +11,5 @@ export const listStorefrontProducts: Handlers<RequestContext>['listStorefrontPro
   if (query.filters !== undefined) listing.filters = query.filters;
   const result = await catalog.listStorefrontProducts(listing);
   // The stored documents are spliced in as they are: no parse, no re-serialisation of ~2 KB each.
-  const meta = JSON.stringify({ total: result.total, total_pages: result.totalPages });
-  return {
-    status: 200,
-    body: serialized<StorefrontProductList>(`{"status":"success","data":[${result.items.join(',')}],"meta":${meta}}`),
-  };
+  return { status: 200, body: v3Splice<StorefrontProductList>(jsonArray(result.items), pageMeta(result.total, result.totalPages)) };
 };

@@ -2,7 +2,7 @@ import type { Handlers } from '../../generated/handlers.gen.ts';
 import type { CatalogVariantList } from '../../generated/types.gen.ts';
 import type { VariantSearch } from '../../catalog/catalog-service.ts';
 import type { RequestContext } from '../context.ts';
-import { serialized } from '../serialized.ts';
+import { jsonArray, pageMeta, v2Splice } from '../envelope.ts';
 
 export const searchVariants: Handlers<RequestContext>['searchVariants'] = async ({ query }, { catalog }) => {
   const search: VariantSearch = { page: query.page, limit: query.limit };
@@ -10,9 +10,5 @@ export const searchVariants: Handlers<RequestContext>['searchVariants'] = async 
   if (query.gtin !== undefined) search.gtin = query.gtin;
   const result = await catalog.searchVariants(search);
   // The stored variants are spliced in as they are, like storefront products.
-  const meta = JSON.stringify({ total: result.total, total_pages: result.totalPages });
-  return {
-    status: 200,
-    body: serialized<CatalogVariantList>(`{"status":"success","error":"","message":"","query":{},"data":[${result.items.join(',')}],"meta":${meta}}`),
-  };
+  return { status: 200, body: v2Splice<CatalogVariantList>(jsonArray(result.items), pageMeta(result.total, result.totalPages)) };
 };
