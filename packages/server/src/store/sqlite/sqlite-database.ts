@@ -10,6 +10,8 @@ import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { migrateSqlite } from './migrations.ts';
 
 const STATEMENT_CACHE_LIMIT = 256;
+/** How long a write waits for another process's write to finish before failing. */
+export const BUSY_TIMEOUT_MS = 5_000;
 /**
  * How long a read of PRAGMA data_version stands for others: another process's commit is seen
  * by cached reads within this long. Asking SQLite on every request cost 7% of getProduct's CPU.
@@ -28,14 +30,14 @@ export class SqliteDatabase {
   constructor(path: string) {
     this.path = path;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const db = new DatabaseSync(path, { timeout: 5000 });
+    const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     // Large pages hold a whole product document (a few KB) without overflow chains; only takes effect on a new file.
     db.exec('PRAGMA page_size = 16384');
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     // Checkpoint every ~64 MiB of WAL rather than 16 MiB: a bulk import rewrites hot index pages far less often.
     db.exec('PRAGMA wal_autocheckpoint = 4096');
-    db.exec('PRAGMA busy_timeout = 5000');
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec('PRAGMA temp_store = MEMORY');
     db.exec('PRAGMA cache_size = -65536');
     db.exec('PRAGMA mmap_size = 268435456');

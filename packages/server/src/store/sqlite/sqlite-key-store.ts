@@ -12,7 +12,7 @@ import {
   type KeyAdministration,
   type KeyInfo,
 } from '../key-store.ts';
-import type { SqliteDatabase } from './sqlite-database.ts';
+import { BUSY_TIMEOUT_MS, type SqliteDatabase } from './sqlite-database.ts';
 
 interface KeyRow {
   digest: Uint8Array;
@@ -45,10 +45,25 @@ export class SqliteKeyStore implements KeyAdministration {
       | undefined;
     if (row === undefined || !digestsEqual(row.digest, digest) || row.revoked_at !== null) return null;
     const now = Date.now();
-    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) {
-      this.database.statement('UPDATE api_keys SET last_used_at = ? WHERE digest = ?').run(new Date(now).toISOString(), digest);
-    }
+    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_PRECISION_MS) this.#touch(digest, now);
     return row.plan;
+  }
+
+  /**
+   * Records the key's use, best effort: without waiting for another writer (an import holds the
+   * write lock for a batch, and node:sqlite would wait on this thread), so a busy moment skips
+   * the record until the next look-up.
+   */
+  #touch(digest: Buffer, now: number): void {
+    const db = this.database.connection();
+    db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.database.statement('UPDATE api_keys SET last_used_at = ? WHERE digest = ?').run(new Date(now).toISOString(), digest);
+    } catch {
+      // Busy: another process is writing; the next look-up records it.
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   async listKeys(): Promise<KeyInfo[]> {
