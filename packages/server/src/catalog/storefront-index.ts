@@ -5,20 +5,25 @@
 // Guarantees:
 // - One definition of matching: strings compare by `foldText`, `query` by `wordsOf` (text.ts);
 //   numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles).
-// - Each leaf of a filter is one pass over a typed column or one posting list, producing a bitset;
-//   AND, OR, NOT and IN are word-wise operations on bitsets. A request therefore costs at most
-//   O(leaves × products / 32) word operations plus one sorted walk for its page, whatever the
-//   expression: no input makes it scan row by row through an interpreter.
+// - Each leaf of a filter produces a bitset: a range over a number column is a copy of one of its
+//   range index's bitsets plus a check of one bucket (range-index.ts), over cursors a run of slots
+//   (cursors ascend with slots), `available` a copy of its bitset, a tag or word its posting list,
+//   any other equality one pass over a typed column. AND, OR, NOT and IN are word-wise operations
+//   on bitsets. A request therefore costs O(leaves × products / 32) word operations plus those
+//   passes and one walk for its page, whatever the expression: no input makes it scan row by row
+//   through an interpreter.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
 // - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
 //   meanwhile makes it start again, without yielding.
-// Limits: the index holds a few dozen bytes per product plus its distinct strings; a sort other
-// than by cursor keeps a permutation that is rebuilt (O(n log n)) on the first read after a change;
-// one leaf is one pass and is not divided.
+// Limits: the index holds a few dozen bytes per product plus its distinct strings, and about 8 more
+// per product for each number column a range leaf has used; a sort other than by cursor keeps a
+// permutation, moved in place by writes of up to INCREMENTAL_ORDER_MAX rows (a memmove per row)
+// and rebuilt (O(n log n)) on the first read after a larger one; one leaf is not divided.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
+import { BitsetPool, clearPastEnd, RangeIndex, wordsFor } from './range-index.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -128,13 +133,13 @@ class Postings {
   }
 }
 
-const WORD_BITS = 32;
 
 export class StorefrontIndex {
   #size = 0;
   readonly #slotByCursor = new Map<number, number>();
   readonly #cursor = new Column((n) => new Float64Array(n));
-  readonly #available = new Column((n) => new Uint8Array(n));
+  /** Available products as a bitset (`available = true` is a copy of it). */
+  #available = new Uint32Array(wordsFor(1024));
   readonly #numbers = Object.fromEntries(NUMBER_FIELDS.map((field) => [field, new Column((n) => new Float64Array(n))])) as Record<
     NumberField,
     Column<Float64Array>
@@ -148,8 +153,15 @@ export class StorefrontIndex {
   #wordsOf: number[][] = [];
   readonly #tags = new Postings();
   readonly #words = new Postings();
-  /** Permutations of slots per non-cursor sort, dropped by every write. */
-  readonly #orders = new Map<StorefrontSort, Int32Array>();
+  /** Range indexes of the number columns that range leaves have asked for, kept current by every write. */
+  readonly #ranges = new Map<NumberField, RangeIndex>();
+  /**
+   * Slots in ascending order of a number column (ties by slot), per column a sort has asked for:
+   * kept in place through small writes, dropped by larger ones and rebuilt on the next read.
+   */
+  readonly #orders = new Map<NumberField, SortedSlots>();
+  /** The bitsets searches work in. */
+  readonly #pool = new BitsetPool();
   /** Counts writes, so a search that yielded can tell the index changed under it. */
   #version = 0;
 
@@ -159,8 +171,13 @@ export class StorefrontIndex {
 
   /** Adds or replaces products (matched by cursor). Rows of new cursors must come in ascending order. */
   upsert(rows: Iterable<StorefrontIndexRow>): void {
-    for (const row of rows) {
+    const batch = Array.isArray(rows) ? (rows as readonly StorefrontIndexRow[]) : [...rows];
+    // Moving a slot within a sort order costs a memmove of the order; past a few hundred rows one
+    // O(n log n) rebuild on the next read costs less.
+    if (batch.length > INCREMENTAL_ORDER_MAX) this.#orders.clear();
+    for (const row of batch) {
       let slot = this.#slotByCursor.get(row.cursor);
+      if (slot !== undefined) for (const [field, order] of this.#orders) order.remove(slot, this.#numbers[field].data);
       if (slot === undefined) {
         slot = this.#size;
         if (slot > 0 && row.cursor <= this.#cursor.data[slot - 1]!) {
@@ -171,7 +188,8 @@ export class StorefrontIndex {
         this.#slotByCursor.set(row.cursor, slot);
       }
       this.#cursor.data[slot] = row.cursor;
-      this.#available.data[slot] = row.available ? 1 : 0;
+      if (row.available) this.#available[slot >>> 5]! |= 1 << (slot & 31);
+      else this.#available[slot >>> 5]! &= ~(1 << (slot & 31));
       // Field by field rather than in a loop over names: this runs once per product at start.
       const numbers = this.#numbers;
       numbers.price_min.data[slot] = row.price_min;
@@ -181,6 +199,8 @@ export class StorefrontIndex {
       numbers.updated_at.data[slot] = row.updated_at;
       numbers.product_created_at.data[slot] = row.product_created_at;
       numbers.product_published_at.data[slot] = row.product_published_at;
+      for (const [field, range] of this.#ranges) range.set(slot, numbers[field].data[slot]!);
+      for (const [field, order] of this.#orders) order.insert(slot, numbers[field].data);
       const coded = this.#coded;
       coded.shop_name.codes.data[slot] = coded.shop_name.dictionary.code(foldText(row.shop_name));
       coded.brand.codes.data[slot] = coded.brand.dictionary.code(foldText(row.brand));
@@ -199,7 +219,6 @@ export class StorefrontIndex {
       this.#tagsOf[slot] = this.#index(this.#tags, this.#tagsOf[slot], tags, slot);
       this.#wordsOf[slot] = this.#index(this.#words, this.#wordsOf[slot], words, slot);
     }
-    this.#orders.clear();
     this.#version += 1;
     this.#compactWhenStale();
   }
@@ -207,9 +226,23 @@ export class StorefrontIndex {
   /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     const version = this.#version;
-    let matches = await this.#matches(search, new Slices(sliceMs));
-    // Written to while it yielded: answer from the index as it is now, in one go.
-    if (version !== this.#version) matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY));
+    this.#pool.begin(this.#size);
+    try {
+      let matches = await this.#matches(search, new Slices(sliceMs));
+      // Written to while it yielded: answer from the index as it is now, in one go.
+      if (version !== this.#version) {
+        this.#pool.end();
+        this.#pool.begin(this.#size);
+        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY));
+      }
+      return this.#page(search, matches);
+    } finally {
+      this.#pool.end();
+    }
+  }
+
+  /** The page of `matches` (undefined: every product) in the search's order, and their number. */
+  #page(search: StorefrontSearch, matches: Uint32Array | undefined): { cursors: number[]; total: number } {
     const order = this.#order(search.sort);
     const cursors: number[] = [];
     const end = search.offset + search.limit;
@@ -219,6 +252,21 @@ export class StorefrontIndex {
       return { cursors, total: this.#size };
     }
     const total = popcount(matches);
+    if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
+      // Slots ascend with cursors: walk the set bits word by word, skipping empty words.
+      const ascending = search.sort === 'cursor:asc';
+      for (let w = 0; w < matches.length && seen < end; w += 1) {
+        let word = matches[ascending ? w : matches.length - 1 - w]!;
+        const base = (ascending ? w : matches.length - 1 - w) << 5;
+        while (word !== 0 && seen < end) {
+          const bit = ascending ? 31 - Math.clz32(word & -word) : 31 - Math.clz32(word);
+          word &= ~(1 << bit);
+          if (seen >= search.offset) cursors.push(this.#cursor.data[base + bit]!);
+          seen += 1;
+        }
+      }
+      return { cursors, total };
+    }
     for (let i = 0; i < this.#size && seen < end && seen < total; i += 1) {
       const slot = order(i);
       if ((matches[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
@@ -230,9 +278,15 @@ export class StorefrontIndex {
 
   #ensure(length: number): void {
     this.#cursor.ensure(length);
-    this.#available.ensure(length);
     for (const field of NUMBER_FIELDS) this.#numbers[field].ensure(length);
     for (const field of CODED_FIELDS) this.#coded[field].codes.ensure(length);
+    const capacity = this.#cursor.data.length;
+    if (wordsFor(capacity) > this.#available.length) {
+      const grown = new Uint32Array(wordsFor(capacity));
+      grown.set(this.#available);
+      this.#available = grown;
+    }
+    for (const range of this.#ranges.values()) range.ensure(capacity);
   }
 
   #index(postings: Postings, previous: number[] | undefined, terms: Set<string>, slot: number): number[] {
@@ -323,14 +377,12 @@ export class StorefrontIndex {
   }
 
   #empty(): Uint32Array {
-    return new Uint32Array(Math.ceil(this.#size / WORD_BITS));
+    return this.#pool.take(true);
   }
 
   #complement(bits: Uint32Array): Uint32Array {
     for (let i = 0; i < bits.length; i += 1) bits[i] = ~bits[i]!;
-    const spare = bits.length * WORD_BITS - this.#size;
-    // Bits past the last product stay clear, so population counts stay exact.
-    if (spare > 0) bits[bits.length - 1]! &= 0xffffffff >>> spare;
+    clearPastEnd(bits, this.#size);
     return bits;
   }
 
@@ -342,13 +394,11 @@ export class StorefrontIndex {
       return bits;
     }
     if (field === 'available') {
-      const want = new Set<number>(values.map((value) => (value === true ? 1 : 0)));
+      const want = new Set(values);
       if (want.size === 2) return this.#complement(this.#empty());
-      const bits = this.#empty();
-      const available = this.#available.data;
-      const only = want.has(1) ? 1 : 0;
-      for (let slot = 0; slot < this.#size; slot += 1) if (available[slot] === only) setBit(bits, slot);
-      return bits;
+      const bits = this.#pool.take(false);
+      bits.set(this.#available.subarray(0, bits.length));
+      return want.has(true) ? bits : this.#complement(bits);
     }
     if (field === 'cursor' || (NUMBER_FIELDS as readonly string[]).includes(field)) {
       const column = field === 'cursor' ? this.#cursor.data : this.#numbers[field as NumberField].data;
@@ -393,24 +443,33 @@ export class StorefrontIndex {
   }
 
   #range(field: FilterField, operator: '<' | '<=' | '>' | '>=', value: number): Uint32Array {
-    const column = field === 'cursor' ? this.#cursor.data : this.#numbers[field as NumberField].data;
-    const bits = this.#empty();
     const size = this.#size;
-    switch (operator) {
-      case '<':
-        for (let slot = 0; slot < size; slot += 1) if (column[slot]! < value) setBit(bits, slot);
-        break;
-      case '<=':
-        for (let slot = 0; slot < size; slot += 1) if (column[slot]! <= value) setBit(bits, slot);
-        break;
-      case '>':
-        for (let slot = 0; slot < size; slot += 1) if (column[slot]! > value) setBit(bits, slot);
-        break;
-      case '>=':
-        for (let slot = 0; slot < size; slot += 1) if (column[slot]! >= value) setBit(bits, slot);
-        break;
+    if (field === 'cursor') {
+      // Cursors ascend with slots: the matches are one run of slots, found by binary search.
+      const cursors = this.#cursor.data;
+      let low = 0;
+      let high = size;
+      const inclusiveBelow = operator === '<=' || operator === '>';
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (inclusiveBelow ? cursors[middle]! <= value : cursors[middle]! < value) low = middle + 1;
+        else high = middle;
+      }
+      const bits = this.#empty();
+      if (operator === '<' || operator === '<=') setRun(bits, 0, low);
+      else setRun(bits, low, size);
+      return bits;
     }
-    return bits;
+    const numberField = field as NumberField;
+    const column = this.#numbers[numberField].data;
+    let range = this.#ranges.get(numberField);
+    if (range === undefined || size > 2 * range.builtAt + 1024) {
+      range = RangeIndex.build(column, size, this.#cursor.data.length);
+      this.#ranges.set(numberField, range);
+    }
+    return operator === '<' || operator === '<='
+      ? range.below(column, size, value, operator === '<=', this.#pool)
+      : range.above(column, size, value, operator === '>=', this.#pool);
   }
 
   /** Sets the bits of the slots that hold `term` now: its posting list, less the entries a rewrite made stale. */
@@ -433,30 +492,78 @@ export class StorefrontIndex {
         return (position) => last - position;
       case 'updated_at:asc':
       case 'published_at:asc': {
-        const permutation = this.#permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at', sort);
+        const permutation = this.#permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at');
         return (position) => permutation[position]!;
       }
       case 'updated_at:desc':
       case 'published_at:desc': {
-        const ascending = sort.replace(':desc', ':asc') as StorefrontSort;
-        const permutation = this.#permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at', ascending);
+        const permutation = this.#permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at');
         // Descending by key, ties by cursor descending: the ascending order read backwards.
         return (position) => permutation[last - position]!;
       }
     }
   }
 
-  #permutation(field: NumberField, key: StorefrontSort): Int32Array {
-    let permutation = this.#orders.get(key);
-    if (permutation === undefined) {
+  #permutation(field: NumberField): Int32Array {
+    let order = this.#orders.get(field);
+    if (order === undefined) {
       const column = this.#numbers[field].data;
       const slots = new Int32Array(this.#size);
       for (let slot = 0; slot < this.#size; slot += 1) slots[slot] = slot;
       // Slots ascend with cursors, so ties by slot are ties by cursor.
       slots.sort((a, b) => column[a]! - column[b]! || a - b);
-      this.#orders.set(key, (permutation = slots));
+      this.#orders.set(field, (order = new SortedSlots(slots)));
     }
-    return permutation;
+    return order.slots;
+  }
+
+}
+
+/** Largest write batch that moves slots within the sort orders instead of dropping them. */
+const INCREMENTAL_ORDER_MAX = 256;
+
+/** Slots ascending by (column value, slot), with room to grow; `slots` is the live part. */
+class SortedSlots {
+  #buffer: Int32Array;
+  #length: number;
+  constructor(slots: Int32Array) {
+    this.#buffer = slots;
+    this.#length = slots.length;
+  }
+  get slots(): Int32Array {
+    return this.#buffer.subarray(0, this.#length);
+  }
+  /** Takes `slot` out; `column` must still hold the value it was ordered by. */
+  remove(slot: number, column: Float64Array): void {
+    const at = this.#position(slot, column[slot]!, column);
+    if (this.#buffer[at] !== slot) throw new Error(`storefront sort order lost slot ${slot}`);
+    this.#buffer.copyWithin(at, at + 1, this.#length);
+    this.#length -= 1;
+  }
+  /** Puts `slot` in by the value `column` holds for it now. */
+  insert(slot: number, column: Float64Array): void {
+    if (this.#length === this.#buffer.length) {
+      const grown = new Int32Array(Math.max(1024, this.#length * 2));
+      grown.set(this.#buffer);
+      this.#buffer = grown;
+    }
+    const at = this.#position(slot, column[slot]!, column);
+    this.#buffer.copyWithin(at + 1, at, this.#length);
+    this.#buffer[at] = slot;
+    this.#length += 1;
+  }
+  /** The first position whose (value, slot) is not below (`value`, `slot`). */
+  #position(slot: number, value: number, column: Float64Array): number {
+    let low = 0;
+    let high = this.#length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const other = this.#buffer[middle]!;
+      const v = column[other]!;
+      if (v < value || (v === value && other < slot)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 }
 
@@ -479,6 +586,14 @@ class Slices {
       });
     });
   }
+}
+
+/** Sets the bits of slots `from` to `to` (exclusive). */
+function setRun(bits: Uint32Array, from: number, to: number): void {
+  for (let slot = from; slot < to && (slot & 31) !== 0; slot += 1) setBit(bits, slot);
+  let slot = from + ((32 - (from & 31)) & 31);
+  for (; slot + 32 <= to; slot += 32) bits[slot >>> 5] = 0xffffffff;
+  for (; slot < to; slot += 1) setBit(bits, slot);
 }
 
 function setBit(bits: Uint32Array, slot: number): void {

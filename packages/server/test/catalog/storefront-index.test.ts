@@ -142,6 +142,41 @@ describe('StorefrontIndex', () => {
     expect(index.size).toBe(rows.length);
   });
 
+  it(`answers range filters exactly over many distinct values, as products are added and rewritten (seed ${SEED})`, async () => {
+    // Enough products and distinct values for the range leaves' buckets to matter: values on a
+    // bucket's bound, inside one, beyond every bound, and rewrites that move products across bounds.
+    const random = createRandom(`${SEED}-ranges`);
+    const index = new StorefrontIndex();
+    let rows: StorefrontIndexRow[] = [];
+    let cursor = 17_000_000_000_000_000;
+    const wide = (row: StorefrontIndexRow): StorefrontIndexRow => ({
+      ...row,
+      price_min: random.int(0, 200_000) / 100,
+      price_max: random.chance(0.1) ? 99.99 : random.int(0, 200_000) / 100,
+      updated_at: 1_700_000_000_000 + random.int(0, 10_000_000),
+    });
+    for (let round = 0; round < 4; round += 1) {
+      const fresh = Array.from({ length: 1_500 }, () => wide(buildRow(random, (cursor += 1024), random.uuid())));
+      const rewritten = rows.filter(() => random.chance(0.1)).map((row) => wide(buildRow(random, row.cursor, row.id)));
+      index.upsert([...rewritten, ...fresh]);
+      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
+      for (const row of [...rewritten, ...fresh]) byCursor.set(row.cursor, row);
+      rows = [...byCursor.values()].sort((a, b) => a.cursor - b.cursor);
+      for (let i = 0; i < 40; i += 1) {
+        const leaf = (): FilterExpr => {
+          const field = pick(random, ['price_min', 'price_max', 'updated_at', 'cursor'] as const);
+          const row = pick(random, rows);
+          const anyValue = field === 'updated_at' ? 1_700_000_000_000 + random.int(-10, 10_000_010) : random.int(-10, 200_010) / 100;
+          const value = random.chance(0.5) || field === 'cursor' ? row[field] : anyValue;
+          return { type: 'compare', field, operator: pick(random, ['<', '<=', '>', '>='] as const), value };
+        };
+        const filter: FilterExpr = random.chance(0.5) ? leaf() : { type: pick(random, ['and', 'or'] as const), operands: [leaf(), leaf(), { type: 'not', operand: leaf() }] };
+        const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 2) * 20, limit: 20, filter };
+        expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+      }
+    }
+  });
+
   it('matches shop names and tags in any letter case, non-ASCII included', async () => {
     const index = new StorefrontIndex();
     const row = buildRow(createRandom('one'), 17_000_000_000_001_024, 'a');
