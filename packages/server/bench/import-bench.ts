@@ -22,6 +22,8 @@ export interface ImportResult {
   /** The import command's own last line (counts, bad lines). */
   summary: string;
   source: 'seed --out' | 'builders';
+  /** The same file into a fresh PostgreSQL database, when the bench has a server. */
+  postgres?: { importSeconds: number; variantsPerSecond: number; summary: string };
 }
 
 const BRANDS = ['Nike', 'Jordan', 'Adidas', 'New Balance', 'Asics', 'Puma', 'Converse', 'Vans', 'Reebok', 'Salomon'];
@@ -127,7 +129,14 @@ async function writeWithSeed(cli: string, dir: string, products: number): Promis
   }
 }
 
-export async function runImportBench(options: { cli: string; variants: number; variantsPerProduct: number; notes: string[] }): Promise<ImportResult> {
+export async function runImportBench(options: {
+  cli: string;
+  variants: number;
+  variantsPerProduct: number;
+  notes: string[];
+  /** Creates an empty database and returns its URL, for the PostgreSQL row. */
+  postgres?: { createDatabase: () => Promise<string> };
+}): Promise<ImportResult> {
   const products = Math.ceil(options.variants / options.variantsPerProduct);
   const dir = mkdtempSync(join(tmpdir(), 'bench-import-'));
   try {
@@ -147,7 +156,19 @@ export async function runImportBench(options: { cli: string; variants: number; v
     const run = await runCli(options.cli, ['import', '--db', `sqlite:${join(dir, 'import.db')}`, '--kind', 'catalog', file], { echo: true });
     const importSeconds = run.ms / 1000;
     const summary = lastLines(run.stdout.trim() === '' ? run.stderr : run.stdout, 1);
-    return { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds, summary, source };
+    const result: ImportResult = { products, variants, fileBytes, generateSeconds, importSeconds, variantsPerSecond: variants / importSeconds, summary, source };
+    if (options.postgres !== undefined) {
+      try {
+        const url = await options.postgres.createDatabase();
+        progress('import: the same file into PostgreSQL');
+        const pgRun = await runCli(options.cli, ['import', '--db', url, '--kind', 'catalog', file], { echo: true });
+        const pgSeconds = pgRun.ms / 1000;
+        result.postgres = { importSeconds: pgSeconds, variantsPerSecond: variants / pgSeconds, summary: lastLines(pgRun.stdout.trim() === '' ? pgRun.stderr : pgRun.stdout, 1) };
+      } catch (error) {
+        options.notes.push(`import: PostgreSQL failed (${(error as Error).message}).`);
+      }
+    }
+    return result;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

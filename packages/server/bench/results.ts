@@ -4,7 +4,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { HttpOperationResult, TargetResult } from './http-bench.ts';
+import type { DistinctResult } from './distinct-bench.ts';
 import type { ImportResult } from './import-bench.ts';
+import type { ScaleRow } from './storefront-scale-bench.ts';
 import type { PagingResult } from './paging-bench.ts';
 import type { SearchResult } from './search-bench.ts';
 import type { StreamRun } from './stream-bench.ts';
@@ -27,6 +29,8 @@ export interface BenchResults {
   settings: Record<string, unknown>;
   notes: string[];
   http?: HttpOperationResult[];
+  distinct?: DistinctResult[];
+  scale?: ScaleRow[];
   search?: SearchResult;
   paging?: PagingResult;
   stream?: StreamRun[];
@@ -69,6 +73,26 @@ export function renderMarkdown(results: BenchResults): string {
       table(
         ['operation', 'bytes', 'a req/s', 'a p50', 'a p99', 'b req/s', 'b p50', 'b p99', 'c req/s', 'c p50', 'c p99', 'a/b', 'c/b', 'a/c'],
         results.http.map((r) => [`\`${r.name}\``, String(r.bytes), ...target(r.server), ...target(r.bare), ...target(r.prism), times(r.serverToBare), times(r.prismToBare), times(r.serverToPrism)]),
+      ),
+    );
+  }
+  if (results.distinct !== undefined && results.distinct.length > 0) {
+    parts.push('', '## Distinct URLs per operation', '', 'No two requests of a workload alike (20,000 product ids, 20,000 SKUs, 5,000 GTIN fragments of 4–8 digits, 5,000 storefront filters), beside the same operation repeating one URL (a cache hit) and a bare `node:http` server sending one product\'s bytes for any path; 50 connections by default, the load generator on the same cores.', '');
+    const names = results.distinct[0]!.rows.map((row) => row.name);
+    parts.push(
+      table(
+        ['workload', ...results.distinct.map((run) => `${run.db.split(':')[0] === 'sqlite' ? 'SQLite' : 'PostgreSQL'} req/s, p50 / p99 ms`)],
+        names.map((name) => [name, ...results.distinct!.map((run) => { const row = run.rows.find((r) => r.name === name); return row === undefined ? '–' : `${num(row.rps)}, ${num(row.p50)} / ${num(row.p99)}${row.non2xx > 0 ? ` (${row.non2xx} non-2xx)` : ''}`; })]).concat([['getProduct distinct ÷ bare', ...results.distinct.map((run) => times(run.getProductVsBare))]]),
+      ),
+    );
+  }
+  if (results.scale !== undefined && results.scale.length > 0) {
+    const scale = results.scale;
+    parts.push('', '## Storefront index at scale', '', 'The seed\'s storefront products in the storefront index, in process; 2,000 distinct searches per kind one at a time (p50 / p99 ms, mean matches); the rest of a request does not grow with the catalog (see the distinct section).', '');
+    parts.push(
+      table(
+        ['search kind', ...scale.map((row) => `${row.size.toLocaleString('en')} products`)],
+        scale[0]!.kinds.map((kind) => [kind.kind, ...scale.map((row) => { const k = row.kinds.find((entry) => entry.kind === kind.kind); return k === undefined ? '–' : `${num(k.p50, 2)} / ${num(k.p99, 2)} (${k.meanTotal})`; })]).concat([['load s, heap MiB', ...scale.map((row) => `${num(row.loadSeconds, 1)}, ${num(row.heapMiB)}`)]]),
       ),
     );
   }
@@ -137,7 +161,9 @@ export function renderMarkdown(results: BenchResults): string {
   }
   if (results.import !== undefined) {
     const i = results.import;
-    parts.push('', '## Import', '', table(['products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], [[String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]]), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}`);
+    const rows = [['SQLite', String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]];
+    if (i.postgres !== undefined) rows.push(['PostgreSQL', String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.postgres.importSeconds, 1), num(i.postgres.variantsPerSecond)]);
+    parts.push('', '## Import', '', table(['engine', 'products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], rows), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}${i.postgres === undefined ? '' : `; into PostgreSQL: ${i.postgres.summary}`}`);
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;

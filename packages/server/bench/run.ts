@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CatalogVariant } from '../src/generated/types.gen.ts';
+import pg from 'pg';
+import { runDistinctBench } from './distinct-bench.ts';
 import { runHttpBench, type HttpOperation } from './http-bench.ts';
 import { runImportBench } from './import-bench.ts';
 import { closeClient, getJson } from './lib/http-client.ts';
@@ -15,8 +17,9 @@ import { runPagingBench } from './paging-bench.ts';
 import { describeMachine, renderMarkdown, writeResults, type BenchResults } from './results.ts';
 import { runSearchBench } from './search-bench.ts';
 import { runStreamBench, SCALE_SCENARIO } from './stream-bench.ts';
+import { measureScale } from './storefront-scale-bench.ts';
 
-const SECTIONS = ['http', 'search', 'paging', 'stream', 'import'] as const;
+const SECTIONS = ['http', 'distinct', 'scale', 'search', 'paging', 'stream', 'import'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -32,6 +35,11 @@ function usage(): string {
   --seed S          seed passed to \`catalog seed\`
   --cli PATH        the server CLI (default src/cli/main.ts)
   --redis URL       Redis for the stream's Redis rows (default redis://127.0.0.1:6379/15)
+  --postgres URL    PostgreSQL server for the distinct and import sections' PostgreSQL rows, as
+                    postgres://user@host:port (default postgres://postgres@127.0.0.1:5432);
+                    \`none\` leaves them out. The bench creates its own databases there
+  --scale-sizes L   storefront sizes of the scale section (default 100000,300000,1000000;
+                    --quick 10000,30000)
   --subscribers L   stream subscriber counts (default 10,1000,5000; --quick 10,100,500); the
                     smallest isolates the price log's hop from the fan-out
   --rates L         stream events per second (default 10,100); without --quick, --subscribers
@@ -66,6 +74,8 @@ function parseFlags(argv: string[]) {
       seed: { type: 'string' },
       cli: { type: 'string' },
       redis: { type: 'string' },
+      postgres: { type: 'string' },
+      'scale-sizes': { type: 'string' },
       subscribers: { type: 'string' },
       rates: { type: 'string' },
       'import-variants': { type: 'string' },
@@ -88,6 +98,9 @@ function parseFlags(argv: string[]) {
     seed: values.seed,
     cli: values.cli ?? join(SERVER_DIR, 'src', 'cli', 'main.ts'),
     redisUrl: values.redis ?? 'redis://127.0.0.1:6379/15',
+    postgresUrl: values.postgres === 'none' ? undefined : (values.postgres ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/u, ''),
+    scaleSizes: list('scale-sizes', values['scale-sizes'], quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]),
+    distinct: { seconds: duration ?? (quick ? 2 : 6), connections: positiveInt('connections', values.connections, 50) },
     http: {
       durationSeconds: duration ?? (quick ? 1 : 5),
       warmupSeconds: quick ? 1 : 2,
@@ -134,6 +147,38 @@ async function prepareCatalog(flags: Flags): Promise<Catalog> {
   const proKey = keys.stdout.trim().split('\n').at(-1)?.trim();
   if (proKey === undefined || proKey === '') throw new Error('keys create printed no key');
   return { dbFile, proKey };
+}
+
+/** Creates database `name` on the PostgreSQL server unless it exists. */
+async function ensureDatabase(serverUrl: string, name: string, drop = false): Promise<string> {
+  const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await client.connect();
+  try {
+    // `name` is built by this file from digits, letters and underscores: identifiers cannot be bound.
+    if (drop) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    const { rows } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rows.length === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  return `${serverUrl}/${name}`;
+}
+
+/** The bench catalog in PostgreSQL, seeded like the SQLite one, once per (size, seed, CLI). */
+async function preparePostgresCatalog(flags: Flags, serverUrl: string): Promise<string> {
+  const name = `catalog_bench_${flags.products}_${(flags.seed ?? 'default').replace(/\W/gu, '_')}`;
+  const marker = join(BENCH_DIR, '.cache', `${name}.postgres.ready`);
+  const seededBy = existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { cli?: string; url?: string }) : undefined;
+  if (seededBy?.cli === flags.cli && seededBy.url === serverUrl) {
+    progress(`reusing PostgreSQL database ${name} (delete ${marker} to reseed)`);
+    return `${serverUrl}/${name}`;
+  }
+  const url = await ensureDatabase(serverUrl, name, true);
+  progress(`seeding ${flags.products} products into PostgreSQL database ${name}`);
+  const run = await runCli(flags.cli, ['seed', '--db', url, '--products', String(flags.products), ...(flags.seed === undefined ? [] : ['--seed', flags.seed])], { echo: true });
+  mkdirSync(join(BENCH_DIR, '.cache'), { recursive: true });
+  writeFileSync(marker, `${JSON.stringify({ products: flags.products, seed: flags.seed ?? null, cli: flags.cli, url: serverUrl, seconds: run.ms / 1000 })}\n`);
+  return url;
 }
 
 interface VariantList {
@@ -227,7 +272,7 @@ async function main(): Promise<number> {
     notes: [],
   };
   const notes = results.notes;
-  const needsCatalog = ['http', 'search', 'paging', 'stream'].some((s) => flags.only.has(s as Section));
+  const needsCatalog = ['http', 'distinct', 'search', 'paging', 'stream'].some((s) => flags.only.has(s as Section));
   let catalog: Catalog | undefined;
   if (needsCatalog) {
     try {
@@ -283,6 +328,37 @@ async function main(): Promise<number> {
     closeClient();
     await server?.stop();
   }
+  if (flags.only.has('distinct')) {
+    progress('section distinct');
+    results.distinct = [];
+    if (catalog === undefined) notes.push('distinct: SQLite skipped, no seeded catalog.');
+    else {
+      try {
+        results.distinct.push(await runDistinctBench({ db: `sqlite:${catalog.dbFile}`, cli: flags.cli, ...flags.distinct }));
+      } catch (error) {
+        notes.push(`distinct: SQLite failed (${(error as Error).message}).`);
+      }
+    }
+    if (flags.postgresUrl !== undefined) {
+      try {
+        const url = await preparePostgresCatalog(flags, flags.postgresUrl);
+        results.distinct.push(await runDistinctBench({ db: url, cli: flags.cli, ...flags.distinct }));
+      } catch (error) {
+        notes.push(`distinct: PostgreSQL failed (${(error as Error).message}).`);
+      }
+    }
+  }
+  if (flags.only.has('scale')) {
+    progress('section scale');
+    results.scale = [];
+    for (const size of flags.scaleSizes) {
+      try {
+        results.scale.push(await measureScale(size));
+      } catch (error) {
+        notes.push(`scale: ${size} failed (${(error as Error).message}).`);
+      }
+    }
+  }
   if (flags.only.has('stream')) {
     progress('section stream');
     const grid = flags.stream.subscribers.flatMap((subscribers) => flags.stream.rates.map((rate) => ({ subscribers, rate })));
@@ -297,7 +373,8 @@ async function main(): Promise<number> {
   if (flags.only.has('import')) {
     progress('section import');
     try {
-      results.import = await runImportBench({ cli: flags.cli, variants: flags.importVariants, variantsPerProduct: 10, notes });
+      const postgres = flags.postgresUrl === undefined ? undefined : { createDatabase: () => ensureDatabase(flags.postgresUrl!, 'catalog_bench_import', true) };
+      results.import = await runImportBench({ cli: flags.cli, variants: flags.importVariants, variantsPerProduct: 10, notes, ...(postgres === undefined ? {} : { postgres }) });
     } catch (error) {
       notes.push(`import: failed (${(error as Error).message}).`);
     }

@@ -13,10 +13,6 @@ import { generateStorefrontProducts } from '../src/catalog/seed/generate-catalog
 import { StorefrontIndex, type StorefrontIndexRow, type StorefrontSearch } from '../src/catalog/storefront-index.ts';
 import { progress } from './lib/processes.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string' }, requests: { type: 'string' }, seed: { type: 'string' } } });
-const sizes = (values.sizes ?? '100000,300000,1000000').split(',').map(Number);
-const requests = Number(values.requests ?? 2_000);
-const seed = values.seed ?? '7';
 
 export interface ScaleRow {
   size: number;
@@ -31,8 +27,8 @@ const WORDS = ['air', 'runner', 'black', 'low', 'retro', 'boot', 'white', 'max',
 
 /** Distinct searches of each kind; the i-th of a kind differs from every other. */
 const KINDS: Record<string, (i: number) => { filter?: string; text?: string; sort?: StorefrontSort }> = {
-  'price_min >= X AND price_max <= Y AND available = true': (i) => ({ filter: `price_min >= ${20 + (i % 200)} AND price_max <= ${150 + Math.floor(i / 200) * 7} AND available = true` }),
-  'the same, sorted by updated_at desc': (i) => ({ filter: `price_min >= ${20 + (i % 200)} AND price_max <= ${150 + Math.floor(i / 200) * 7} AND available = true`, sort: 'updated_at:desc' }),
+  'price_min >= X AND price_max <= Y AND available = true': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true` }),
+  'the same, sorted by updated_at desc': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true`, sort: 'updated_at:desc' }),
   'tags IN (3) AND price_display < X': (i) => ({ filter: `tags IN [${[0, 1, 2].map((k) => TAGS[(i + k * 3) % TAGS.length]).join(', ')}] AND price_display < ${60 + i}` }),
   'text query of two words, any sort': (i) => ({ text: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]}`, sort: SORTS[i % SORTS.length]!, filter: `price_max > ${i % 300}` }),
   'NOT (brand = B) AND updated_at > T OR cursor < C': (i) => ({ filter: `NOT brand = Nike AND product_published_at > ${new Date(1_672_531_200_000 + (i % 20_000) * 3_600_000).toISOString()} OR cursor < ${17_000_000_000_000_000 + (i % 5_000) * 1024 * 50}` }),
@@ -65,7 +61,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-export async function measureScale(size: number): Promise<ScaleRow> {
+export async function measureScale(size: number, requests = 2_000, seed = '7'): Promise<ScaleRow> {
   const started = performance.now();
   const index = new StorefrontIndex();
   let cursor = 17_000_000_000_000_000;
@@ -116,8 +112,10 @@ export async function measureScale(size: number): Promise<ScaleRow> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { sizes: { type: 'string' }, requests: { type: 'string' }, seed: { type: 'string' } } });
+  const sizes = (values.sizes ?? '100000,300000,1000000').split(',').map(Number);
   const rows: ScaleRow[] = [];
-  for (const size of sizes) rows.push(await measureScale(size));
+  for (const size of sizes) rows.push(await measureScale(size, Number(values.requests ?? 2_000), values.seed ?? '7'));
   process.stdout.write(`| search kind | ${rows.map((row) => `${row.size.toLocaleString('en')} p50 / p99 ms`).join(' | ')} |\n`);
   process.stdout.write(`| --- | ${rows.map(() => '---').join(' | ')} |\n`);
   for (const kind of Object.keys(KINDS)) {

@@ -1,16 +1,40 @@
 // Range leaves (`<`, `<=`, `>`, `>=`) over one numeric column of the storefront index without a
 // pass over the column: slots are split by value into at most RANGE_BUCKETS buckets whose bounds
 // are quantiles of the column when it was built, and for each bound the bitset of the slots in the
-// buckets below it is kept. A leaf is then one copy of such a bitset (n/32 words) plus a check of
-// the slots of the one bucket its value falls in (about n/RANGE_BUCKETS values).
+// buckets below it is kept. A leaf then keeps the slots of the buckets wholly on its side (one
+// pass over the bitset it narrows) and, of the one bucket its value falls in, the members on its
+// side: that bucket's members sorted by value, cut by a binary search.
 //
-// Guarantees: answers are exact for any values, skewed or repeated ones included (a bucket is
-// checked value by value, so bounds only decide speed); NaN never satisfies a comparison, as in a
-// pass over the column. Every write moves its slot between buckets (the bits between the two
-// bounds), so the bitsets stay current without a rebuild.
+// Guarantees: answers are exact for any values, skewed or repeated ones included (bounds only
+// decide speed); NaN never satisfies a comparison, as in a pass over the column. Every write moves
+// its slot between buckets (the bits between the two bounds) and drops the sorted members of both,
+// so the bitsets stay current without a rebuild.
 // Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
-// its leaves cost more. The owner rebuilds when the column has doubled since the build. Memory:
-// RANGE_BUCKETS − 1 bitsets of n bits and one byte per slot.
+// its leaves cost more. The owner rebuilds when the column has doubled since the build. A bucket's
+// sorted members are made again (O(n/RANGE_BUCKETS log) ) on the first leaf after a write to it.
+// Memory: RANGE_BUCKETS − 1 bitsets of n bits, one byte per slot, and the sorted buckets (12 bytes
+// per slot once all are made).
+
+export type RangeOperator = '<' | '<=' | '>' | '>=';
+
+/** A bucket's members other than NaN ascending by value, and those holding NaN. */
+interface SortedBucket {
+  slots: Int32Array;
+  values: Float64Array;
+  nan: number[];
+}
+
+/** The first index of ascending `values` whose value is above `value` (or equal, unless `past`). */
+function firstAtLeast(values: Float64Array, value: number, past: boolean): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (past ? values[middle]! <= value : values[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
 
 /** Buckets per column: one byte per slot holds a bucket number. */
 const RANGE_BUCKETS = 64;
@@ -24,6 +48,15 @@ export class RangeIndex {
   #below: Uint32Array[];
   /** Per slot, its bucket; slots not yet written are in the last bucket, in no bitset. */
   #bucketOf: Uint8Array;
+  /**
+   * Per bucket, a value no member exceeds (the largest ever written to it: a member leaving does
+   * not lower it). A leaf whose value lies at or past a bucket's edge needs no check of its members.
+   */
+  readonly #max: Float64Array;
+  /** Whether NaN was ever written: NaN satisfies no comparison, so every member is then checked. */
+  #sawNaN = false;
+  /** Per bucket, its members sorted by value, made on first need and dropped by a write to the bucket. */
+  readonly #sorted: (SortedBucket | undefined)[] = [];
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -31,6 +64,7 @@ export class RangeIndex {
     this.#bounds = bounds;
     this.#below = Array.from({ length: bounds.length }, () => new Uint32Array(wordsFor(capacity)));
     this.#bucketOf = new Uint8Array(capacity).fill(bounds.length);
+    this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
     this.builtAt = builtAt;
   }
 
@@ -50,8 +84,11 @@ export class RangeIndex {
     const last = bounds.length;
     // Each slot's bit goes into its own bucket's bitset, then the bitsets are accumulated upwards.
     for (let slot = 0; slot < size; slot += 1) {
-      const bucket = index.#bucket(column[slot]!);
+      const value = column[slot]!;
+      const bucket = index.#bucket(value);
       index.#bucketOf[slot] = bucket;
+      if (value > index.#max[bucket]!) index.#max[bucket] = value;
+      else if (Number.isNaN(value)) index.#sawNaN = true;
       if (bucket < last) below[bucket]![slot >>> 5]! |= 1 << (slot & 31);
     }
     for (let k = 1; k < last; k += 1) {
@@ -79,6 +116,10 @@ export class RangeIndex {
   set(slot: number, value: number): void {
     const from = this.#bucketOf[slot]!;
     const to = this.#bucket(value);
+    if (value > this.#max[to]!) this.#max[to] = value;
+    else if (Number.isNaN(value)) this.#sawNaN = true;
+    this.#sorted[from] = undefined;
+    this.#sorted[to] = undefined;
     if (from === to) return;
     this.#bucketOf[slot] = to;
     const word = slot >>> 5;
@@ -88,33 +129,93 @@ export class RangeIndex {
     else for (let k = from; k < to && k < this.#below.length; k += 1) this.#below[k]![word]! &= ~bit;
   }
 
-  /** Slots of `column[0 .. size)` whose value is below `value` (or equal, when `inclusive`). */
-  below(column: Float64Array, size: number, value: number, inclusive: boolean, pool: BitsetPool): Uint32Array {
-    const bucket = this.#bucket(value);
-    // Every bucket under `bucket` lies wholly below `value`; every one above it, wholly at or above.
-    const bits = pool.take(true);
-    if (bucket > 0) bits.set(this.#below[bucket - 1]!.subarray(0, bits.length));
-    this.#each(bucket, size, (slot) => {
-      const v = column[slot]!;
-      if (inclusive ? v <= value : v < value) bits[slot >>> 5]! |= 1 << (slot & 31);
-    });
+  /** Slots of `column[0 .. size)` whose value compares to `value` as `operator` says, as a bitset from `pool`. */
+  select(column: Float64Array, size: number, operator: RangeOperator, value: number, pool: BitsetPool): Uint32Array {
+    const bits = pool.take(false);
+    bits.fill(0xffffffff);
+    clearPastEnd(bits, size);
+    this.intersect(bits, column, size, operator, value);
     return bits;
   }
 
-  /** Slots of `column[0 .. size)` whose value is above `value` (or equal, when `inclusive`). */
-  above(column: Float64Array, size: number, value: number, inclusive: boolean, pool: BitsetPool): Uint32Array {
+  /**
+   * Clears in `result` (a bitset over `size` slots) the slots whose value does not compare to
+   * `value` as `operator` says: the failing members of the bucket `value` falls in, found by binary
+   * search in the bucket's sorted members, then one pass over `result` keeping the slots of the
+   * buckets that pass whole and of that bucket.
+   */
+  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number): void {
+    // Every bucket under `bucket` lies wholly below `value`, every one above it wholly at or above;
+    // the bucket itself spans [low, max] with low <= value.
     const bucket = this.#bucket(value);
-    const bits = pool.take(bucket >= this.#below.length);
-    if (bucket < this.#below.length) {
-      const under = this.#below[bucket]!;
-      for (let i = 0; i < bits.length; i += 1) bits[i] = ~under[i]!;
-      clearPastEnd(bits, size);
+    const low = bucket === 0 ? Number.NEGATIVE_INFINITY : this.#bounds[bucket - 1]!;
+    const max = this.#max[bucket]!;
+    const known = !this.#sawNaN;
+    // Slots pass whole when in a bucket below `under` (for < and <=) or not below it (> and >=).
+    let under: number;
+    let check: boolean;
+    if (operator === '<' || operator === '<=') {
+      const all = known && (operator === '<=' ? max <= value : max < value);
+      under = all ? bucket + 1 : bucket;
+      check = !all && !(operator === '<' && low === value);
+    } else if (operator === '>=' && low === value) {
+      under = bucket;
+      check = false;
+    } else {
+      under = bucket + 1;
+      check = !(known && (operator === '>=' ? max < value : max <= value));
     }
-    this.#each(bucket, size, (slot) => {
-      const v = column[slot]!;
-      if (inclusive ? v >= value : v > value) bits[slot >>> 5]! |= 1 << (slot & 31);
-    });
-    return bits;
+    const invert = operator === '>' || operator === '>=';
+    const last = this.#below.length;
+    // under = 0: no slot is below it; under > last: every slot is.
+    const whole = under === 0 || under > last ? undefined : this.#below[under - 1]!;
+    const wholeConstant = (under === 0) === invert ? -1 : 0;
+    const upper = bucket < last ? this.#below[bucket]! : undefined;
+    const lower = bucket > 0 ? this.#below[bucket - 1]! : undefined;
+    if (check) {
+      const sorted = this.#sortedBucket(bucket, column, size);
+      const { values, slots } = sorted;
+      // The failing members are one end of the sorted run (NaN fails every comparison).
+      const [from, to] =
+        operator === '<' ? [firstAtLeast(values, value, false), values.length]
+        : operator === '<=' ? [firstAtLeast(values, value, true), values.length]
+        : operator === '>' ? [0, firstAtLeast(values, value, true)]
+        : [0, firstAtLeast(values, value, false)];
+      for (let k = from; k < to; k += 1) result[slots[k]! >>> 5]! &= ~(1 << (slots[k]! & 31));
+      for (const slot of sorted.nan) result[slot >>> 5]! &= ~(1 << (slot & 31));
+    }
+    const words = wordsFor(size);
+    for (let i = 0; i < words; i += 1) {
+      const had = result[i]!;
+      if (had === 0) continue;
+      const passing = whole === undefined ? wholeConstant : invert ? ~whole[i]! : whole[i]!;
+      const members = check ? (upper === undefined ? -1 : upper[i]!) & (lower === undefined ? -1 : ~lower[i]!) : 0;
+      result[i] = had & (passing | members);
+    }
+  }
+
+  #sortedBucket(bucket: number, column: Float64Array, size: number): SortedBucket {
+    let sorted = this.#sorted[bucket];
+    if (sorted !== undefined) return sorted;
+    const upper = bucket < this.#below.length ? this.#below[bucket]! : undefined;
+    const lower = bucket > 0 ? this.#below[bucket - 1]! : undefined;
+    const members: number[] = [];
+    const nan: number[] = [];
+    const words = wordsFor(size);
+    for (let i = 0; i < words; i += 1) {
+      let word = (upper === undefined ? -1 : upper[i]!) & (lower === undefined ? -1 : ~lower[i]!);
+      if (i === words - 1 && (size & 31) !== 0) word &= 0xffffffff >>> (32 - (size & 31));
+      while (word !== 0) {
+        const lowest = word & -word;
+        word ^= lowest;
+        const slot = (i << 5) + 31 - Math.clz32(lowest);
+        (Number.isNaN(column[slot]) ? nan : members).push(slot);
+      }
+    }
+    const slots = Int32Array.from(members).sort((a, b) => column[a]! - column[b]!);
+    sorted = { slots, values: Float64Array.from(slots, (slot) => column[slot]!), nan };
+    this.#sorted[bucket] = sorted;
+    return sorted;
   }
 
   /** Number of bounds at or below `value`: its bucket. NaN falls in bucket 0. */
@@ -128,22 +229,6 @@ export class RangeIndex {
       else high = middle;
     }
     return low;
-  }
-
-  /** Calls `visit` for every slot below `size` in `bucket`. */
-  #each(bucket: number, size: number, visit: (slot: number) => void): void {
-    const upper = bucket < this.#below.length ? this.#below[bucket]! : undefined;
-    const lower = bucket > 0 ? this.#below[bucket - 1]! : undefined;
-    const words = wordsFor(size);
-    for (let i = 0; i < words; i += 1) {
-      let word = (upper === undefined ? 0xffffffff : upper[i]!) & (lower === undefined ? 0xffffffff : ~lower[i]!);
-      if (i === words - 1 && (size & 31) !== 0) word &= 0xffffffff >>> (32 - (size & 31));
-      while (word !== 0) {
-        const low = word & -word;
-        visit((i << 5) + 31 - Math.clz32(low));
-        word ^= low;
-      }
-    }
   }
 }
 
@@ -191,6 +276,13 @@ const MAX_FREE = 256;
 
 export function wordsFor(slots: number): number {
   return Math.ceil(slots / 32);
+}
+
+/** Inverts `bits` in place, slots past `size` left clear. */
+export function complement(bits: Uint32Array, size: number): Uint32Array {
+  for (let i = 0; i < bits.length; i += 1) bits[i] = ~bits[i]!;
+  clearPastEnd(bits, size);
+  return bits;
 }
 
 /** Clears the bits of slots at or past `size`, so population counts stay exact. */

@@ -23,7 +23,7 @@
 // and rebuilt (O(n log n)) on the first read after a larger one; one leaf is not divided.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
-import { BitsetPool, clearPastEnd, RangeIndex, wordsFor } from './range-index.ts';
+import { BitsetPool, complement, RangeIndex, wordsFor, type RangeOperator } from './range-index.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -144,9 +144,14 @@ export class StorefrontIndex {
     NumberField,
     Column<Float64Array>
   >;
+  /**
+   * Per coded field: its dictionary, each slot's code, and for each code the slots written with it
+   * (an entry is live while the slot still holds that code), so `brand = X` costs X's products,
+   * not a pass over the catalog.
+   */
   readonly #coded = Object.fromEntries(
-    CODED_FIELDS.map((field) => [field, { dictionary: new Dictionary(), codes: new Column((n) => new Int32Array(n)) }]),
-  ) as Record<CodedField, { dictionary: Dictionary; codes: Column<Int32Array> }>;
+    CODED_FIELDS.map((field) => [field, { dictionary: new Dictionary(), codes: new Column((n) => new Int32Array(n)), slots: [] as number[][], entries: 0 }]),
+  ) as Record<CodedField, { dictionary: Dictionary; codes: Column<Int32Array>; slots: number[][]; entries: number }>;
   readonly #texts = Object.fromEntries(TEXT_FIELDS.map((field) => [field, [] as string[]])) as Record<TextField, string[]>;
   /** Per slot, the tag and word terms it holds now (the truth that stale postings are checked against). */
   #tagsOf: number[][] = [];
@@ -177,6 +182,7 @@ export class StorefrontIndex {
     if (batch.length > INCREMENTAL_ORDER_MAX) this.#orders.clear();
     for (const row of batch) {
       let slot = this.#slotByCursor.get(row.cursor);
+      const fresh = slot === undefined;
       if (slot !== undefined) for (const [field, order] of this.#orders) order.remove(slot, this.#numbers[field].data);
       if (slot === undefined) {
         slot = this.#size;
@@ -201,10 +207,9 @@ export class StorefrontIndex {
       numbers.product_published_at.data[slot] = row.product_published_at;
       for (const [field, range] of this.#ranges) range.set(slot, numbers[field].data[slot]!);
       for (const [field, order] of this.#orders) order.insert(slot, numbers[field].data);
-      const coded = this.#coded;
-      coded.shop_name.codes.data[slot] = coded.shop_name.dictionary.code(foldText(row.shop_name));
-      coded.brand.codes.data[slot] = coded.brand.dictionary.code(foldText(row.brand));
-      coded.product_type.codes.data[slot] = coded.product_type.dictionary.code(foldText(row.product_type));
+      this.#setCode('shop_name', slot, row.shop_name, fresh);
+      this.#setCode('brand', slot, row.brand, fresh);
+      this.#setCode('product_type', slot, row.product_type, fresh);
       const texts = this.#texts;
       texts.id[slot] = foldText(row.id);
       texts.product_id[slot] = foldText(row.product_id);
@@ -296,8 +301,24 @@ export class StorefrontIndex {
     return codes;
   }
 
+  #setCode(field: CodedField, slot: number, value: string, fresh: boolean): void {
+    const coded = this.#coded[field];
+    const code = coded.dictionary.code(foldText(value));
+    if (!fresh && coded.codes.data[slot] === code) return;
+    coded.codes.data[slot] = code;
+    (coded.slots[code] ??= []).push(slot);
+    coded.entries += 1;
+  }
+
   /** Rebuilds the posting lists once stale entries (from rewritten products) outnumber live ones. */
   #compactWhenStale(): void {
+    for (const field of CODED_FIELDS) {
+      const coded = this.#coded[field];
+      if (coded.entries <= 2 * this.#size + 1024) continue;
+      coded.slots = [];
+      for (let slot = 0; slot < this.#size; slot += 1) (coded.slots[coded.codes.data[slot]!] ??= []).push(slot);
+      coded.entries = this.#size;
+    }
     for (const [postings, of] of [
       [this.#tags, this.#tagsOf],
       [this.#words, this.#wordsOf],
@@ -333,6 +354,13 @@ export class StorefrontIndex {
       case 'or': {
         let first: Uint32Array | undefined;
         for (const operand of node.operands) {
+          // A range leaf narrows what is left in place: one pass, no bitset of its own.
+          if (first !== undefined && node.type === 'and' && operand.type === 'compare' && isRange(operand.operator) && operand.field !== 'cursor') {
+            await slices.pause();
+            const field = operand.field as NumberField;
+            this.#rangeIndex(field).intersect(first, this.#numbers[field].data, this.#size, operand.operator, operand.value as number);
+            continue;
+          }
           const bits = await this.#evaluate(operand, slices);
           if (first === undefined) first = bits;
           else if (node.type === 'and') for (let i = 0; i < first.length; i += 1) first[i]! &= bits[i]!;
@@ -381,9 +409,7 @@ export class StorefrontIndex {
   }
 
   #complement(bits: Uint32Array): Uint32Array {
-    for (let i = 0; i < bits.length; i += 1) bits[i] = ~bits[i]!;
-    clearPastEnd(bits, this.#size);
-    return bits;
+    return complement(bits, this.#size);
   }
 
   /** Products whose field equals any of the values. */
@@ -424,25 +450,22 @@ export class StorefrontIndex {
       for (let slot = 0; slot < this.#size; slot += 1) if (wanted.has(texts[slot]!)) setBit(bits, slot);
       return bits;
     }
-    const { dictionary, codes } = this.#coded[field as CodedField];
+    const { dictionary, codes, slots } = this.#coded[field as CodedField];
     const bits = this.#empty();
-    const wanted = new Set<number>();
+    const column = codes.data;
     for (const value of values) {
       const code = dictionary.find(foldText(value));
-      if (code !== undefined) wanted.add(code);
-    }
-    if (wanted.size === 0) return bits;
-    const column = codes.data;
-    if (wanted.size === 1) {
-      const [only] = wanted;
-      for (let slot = 0; slot < this.#size; slot += 1) if (column[slot] === only) setBit(bits, slot);
-    } else {
-      for (let slot = 0; slot < this.#size; slot += 1) if (wanted.has(column[slot]!)) setBit(bits, slot);
+      const list = code === undefined ? undefined : slots[code];
+      if (list === undefined) continue;
+      for (let i = 0; i < list.length; i += 1) {
+        const slot = list[i]!;
+        if (column[slot] === code) setBit(bits, slot);
+      }
     }
     return bits;
   }
 
-  #range(field: FilterField, operator: '<' | '<=' | '>' | '>=', value: number): Uint32Array {
+  #range(field: FilterField, operator: RangeOperator, value: number): Uint32Array {
     const size = this.#size;
     if (field === 'cursor') {
       // Cursors ascend with slots: the matches are one run of slots, found by binary search.
@@ -461,15 +484,17 @@ export class StorefrontIndex {
       return bits;
     }
     const numberField = field as NumberField;
-    const column = this.#numbers[numberField].data;
-    let range = this.#ranges.get(numberField);
-    if (range === undefined || size > 2 * range.builtAt + 1024) {
-      range = RangeIndex.build(column, size, this.#cursor.data.length);
-      this.#ranges.set(numberField, range);
+    return this.#rangeIndex(numberField).select(this.#numbers[numberField].data, size, operator, value, this.#pool);
+  }
+
+  /** The range index of a number column, built on first use and again once the index has doubled. */
+  #rangeIndex(field: NumberField): RangeIndex {
+    let range = this.#ranges.get(field);
+    if (range === undefined || this.#size > 2 * range.builtAt + 1024) {
+      range = RangeIndex.build(this.#numbers[field].data, this.#size, this.#cursor.data.length);
+      this.#ranges.set(field, range);
     }
-    return operator === '<' || operator === '<='
-      ? range.below(column, size, value, operator === '<=', this.#pool)
-      : range.above(column, size, value, operator === '>=', this.#pool);
+    return range;
   }
 
   /** Sets the bits of the slots that hold `term` now: its posting list, less the entries a rewrite made stale. */
@@ -586,6 +611,10 @@ class Slices {
       });
     });
   }
+}
+
+function isRange(operator: string): operator is RangeOperator {
+  return operator === '<' || operator === '<=' || operator === '>' || operator === '>=';
 }
 
 /** Sets the bits of slots `from` to `to` (exclusive). */

@@ -177,6 +177,22 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it('answers a range over a bucket that a rewritten product has left, and one it has joined', async () => {
+    const random = createRandom('moves');
+    const index = new StorefrontIndex();
+    const rows = Array.from({ length: 2_000 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `p${i}`), price_min: i }));
+    index.upsert(rows);
+    const above = async (value: number): Promise<number> =>
+      (await index.search({ sort: 'cursor:asc', offset: 0, limit: 1, filter: { type: 'compare', field: 'price_min', operator: '>', value } })).total;
+    for (const [moved, to] of [[100, 5_000], [900, 950], [1_500, -1]] as const) {
+      // The bucket of `moved` is sorted by the first search; the rewrite takes the product out of it.
+      await above(moved + 0.5);
+      index.upsert([{ ...rows[moved]!, price_min: to }]);
+      rows[moved] = { ...rows[moved]!, price_min: to };
+      expect(await above(moved + 0.5)).toBe(rows.filter((row) => row.price_min > moved + 0.5).length);
+    }
+  });
+
   it('matches shop names and tags in any letter case, non-ASCII included', async () => {
     const index = new StorefrontIndex();
     const row = buildRow(createRandom('one'), 17_000_000_000_001_024, 'a');
