@@ -78,6 +78,26 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let streamAccepting = false;
   const rateLimiter = rateLimiterFor(config, logger);
   if (!(await rateLimiter.connected())) logger.warn('rate limit store unreachable; counting in memory until it answers', { store: 'redis' });
+  // A large catalog takes a while to load into the storefront index: not ready until it has, so a
+  // balancer sends no listing to wait for it (a listing meanwhile waits, up to its deadline).
+  let warmed = stores.catalog.warm === undefined;
+  let warming = false;
+  const warm = (): void => {
+    if (warmed || warming) return;
+    warming = true;
+    const started = performance.now();
+    stores.catalog.warm!().then(
+      () => {
+        warmed = true;
+        logger.info('storefront index loaded', { ms: Math.round(performance.now() - started) });
+      },
+      (error: unknown) => {
+        warming = false;
+        logger.error('storefront index not loaded; trying again at the next readiness check', { error });
+      },
+    );
+  };
+  warm();
   const app = createApp({
     catalog: stores.catalog,
     keys: stores.keys,
@@ -87,6 +107,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     readiness: [
       { name: 'catalog database', ping: () => stores.catalog.ping() },
       { name: 'price log', ping: () => priceLog.ping() },
+      {
+        name: 'storefront index',
+        ping: async () => {
+          if (warmed) return;
+          warm();
+          throw new ServiceUnavailable('storefront index (loading)');
+        },
+      },
       // Ready only once the stream listener accepts too, and no longer once shutdown has begun.
       {
         name: 'stream listener',

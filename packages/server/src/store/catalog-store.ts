@@ -57,6 +57,11 @@ export interface CatalogStore {
   sampleVariants(limit: number): Promise<CatalogVariant[]>;
   /** Throws ServiceUnavailable when the engine cannot answer; used by /readyz. */
   ping(): Promise<void>;
+  /**
+   * Optional: loads into memory what answers rely on (the storefront index), so the first
+   * requests after start do not wait for it. Resolves once loaded; rejects with the engine's error.
+   */
+  warm?(): Promise<void>;
   close(): Promise<void>;
 }
 

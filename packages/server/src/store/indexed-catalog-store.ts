@@ -86,6 +86,10 @@ export class IndexedCatalogStore implements CatalogStore {
   ping(): Promise<void> {
     return this.#engine.ping();
   }
+  /** Loads the storefront index (every storefront row, on the first call). */
+  warm(): Promise<void> {
+    return this.#fresh();
+  }
   close(): Promise<void> {
     return this.#engine.close();
   }
