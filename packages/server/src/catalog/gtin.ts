@@ -6,6 +6,14 @@ export function normalizeGtin14(gtin: string): string | undefined {
   return gtin.padStart(14, '0');
 }
 
+/**
+ * The form GTINs are stored and compared in (distinct count, GTIN-14 look-ups) on every engine:
+ * up to 14 digits left-padded to 14, anything else kept as given.
+ */
+export function comparableGtin(gtin: string): string {
+  return normalizeGtin14(gtin) ?? gtin;
+}
+
 /** The check digit for a GTIN body (every digit but the check digit). */
 export function gtinCheckDigit(body: string): number {
   if (!/^\d+$/u.test(body)) throw new RangeError(`GTIN body must be digits, got "${body}"`);

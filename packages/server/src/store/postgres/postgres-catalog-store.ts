@@ -19,29 +19,20 @@ import type pg from 'pg';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct, StorefrontProductInput } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
 import { foldText } from '../../catalog/text.ts';
+import { comparableGtin } from '../../catalog/gtin.ts';
+import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { VARIANT_SEARCH_INDEXES } from './migrations.ts';
 
 const WHAT = 'catalog database';
-const CURSOR_BASE = 17_000_000_000_000_000n;
-const CURSOR_STEP = 1024n;
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
 }
 
-/** GTINs compare as 14 digits: shorter ones are left-padded with zeros, longer ones kept. */
-export function normaliseGtin(gtin: string): string {
-  return gtin.length >= 14 ? gtin : gtin.padStart(14, '0');
-}
-
-function epochMs(iso: string): number {
-  const value = Date.parse(iso);
-  return Number.isNaN(value) ? 0 : value;
-}
 
 /** Keeps the last occurrence of each id, as an upsert of the lines one by one would. */
 function lastById<T extends { id: string }>(items: readonly T[]): T[] {
@@ -51,26 +42,6 @@ function lastById<T extends { id: string }>(items: readonly T[]): T[] {
     byId.set(item.id, item);
   }
   return [...byId.values()];
-}
-
-/**
- * The stored storefront document: the input's fields in their order, with `created_at`,
- * `updated_at` and `cursor` placed where the contract lists them (before `variants`) when the input
- * lacks them; the service's cursor replaces any imported one. Same layout as SQLite's.
- */
-function storefrontDocument(input: StorefrontProductInput, cursor: number, createdAt: string, updatedAt: string): StorefrontProduct {
-  const service: Record<string, unknown> = { created_at: createdAt, updated_at: updatedAt, cursor };
-  const output: Record<string, unknown> = {};
-  const place = (): void => {
-    for (const [key, value] of Object.entries(service)) if (!(key in output)) output[key] = value;
-  };
-  for (const [key, value] of Object.entries(input)) {
-    if (key === 'variants') place();
-    if (key === 'cursor') output['cursor'] = cursor;
-    else output[key] = key in service ? (service[key] ?? value) : value;
-  }
-  place();
-  return output as StorefrontProduct;
 }
 
 export class PostgresCatalogStore implements CatalogEngine {
@@ -203,7 +174,7 @@ export class PostgresCatalogStore implements CatalogEngine {
               variants.map((v) => v.position),
               variants.map((v) => foldText(v.sku)),
               variants.map((v) => v.gtin),
-              variants.map((v) => normaliseGtin(v.gtin)),
+              variants.map((v) => comparableGtin(v.gtin)),
               variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),
             ],
           );
@@ -232,7 +203,7 @@ export class PostgresCatalogStore implements CatalogEngine {
             ? []
             : (
                 await client.query<{ n: string }>('SELECT nextval(\'storefront_cursor_seq\')::text AS n FROM generate_series(1, $1)', [fresh])
-              ).rows.map((row) => Number(CURSOR_BASE + BigInt(row.n) * CURSOR_STEP));
+              ).rows.map((row) => Number(cursorAt(BigInt(row.n))));
         const change = (await client.query<{ n: string }>("SELECT nextval('storefront_change_seq')::text AS n")).rows[0]!.n;
         const now = new Date().toISOString();
         let next = 0;

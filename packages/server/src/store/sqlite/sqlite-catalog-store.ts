@@ -18,14 +18,14 @@
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
-import { normalizeGtin14 } from '../../catalog/gtin.ts';
+import { comparableGtin } from '../../catalog/gtin.ts';
+import { CURSOR_BASE, cursorAfter, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { foldText } from '../../catalog/text.ts';
 import type {
   BrandCount,
   CatalogProductPro,
   CatalogVariant,
   Page,
-  StorefrontProduct,
   StorefrontProductInput,
 } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
@@ -43,14 +43,6 @@ import {
   type VariantTextRow,
 } from './sqlite-gtin-index.ts';
 
-/** The first cursor is CURSOR_BASE + CURSOR_STEP; every step is a multiple of 1024, hence exact. */
-export const CURSOR_BASE = 17_000_000_000_000_000n;
-export const CURSOR_STEP = 1024n;
-
-function epochMs(iso: string): number {
-  const ms = Date.parse(iso);
-  return Number.isNaN(ms) ? 0 : ms;
-}
 
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
@@ -277,7 +269,7 @@ export class SqliteCatalogStore implements CatalogEngine {
             position,
             foldText(variant.sku),
             variant.gtin,
-            normalizeGtin14(variant.gtin) ?? variant.gtin,
+            comparableGtin(variant.gtin),
           ).lastInsertRowid;
           gtinIndex.add(Number(variantPk), variant.gtin);
         });
@@ -312,7 +304,7 @@ export class SqliteCatalogStore implements CatalogEngine {
         const existing = find.get(input.id) as { cursor: string; created_at: string | null } | undefined;
         let cursor: bigint;
         if (existing === undefined) {
-          last = last - (last % CURSOR_STEP) + CURSOR_STEP;
+          last = cursorAfter(last);
           cursor = last;
           inserted += 1;
         } else {
@@ -321,7 +313,7 @@ export class SqliteCatalogStore implements CatalogEngine {
         }
         const createdAt = input.created_at ?? existing?.created_at ?? now;
         const updatedAt = input.updated_at ?? now;
-        const product = withServiceFields(input, Number(cursor), createdAt, updatedAt);
+        const product = storefrontDocument(input, Number(cursor), createdAt, updatedAt);
         upsert.run(
           cursor,
           product.id,
@@ -419,27 +411,4 @@ function knownTotal(offset: number, limit: number, received: number): number | u
   return undefined;
 }
 
-/**
- * The stored document: the input's fields in their order, with `created_at`, `updated_at` and
- * `cursor` placed where the contract lists them (before `variants`) when the input lacks them.
- */
-function withServiceFields(
-  input: StorefrontProductInput,
-  cursor: number,
-  createdAt: string,
-  updatedAt: string,
-): StorefrontProduct {
-  const service: Record<string, unknown> = { created_at: createdAt, updated_at: updatedAt, cursor };
-  const out: Record<string, unknown> = {};
-  const place = (): void => {
-    for (const [key, value] of Object.entries(service)) if (!(key in out)) out[key] = value;
-  };
-  for (const [key, value] of Object.entries(input)) {
-    if (key === 'variants') place();
-    if (key === 'cursor') out.cursor = cursor;
-    else out[key] = key in service ? (service[key] ?? value) : value;
-  }
-  place();
-  return out as StorefrontProduct;
-}
 
