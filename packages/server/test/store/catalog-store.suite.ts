@@ -136,6 +136,35 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         expect(seen.sort()).toStrictEqual(variants.map((variant) => variant.id).sort());
       });
 
+      it('keeps totals of short GTIN fragments exact as variants are rewritten, dropped and moved', async () => {
+        // Short fragments' totals come from stored counts that every write adjusts: a plain count
+        // over what is stored now is the truth they must match after each write.
+        const gtins = ['0042400001234', '0042400001235', '4242000012340', '0001234000123', '9912342341234'];
+        const first = buildCatalogProduct({ variants: gtins.slice(0, 3).map((gtin) => buildCatalogVariant({ gtin })) });
+        const second = buildCatalogProduct({ variants: gtins.slice(3).map((gtin) => buildCatalogVariant({ gtin })) });
+        const fragments = ['0000', '0001', '1234', '4240', '00012', '12340', '01234', '000123', '4242', '2341'];
+        const check = async (products: CatalogProductPro[]): Promise<void> => {
+          const stored = products.flatMap((product) => product.variants.map((variant) => variant.gtin));
+          for (const fragment of fragments) {
+            const page = await readVariantPage(catalog, { gtin: fragment, offset: 0, limit: 2 });
+            expect(page.total, fragment).toBe(stored.filter((gtin) => gtin.includes(fragment)).length);
+            expect(page.items.length, fragment).toBe(Math.min(2, page.total));
+          }
+        };
+        await catalog.upsertCatalogProducts([first, second]);
+        await check([first, second]);
+        // A GTIN rewritten, a variant dropped, and one moved from the second product to the first.
+        const moved = second.variants[0]!;
+        const firstAgain = { ...first, variants: [{ ...first.variants[0]!, gtin: '7777712340000' }, first.variants[2]!, { ...moved, product_id: first.id }] };
+        const secondAgain = { ...second, variants: second.variants.slice(1) };
+        await catalog.upsertCatalogProducts([firstAgain]);
+        await catalog.upsertCatalogProducts([secondAgain]);
+        await check([firstAgain, secondAgain]);
+        // The same products again, unchanged: nothing moves.
+        await catalog.upsertCatalogProducts([firstAgain, secondAgain]);
+        await check([firstAgain, secondAgain]);
+      });
+
       it('lists every variant exactly once when paging without a filter', async () => {
         const products = Array.from({ length: 9 }, () => buildCatalogProduct());
         await catalog.upsertCatalogProducts(products);

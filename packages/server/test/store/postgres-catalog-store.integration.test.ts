@@ -28,7 +28,7 @@ describeCatalogStoreConformance('PostgresCatalogStore', async () => {
   const opened = await openPostgresStores(suiteDatabase.url(), silentLogger);
   const pool = new pg.Pool({ connectionString: suiteDatabase.url(), max: 1 });
   try {
-    await pool.query('TRUNCATE catalog_products, catalog_variants, storefront_products, api_keys RESTART IDENTITY');
+    await pool.query('TRUNCATE catalog_products, catalog_variants, catalog_gtin_fragments, storefront_products, api_keys RESTART IDENTITY');
     await pool.query('ALTER SEQUENCE storefront_cursor_seq RESTART');
   } finally {
     await pool.end();
@@ -59,7 +59,7 @@ describe('migratePostgres', () => {
     try {
       expect(await migratePostgres(pool, silentLogger)).toEqual([]);
       const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
     } finally {
       await pool.end();
     }

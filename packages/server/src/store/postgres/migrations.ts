@@ -13,6 +13,7 @@
 // - Storefront cursors come from a sequence: 17_000_000_000_000_000 + n * 1024 is exact as a double
 //   for n below ~990 billion, so JSON.parse in JavaScript reads every cursor without loss.
 import type pg from 'pg';
+import { FragmentTally } from '../../catalog/gtin-fragments.ts';
 import { foldText } from '../../catalog/text.ts';
 
 /**
@@ -151,7 +152,67 @@ ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
 ALTER TABLE api_keys ADD COLUMN revoked_at timestamptz;
 `,
   },
+  {
+    version: 5,
+    name: 'stored match counts of short GTIN fragments',
+    sql: `
+-- The rule of catalog/gtin-fragments.ts. Kept current by every catalog write while the state is
+-- 'live'; a bulk load into an empty catalog sets it 'deferred' and optimize() takes them again.
+CREATE TABLE catalog_gtin_fragments (
+  fragment text COLLATE "C" PRIMARY KEY,
+  variants bigint NOT NULL
+);
+CREATE TABLE catalog_index_state (
+  name text PRIMARY KEY,
+  state text NOT NULL CHECK (state IN ('live', 'deferred'))
+);
+INSERT INTO catalog_index_state (name, state) VALUES ('gtin_fragments', 'live');
+`,
+    migrateData: async (client) => {
+      await client.query('SET LOCAL statement_timeout = 0');
+      await recountGtinFragments(client);
+    },
+  },
 ];
+
+/** Variants read per chunk when counting: one `string_agg` text of about 1.5 MB. */
+const COUNT_CHUNK = 100_000;
+/** Stored counts written per statement. */
+const WRITE_CHUNK = 20_000;
+
+/**
+ * Takes the stored fragment counts from scratch over every variant, inside the caller's
+ * transaction (about 2 s per million variants on top of reading them).
+ */
+export async function recountGtinFragments(client: pg.PoolClient): Promise<void> {
+  const tally = new FragmentTally();
+  for (let after = '0'; ; ) {
+    const { rows } = await client.query<{ gtins: string | null; last: string | null }>(
+      `SELECT string_agg(gtin, ',' ORDER BY seq) AS gtins, max(seq)::text AS last
+       FROM (SELECT seq, gtin FROM catalog_variants WHERE seq > $1::bigint ORDER BY seq LIMIT $2) chunk`,
+      [after, COUNT_CHUNK],
+    );
+    const { gtins, last } = rows[0]!;
+    if (gtins === null || last === null) break;
+    after = last;
+    tally.addJoined(gtins);
+  }
+  await client.query('DELETE FROM catalog_gtin_fragments');
+  let chunk: [string, number][] = [];
+  const write = async (): Promise<void> => {
+    await client.query('INSERT INTO catalog_gtin_fragments (fragment, variants) SELECT * FROM unnest($1::text[], $2::bigint[])', [
+      chunk.map(([fragment]) => fragment),
+      chunk.map(([, variants]) => variants),
+    ]);
+    chunk = [];
+  };
+  for (const entry of tally.stored()) {
+    chunk.push(entry);
+    if (chunk.length === WRITE_CHUNK) await write();
+  }
+  if (chunk.length > 0) await write();
+  await client.query("UPDATE catalog_index_state SET state = 'live' WHERE name = 'gtin_fragments'");
+}
 
 /**
  * Sets `column` of every row of `table` to foldText of its document's `key`, writing only the rows

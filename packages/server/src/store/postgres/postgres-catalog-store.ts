@@ -7,7 +7,12 @@
 // - Storefront cursors are 17_000_000_000_000_000 + n * 1024 (n from a sequence): exact doubles,
 //   strictly increasing in import order, kept when a product is re-imported. Storefront imports
 //   serialise on an advisory lock, so concurrent importers never give one id two cursors.
-// - GTIN substring search goes through a pg_trgm GIN index; SKU and slug look-ups compare
+// - GTIN substring search: the exact total from the stored count of a short fragment
+//   (catalog/gtin-fragments.ts, table catalog_gtin_fragments, kept in the same transaction as the
+//   variants; catalog writes serialise on an advisory lock so each sees the GTINs it replaces), or
+//   else counted through a pg_trgm GIN index; the page from whichever is cheaper, the variants in
+//   `seq` order until the page is full (common fragments) or the trigram matches sorted (rare
+//   ones). SKU and slug look-ups compare
 //   foldText values (catalog/text.ts) stored at write time, so they match exactly as SQLite's do;
 //   a slug several products share belongs to the one imported first (seq).
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
@@ -24,10 +29,19 @@ import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
-import { VARIANT_SEARCH_INDEXES } from './migrations.ts';
+import { recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
+import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FragmentDeltas } from '../../catalog/gtin-fragments.ts';
 
 const WHAT = 'catalog database';
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
+const CATALOG_IMPORT_LOCK = 'catalog.catalog_import';
+/**
+ * Variants read in `seq` order (filtered by strpos) for the cost of one trigram match fetched and
+ * sorted: a page comes from the scan while it reads fewer than this many rows per match.
+ */
+const SCAN_ROWS_PER_MATCH = 4;
+/** How long the table's size estimate (for that choice only) is reused. */
+const SIZE_ESTIMATE_MS = 30_000;
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -50,6 +64,7 @@ export class PostgresCatalogStore implements CatalogEngine {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   #closed = false;
+  #sizeEstimate: { value: Promise<number>; at: number } | undefined;
 
   /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
@@ -92,6 +107,7 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
+    if (query.gtin !== undefined && query.sku === undefined) return this.#run(() => this.#searchGtin(query.gtin!, query.offset, query.limit));
     return this.#run(async () => {
       const params: unknown[] = [];
       const where: string[] = [];
@@ -113,6 +129,52 @@ export class PostgresCatalogStore implements CatalogEngine {
       ]);
       return { items: rows.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
     });
+  }
+
+  async #searchGtin(fragment: string, offset: number, limit: number): Promise<Page<string>> {
+    const pattern = `%${escapeLike(fragment)}%`;
+    const { rows } = await this.#pool.query<{ state: string | null; stored: string | null }>({
+      name: 'catalog-gtin-stored-count',
+      text: `SELECT (SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments') AS state,
+               (SELECT variants::text FROM catalog_gtin_fragments WHERE fragment = $1) AS stored`,
+      values: [fragment],
+    });
+    const { state, stored } = rows[0]!;
+    const counted = state === 'live' && fragment.length <= COUNTED_FRAGMENT_MAX && (stored !== null || fragment.length <= ALWAYS_COUNTED_MAX);
+    if (!counted) {
+      // A long fragment matches few variants (or the counts are deferred): count and page through trigrams.
+      const [page, count] = await Promise.all([
+        this.#pool.query<{ document: string }>({
+          name: 'catalog-gtin-page-trigram',
+          text: 'SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3',
+          values: [pattern, limit, offset],
+        }),
+        this.#pool.query<{ total: number }>({ name: 'catalog-gtin-count', text: 'SELECT count(*)::int AS total FROM catalog_variants WHERE gtin LIKE $1', values: [pattern] }),
+      ]);
+      return { items: page.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
+    }
+    const total = Number(stored ?? 0);
+    if (total === 0 || offset >= total) return { items: [], total };
+    const scan = ((offset + limit) * (await this.#variantEstimate())) / total < SCAN_ROWS_PER_MATCH * total;
+    const page = await this.#pool.query<{ document: string }>(
+      scan
+        ? { name: 'catalog-gtin-page-scan', text: 'SELECT document FROM catalog_variants WHERE strpos(gtin, $1) > 0 ORDER BY seq LIMIT $2 OFFSET $3', values: [fragment, limit, offset] }
+        : { name: 'catalog-gtin-page-trigram', text: 'SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3', values: [pattern, limit, offset] },
+    );
+    return { items: page.rows.map((row) => row.document), total };
+  }
+
+  /** About how many variants there are (the planner's estimate, for choosing a page's path only). */
+  #variantEstimate(): Promise<number> {
+    const now = performance.now();
+    if (this.#sizeEstimate === undefined || now - this.#sizeEstimate.at > SIZE_ESTIMATE_MS) {
+      const value = this.#pool
+        .query<{ n: number }>("SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'catalog_variants'::regclass")
+        .then((result) => Number(result.rows[0]?.n ?? 0));
+      value.catch(() => (this.#sizeEstimate = undefined));
+      this.#sizeEstimate = { value, at: now };
+    }
+    return this.#sizeEstimate.value;
   }
 
   topBrands(limit: number): Promise<BrandCount[]> {
@@ -149,7 +211,21 @@ export class PostgresCatalogStore implements CatalogEngine {
     if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
     return this.#run(() =>
       inTransaction(this.#pool, async (client) => {
+        // One catalog writer at a time: the stored GTIN fragment counts change by the GTINs each
+        // write replaces, which a concurrent writer could change underneath.
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOG_IMPORT_LOCK]);
         const unique = lastById(products);
+        const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
+        const counting = (await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'")).rows[0]?.state === 'live';
+        const deltas = new FragmentDeltas();
+        if (counting) {
+          const old = await client.query<{ gtin: string }>('SELECT gtin FROM catalog_variants WHERE product_id = ANY($1::text[]) OR id = ANY($2::text[])', [
+            unique.map((p) => p.id),
+            variants.map((v) => v.id),
+          ]);
+          for (const row of old.rows) deltas.remove(row.gtin);
+          for (const variant of variants) deltas.add(variant.gtin);
+        }
         const { rows } = await client.query<{ inserted: boolean }>(
           `INSERT INTO catalog_products (id, slug, brand, document)
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
@@ -157,7 +233,6 @@ export class PostgresCatalogStore implements CatalogEngine {
            RETURNING (xmax = 0) AS inserted`,
           [unique.map((p) => p.id), unique.map((p) => foldText(p.slug)), unique.map((p) => p.brand), unique.map((p) => JSON.stringify(p))],
         );
-        const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
         await client.query('DELETE FROM catalog_variants WHERE product_id = ANY($1::text[]) AND NOT (id = ANY($2::text[]))', [
           unique.map((p) => p.id),
           variants.map((v) => v.id),
@@ -177,6 +252,21 @@ export class PostgresCatalogStore implements CatalogEngine {
               variants.map((v) => comparableGtin(v.gtin)),
               variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),
             ],
+          );
+        }
+        const { always, ifStored } = deltas.changes();
+        if (always.length > 0) {
+          await client.query(
+            `INSERT INTO catalog_gtin_fragments (fragment, variants) SELECT * FROM unnest($1::text[], $2::bigint[])
+             ON CONFLICT (fragment) DO UPDATE SET variants = catalog_gtin_fragments.variants + excluded.variants`,
+            [always.map(([fragment]) => fragment), always.map(([, delta]) => delta)],
+          );
+        }
+        if (ifStored.length > 0) {
+          await client.query(
+            `UPDATE catalog_gtin_fragments f SET variants = f.variants + d.delta
+             FROM unnest($1::text[], $2::bigint[]) AS d(fragment, delta) WHERE f.fragment = d.fragment`,
+            [ifStored.map(([fragment]) => fragment), ifStored.map(([, delta]) => delta)],
           );
         }
         await client.query('UPDATE catalog_version SET n = n + 1');
@@ -287,6 +377,8 @@ export class PostgresCatalogStore implements CatalogEngine {
         const { rows } = await client.query('SELECT 1 FROM catalog_variants LIMIT 1');
         if (rows.length > 0) return false;
         for (const index of VARIANT_SEARCH_INDEXES) await client.query(`DROP INDEX IF EXISTS ${index.name}`);
+        // The fragment counts too: keeping them current costs an upsert per fragment per batch.
+        await client.query("DELETE FROM catalog_gtin_fragments; UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin_fragments'");
         return true;
       }),
     );
@@ -294,7 +386,8 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   /**
    * After a bulk load (import, seed), and by `catalog migrate`: creates any variant search index a
-   * deferred load left missing, merges the GIN pending lists, and refreshes planner statistics, so
+   * deferred load left missing, takes the GTIN fragment counts it deferred, merges the GIN pending
+   * lists, and refreshes planner statistics, so
    * the first searches use the indexes at full speed.
    */
   optimize(): Promise<void> {
@@ -303,6 +396,8 @@ export class PostgresCatalogStore implements CatalogEngine {
         // Index builds run longer than the pool's statement timeout, and faster with more memory.
         await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
         for (const index of VARIANT_SEARCH_INDEXES) await client.query(`CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`);
+        const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
+        if (rows[0]?.state !== 'live') await recountGtinFragments(client);
         await client.query('SELECT gin_clean_pending_list($1::regclass)', ['catalog_variants_gtin_trgm']);
         await client.query('ANALYZE catalog_products, catalog_variants, storefront_products');
       }),

@@ -3,11 +3,9 @@
 // - `catalog_gtin_suffixes` holds (suffix, variant) for every suffix of 4 or more characters of
 //   every stored GTIN, so the variants containing a fragment are one B-tree range: the suffixes
 //   that start with it.
-// - `catalog_gtin_fragments` holds the exact number of variants whose GTIN contains each 4- and
-//   5-digit fragment, and each 6-digit fragment shared by at least STORED_COUNT_MIN variants when
-//   counts were last taken (`optimize` after every import retakes them). Short fragments are the
-//   ones shared by a large part of a catalog (brand prefixes, leading zeros), where a count over
-//   the suffix range would read up to every variant. Other fragments count their range.
+// - `catalog_gtin_fragments` holds the stored match counts of short fragments, by the rule of
+//   catalog/gtin-fragments.ts (`optimize` after every import retakes them). Other fragments count
+//   their suffix range.
 // - While the index is `deferred` (a bulk load into an empty catalog is running, or one died),
 //   searches answer from a full scan: correct, about 100 ms per million variants. The SKU and
 //   GTIN-14 B-tree indexes of `catalog_variants` are dropped for the same time (random inserts
@@ -18,15 +16,8 @@
 // loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
 // of it SQLite sorting ten million suffixes).
 import type { DatabaseSync } from 'node:sqlite';
+import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FRAGMENT_MIN, FragmentDeltas, FragmentTally } from '../../catalog/gtin-fragments.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
-
-/** Fragments at most this long may have their match count stored. */
-const COUNTED_FRAGMENT_MAX = 6;
-/** Fragments at most this long always have it stored (there are at most 110,000 of them). */
-const ALWAYS_COUNTED_MAX = 5;
-/** A 6-digit fragment's count is stored from this many variants; below it, its range is short. */
-const STORED_COUNT_MIN = 512;
-const FRAGMENT_MIN = 4;
 /**
  * Variants scanned in `pk` order for the cost of one suffix-range entry collected and sorted
  * (measured on a million variants: about 0.1 µs against 0.45 µs).
@@ -71,25 +62,13 @@ function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
-/** The distinct 4- to 6-digit fragments of a GTIN (fragments with other characters never match a query). */
-function countedFragments(gtin: string): Set<string> {
-  const fragments = new Set<string>();
-  for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
-    for (let start = 0; start + length <= gtin.length; start += 1) {
-      const fragment = gtin.slice(start, start + length);
-      if (/^\d+$/u.test(fragment)) fragments.add(fragment);
-    }
-  }
-  return fragments;
-}
-
 /**
  * Pending changes to the fragment counts of one transaction, applied by `flush`. Kept per
  * transaction so a batch of variants costs one upsert per distinct fragment, not per variant.
  */
 export class GtinIndexWriter {
   private readonly database: SqliteDatabase;
-  private readonly deltas = new Map<string, number>();
+  private readonly deltas = new FragmentDeltas();
   readonly live: boolean;
 
   constructor(database: SqliteDatabase) {
@@ -101,14 +80,14 @@ export class GtinIndexWriter {
     if (!this.live) return;
     const insert = this.database.statement('INSERT OR IGNORE INTO catalog_gtin_suffixes (suffix, variant_pk) VALUES (?, ?)');
     for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) insert.run(gtin.slice(start), variantPk);
-    for (const fragment of countedFragments(gtin)) this.deltas.set(fragment, (this.deltas.get(fragment) ?? 0) + 1);
+    this.deltas.add(gtin);
   }
 
   remove(variantPk: number, gtin: string): void {
     if (!this.live) return;
     const remove = this.database.statement('DELETE FROM catalog_gtin_suffixes WHERE suffix = ? AND variant_pk = ?');
     for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) remove.run(gtin.slice(start), variantPk);
-    for (const fragment of countedFragments(gtin)) this.deltas.set(fragment, (this.deltas.get(fragment) ?? 0) - 1);
+    this.deltas.remove(gtin);
   }
 
   flush(): void {
@@ -118,11 +97,9 @@ export class GtinIndexWriter {
     );
     // Longer fragments keep a stored count only if they have one (see the header).
     const update = this.database.statement('UPDATE catalog_gtin_fragments SET variants = variants + ? WHERE fragment = ?');
-    for (const [fragment, delta] of this.deltas) {
-      if (delta === 0) continue;
-      if (fragment.length <= ALWAYS_COUNTED_MAX) upsert.run(fragment, delta);
-      else update.run(delta, fragment);
-    }
+    const { always, ifStored } = this.deltas.changes();
+    for (const [fragment, delta] of always) upsert.run(fragment, delta);
+    for (const [fragment, delta] of ifStored) update.run(delta, fragment);
     this.deltas.clear();
   }
 }
@@ -172,54 +149,17 @@ const COUNT_CHUNK = 100_000;
  * inside the caller's transaction.
  */
 export function recountGtinFragments(db: DatabaseSync): void {
-  // Typed arrays indexed by the fragment's value (unique per length): several times faster than
-  // grouping in SQL. GTINs arrive comma-joined per chunk, one string instead of 100,000 rows;
-  // stored GTINs are digits (the contract's pattern, checked on import), so commas separate them.
-  const counts = Array.from({ length: COUNTED_FRAGMENT_MAX + 1 }, (_, length) =>
-    length < FRAGMENT_MIN ? new Int32Array(0) : new Int32Array(10 ** length),
-  );
+  const tally = new FragmentTally();
   const chunk = db.prepare("SELECT group_concat(gtin, ',') AS gtins, max(pk) AS last FROM (SELECT pk, gtin FROM catalog_variants WHERE pk > ? ORDER BY pk LIMIT ?)");
-  const seen: number[] = [];
   for (let after = 0; ; ) {
     const { gtins, last } = chunk.get(after, COUNT_CHUNK) as { gtins: string | null; last: number | null };
     if (gtins === null || last === null) break;
     after = last;
-    for (let from = 0; from < gtins.length; ) {
-      const comma = gtins.indexOf(',', from);
-      const to = comma === -1 ? gtins.length : comma;
-      for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
-        seen.length = 0;
-        const table = counts[length]!;
-        for (let start = from; start + length <= to; start += 1) {
-          const code = digitsValue(gtins, start, length);
-          if (code < 0 || seen.includes(code)) continue;
-          seen.push(code);
-          table[code]! += 1;
-        }
-      }
-      from = to + 1;
-    }
+    tally.addJoined(gtins);
   }
   db.exec('DELETE FROM catalog_gtin_fragments');
   const insert = db.prepare('INSERT INTO catalog_gtin_fragments (fragment, variants) VALUES (?, ?)');
-  for (let length = FRAGMENT_MIN; length <= COUNTED_FRAGMENT_MAX; length += 1) {
-    const table = counts[length]!;
-    const least = length <= ALWAYS_COUNTED_MAX ? 1 : STORED_COUNT_MIN;
-    for (let code = 0; code < table.length; code += 1) {
-      if (table[code]! >= least) insert.run(String(code).padStart(length, '0'), table[code]!);
-    }
-  }
-}
-
-/** The value of `length` digits of `text` from `start`, or -1 when any is not a digit. */
-function digitsValue(text: string, start: number, length: number): number {
-  let value = 0;
-  for (let i = start; i < start + length; i += 1) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    value = value * 10 + digit;
-  }
-  return value;
+  for (const [fragment, variants] of tally.stored()) insert.run(fragment, variants);
 }
 
 /**
