@@ -36,7 +36,9 @@ export async function run(args: string[]): Promise<number> {
     const applied = await unavailableOnOutage('catalog database', () => migratePostgres(pool, logger));
     const latest = Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version));
     // A bulk load that died leaves variant search indexes dropped; creating them is this command's job too.
-    const { rows } = await pool.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE tablename = 'catalog_variants'");
+    const { rows } = await pool.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = ANY($1::text[])', [
+      [...new Set(VARIANT_SEARCH_INDEXES.map((index) => index.table))],
+    ]);
     const present = new Set(rows.map((row) => row.indexname));
     const missing = VARIANT_SEARCH_INDEXES.filter((index) => !present.has(index.name));
     if (missing.length > 0) {

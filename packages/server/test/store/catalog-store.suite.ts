@@ -142,7 +142,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         const gtins = ['0042400001234', '0042400001235', '4242000012340', '0001234000123', '9912342341234'];
         const first = buildCatalogProduct({ variants: gtins.slice(0, 3).map((gtin) => buildCatalogVariant({ gtin })) });
         const second = buildCatalogProduct({ variants: gtins.slice(3).map((gtin) => buildCatalogVariant({ gtin })) });
-        const fragments = ['0000', '0001', '1234', '4240', '00012', '12340', '01234', '000123', '4242', '2341'];
+        const fragments = ['0000', '0001', '1234', '4240', '00012', '12340', '01234', '000123', '4242', '2341', '7777712340', '0042400001234', '00123400'];
         const check = async (products: CatalogProductPro[]): Promise<void> => {
           const stored = products.flatMap((product) => product.variants.map((variant) => variant.gtin));
           for (const fragment of fragments) {

@@ -17,15 +17,34 @@ import { FragmentTally } from '../../catalog/gtin-fragments.ts';
 import { foldText } from '../../catalog/text.ts';
 
 /**
- * The variant search indexes (SKU, GTIN fragments, GTIN-14): created by migration 1, dropped for a
- * bulk load into an empty catalog and created again after it (PostgresCatalogStore.deferIndexes,
- * optimize). One definition for both.
+ * The variant search indexes (SKU, GTIN suffixes, GTIN-14): dropped for a bulk load into an empty
+ * catalog and created again after it (PostgresCatalogStore.deferIndexes, optimize), and by
+ * `catalog migrate` when a dead load left them dropped. One definition for all three.
  */
-export const VARIANT_SEARCH_INDEXES: readonly { name: string; definition: string }[] = [
-  { name: 'catalog_variants_sku', definition: 'ON catalog_variants (sku_lower, seq)' },
-  { name: 'catalog_variants_gtin_trgm', definition: 'ON catalog_variants USING gin (gtin gin_trgm_ops)' },
-  { name: 'catalog_variants_gtin14', definition: 'ON catalog_variants (gtin14)' },
+export const VARIANT_SEARCH_INDEXES: readonly { name: string; table: string; definition: string }[] = [
+  { name: 'catalog_variants_sku', table: 'catalog_variants', definition: 'ON catalog_variants (sku_lower, seq)' },
+  { name: 'catalog_gtin_suffixes_range', table: 'catalog_gtin_suffixes', definition: 'ON catalog_gtin_suffixes (suffix, variant_seq)' },
+  { name: 'catalog_variants_gtin14', table: 'catalog_variants', definition: 'ON catalog_variants (gtin14)' },
 ];
+
+/** Suffixes of a GTIN from this length up are stored: a fragment is 4 to 14 digits. */
+export const GTIN_SUFFIX_MIN = 4;
+
+/** Every stored suffix of a GTIN, longest first. */
+export function gtinSuffixes(gtin: string): string[] {
+  const suffixes: string[] = [];
+  for (let start = 0; start + GTIN_SUFFIX_MIN <= gtin.length; start += 1) suffixes.push(gtin.slice(start));
+  return suffixes;
+}
+
+/** Fills `catalog_gtin_suffixes` from every variant, in key order (the caller empties it first). */
+export async function fillGtinSuffixes(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    `INSERT INTO catalog_gtin_suffixes (suffix, variant_seq)
+     SELECT substr(v.gtin, s.i), v.seq FROM catalog_variants v CROSS JOIN LATERAL generate_series(1, length(v.gtin) - ${GTIN_SUFFIX_MIN - 1}) AS s(i)
+     ORDER BY 1, 2`,
+  );
+}
 
 export interface Migration {
   version: number;
@@ -62,7 +81,9 @@ CREATE TABLE catalog_variants (
   document text NOT NULL
 );
 CREATE INDEX catalog_variants_product ON catalog_variants (product_id, position);
-${VARIANT_SEARCH_INDEXES.map((index) => `CREATE INDEX ${index.name} ${index.definition};`).join('\n')}
+CREATE INDEX catalog_variants_sku ON catalog_variants (sku_lower, seq);
+CREATE INDEX catalog_variants_gtin_trgm ON catalog_variants USING gin (gtin gin_trgm_ops);
+CREATE INDEX catalog_variants_gtin14 ON catalog_variants (gtin14);
 
 CREATE SEQUENCE storefront_cursor_seq AS bigint MINVALUE 1;
 CREATE TABLE storefront_products (
@@ -171,6 +192,31 @@ INSERT INTO catalog_index_state (name, state) VALUES ('gtin_fragments', 'live');
     migrateData: async (client) => {
       await client.query('SET LOCAL statement_timeout = 0');
       await recountGtinFragments(client);
+    },
+  },
+  {
+    version: 6,
+    name: 'GTIN suffixes instead of trigrams',
+    sql: `
+-- Every suffix of 4 or more digits of every variant's GTIN: the variants whose GTIN contains a
+-- fragment are one B-tree range, the suffixes that start with it (digit trigrams are so few that
+-- their posting lists made a trigram search read thousands of entries for any fragment).
+-- Maintained with the fragment counts (same state); no primary key: the range index is created
+-- after a bulk fill.
+CREATE TABLE catalog_gtin_suffixes (
+  suffix text COLLATE "C" NOT NULL,
+  variant_seq bigint NOT NULL
+);
+DROP INDEX IF EXISTS catalog_variants_gtin_trgm;
+`,
+    migrateData: async (client) => {
+      await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
+      const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
+      // A bulk load that died leaves the state deferred: optimize() fills the table when it is redone.
+      if (rows[0]?.state === 'live') await fillGtinSuffixes(client);
+      await client.query('CREATE INDEX catalog_gtin_suffixes_range ON catalog_gtin_suffixes (suffix, variant_seq)');
+      // Without statistics the planner takes the new table for empty and scans it whole.
+      await client.query('ANALYZE catalog_gtin_suffixes');
     },
   },
 ];

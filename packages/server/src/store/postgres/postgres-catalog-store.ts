@@ -8,11 +8,11 @@
 //   strictly increasing in import order, kept when a product is re-imported. Storefront imports
 //   serialise on an advisory lock, so concurrent importers never give one id two cursors.
 // - GTIN substring search: the exact total from the stored count of a short fragment
-//   (catalog/gtin-fragments.ts, table catalog_gtin_fragments, kept in the same transaction as the
-//   variants; catalog writes serialise on an advisory lock so each sees the GTINs it replaces), or
-//   else counted through a pg_trgm GIN index; the page from whichever is cheaper, the variants in
-//   `seq` order until the page is full (common fragments) or the trigram matches sorted (rare
-//   ones). SKU and slug look-ups compare
+//   (catalog/gtin-fragments.ts, table catalog_gtin_fragments) or else counted over the GTIN suffix
+//   table's B-tree range; the page from whichever is cheaper, the variants in `seq` order until the
+//   page is full (common fragments) or the range's variants sorted (rare ones). Counts and suffixes
+//   change in the same transaction as the variants, and catalog writes serialise on an advisory
+//   lock, so each sees the GTINs it replaces. SKU and slug look-ups compare
 //   foldText values (catalog/text.ts) stored at write time, so they match exactly as SQLite's do;
 //   a slug several products share belongs to the one imported first (seq).
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
@@ -29,19 +29,24 @@ import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
-import { recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
+import { fillGtinSuffixes, gtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
 import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FragmentDeltas } from '../../catalog/gtin-fragments.ts';
 
 const WHAT = 'catalog database';
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
 const CATALOG_IMPORT_LOCK = 'catalog.catalog_import';
 /**
- * Variants read in `seq` order (filtered by strpos) for the cost of one trigram match fetched and
+ * Variants read in `seq` order (filtered by strpos) for the cost of one suffix match fetched and
  * sorted: a page comes from the scan while it reads fewer than this many rows per match.
  */
 const SCAN_ROWS_PER_MATCH = 4;
 /** How long the table's size estimate (for that choice only) is reused. */
 const SIZE_ESTIMATE_MS = 30_000;
+
+/** The smallest string above every string that starts with `prefix` (byte order, COLLATE "C"). */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -132,7 +137,6 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   async #searchGtin(fragment: string, offset: number, limit: number): Promise<Page<string>> {
-    const pattern = `%${escapeLike(fragment)}%`;
     const { rows } = await this.#pool.query<{ state: string | null; stored: string | null }>({
       name: 'catalog-gtin-stored-count',
       text: `SELECT (SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments') AS state,
@@ -140,26 +144,38 @@ export class PostgresCatalogStore implements CatalogEngine {
       values: [fragment],
     });
     const { state, stored } = rows[0]!;
-    const counted = state === 'live' && fragment.length <= COUNTED_FRAGMENT_MAX && (stored !== null || fragment.length <= ALWAYS_COUNTED_MAX);
-    if (!counted) {
-      // A long fragment matches few variants (or the counts are deferred): count and page through trigrams.
+    if (state !== 'live') {
+      // A bulk load is running (or died): no suffixes nor counts, a scan answers.
+      const pattern = `%${escapeLike(fragment)}%`;
       const [page, count] = await Promise.all([
-        this.#pool.query<{ document: string }>({
-          name: 'catalog-gtin-page-trigram',
-          text: 'SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3',
-          values: [pattern, limit, offset],
-        }),
-        this.#pool.query<{ total: number }>({ name: 'catalog-gtin-count', text: 'SELECT count(*)::int AS total FROM catalog_variants WHERE gtin LIKE $1', values: [pattern] }),
+        this.#pool.query<{ document: string }>('SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3', [pattern, limit, offset]),
+        this.#pool.query<{ total: number }>('SELECT count(*)::int AS total FROM catalog_variants WHERE gtin LIKE $1', [pattern]),
       ]);
       return { items: page.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
     }
-    const total = Number(stored ?? 0);
+    const range = [fragment, prefixEnd(fragment)];
+    const counted = fragment.length <= COUNTED_FRAGMENT_MAX && (stored !== null || fragment.length <= ALWAYS_COUNTED_MAX);
+    // A GTIN can hold a long fragment twice ("12121212" holds "121212" at 0 and 2): count variants.
+    const total = counted
+      ? Number(stored ?? 0)
+      : ((
+          await this.#pool.query<{ total: number }>({
+            name: 'catalog-gtin-count',
+            text: 'SELECT count(DISTINCT variant_seq)::int AS total FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2',
+            values: range,
+          })
+        ).rows[0]?.total ?? 0);
     if (total === 0 || offset >= total) return { items: [], total };
     const scan = ((offset + limit) * (await this.#variantEstimate())) / total < SCAN_ROWS_PER_MATCH * total;
     const page = await this.#pool.query<{ document: string }>(
       scan
         ? { name: 'catalog-gtin-page-scan', text: 'SELECT document FROM catalog_variants WHERE strpos(gtin, $1) > 0 ORDER BY seq LIMIT $2 OFFSET $3', values: [fragment, limit, offset] }
-        : { name: 'catalog-gtin-page-trigram', text: 'SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3', values: [pattern, limit, offset] },
+        : {
+            name: 'catalog-gtin-page-range',
+            text: `SELECT document FROM catalog_variants WHERE seq IN (SELECT variant_seq FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2)
+                   ORDER BY seq LIMIT $3 OFFSET $4`,
+            values: [...range, limit, offset],
+          },
     );
     return { items: page.rows.map((row) => row.document), total };
   }
@@ -211,19 +227,23 @@ export class PostgresCatalogStore implements CatalogEngine {
     if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
     return this.#run(() =>
       inTransaction(this.#pool, async (client) => {
-        // One catalog writer at a time: the stored GTIN fragment counts change by the GTINs each
-        // write replaces, which a concurrent writer could change underneath.
+        // One catalog writer at a time: the GTIN fragment counts and suffixes change by the GTINs
+        // each write replaces, which a concurrent writer could change underneath.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOG_IMPORT_LOCK]);
         const unique = lastById(products);
         const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
         const counting = (await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'")).rows[0]?.state === 'live';
         const deltas = new FragmentDeltas();
+        const previous = new Map<string, { seq: string; gtin: string }>();
         if (counting) {
-          const old = await client.query<{ gtin: string }>('SELECT gtin FROM catalog_variants WHERE product_id = ANY($1::text[]) OR id = ANY($2::text[])', [
-            unique.map((p) => p.id),
-            variants.map((v) => v.id),
-          ]);
-          for (const row of old.rows) deltas.remove(row.gtin);
+          const old = await client.query<{ id: string; seq: string; gtin: string }>(
+            'SELECT id, seq::text AS seq, gtin FROM catalog_variants WHERE product_id = ANY($1::text[]) OR id = ANY($2::text[])',
+            [unique.map((p) => p.id), variants.map((v) => v.id)],
+          );
+          for (const row of old.rows) {
+            previous.set(row.id, row);
+            deltas.remove(row.gtin);
+          }
           for (const variant of variants) deltas.add(variant.gtin);
         }
         const { rows } = await client.query<{ inserted: boolean }>(
@@ -237,12 +257,14 @@ export class PostgresCatalogStore implements CatalogEngine {
           unique.map((p) => p.id),
           variants.map((v) => v.id),
         ]);
+        let written: { id: string; seq: string }[] = [];
         if (variants.length > 0) {
-          await client.query(
+          ({ rows: written } = await client.query<{ id: string; seq: string }>(
             `INSERT INTO catalog_variants (id, product_id, position, sku_lower, gtin, gtin14, document)
              SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
              ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, position = excluded.position,
-               sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document`,
+               sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document
+             RETURNING id, seq::text AS seq`,
             [
               variants.map((v) => v.id),
               variants.map((v) => v.parent),
@@ -252,8 +274,9 @@ export class PostgresCatalogStore implements CatalogEngine {
               variants.map((v) => comparableGtin(v.gtin)),
               variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),
             ],
-          );
+          ));
         }
+        if (counting) await this.#moveSuffixes(client, previous, new Map(variants.map((v) => [v.id, v.gtin])), written);
         const { always, ifStored } = deltas.changes();
         if (always.length > 0) {
           await client.query(
@@ -274,6 +297,40 @@ export class PostgresCatalogStore implements CatalogEngine {
         return { inserted, updated: products.length - inserted };
       }),
     );
+  }
+
+  /**
+   * Drops the suffixes of variants gone or whose GTIN changed, and adds those of variants new or
+   * changed (a variant keeps its seq through an upsert).
+   */
+  async #moveSuffixes(
+    client: pg.PoolClient,
+    previous: ReadonlyMap<string, { seq: string; gtin: string }>,
+    gtinById: ReadonlyMap<string, string>,
+    written: readonly { id: string; seq: string }[],
+  ): Promise<void> {
+    const gone: [string, string][] = [];
+    for (const [id, old] of previous) {
+      if (gtinById.get(id) !== old.gtin) for (const suffix of gtinSuffixes(old.gtin)) gone.push([suffix, old.seq]);
+    }
+    const added: [string, string][] = [];
+    for (const { id, seq } of written) {
+      const gtin = gtinById.get(id)!;
+      if (previous.get(id)?.gtin !== gtin) for (const suffix of gtinSuffixes(gtin)) added.push([suffix, seq]);
+    }
+    if (gone.length > 0) {
+      await client.query(
+        `DELETE FROM catalog_gtin_suffixes s USING unnest($1::text[], $2::bigint[]) AS d(suffix, variant_seq)
+         WHERE s.suffix = d.suffix AND s.variant_seq = d.variant_seq`,
+        [gone.map(([suffix]) => suffix), gone.map(([, seq]) => seq)],
+      );
+    }
+    if (added.length > 0) {
+      await client.query('INSERT INTO catalog_gtin_suffixes (suffix, variant_seq) SELECT * FROM unnest($1::text[], $2::bigint[])', [
+        added.map(([suffix]) => suffix),
+        added.map(([, seq]) => seq),
+      ]);
+    }
   }
 
   upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport> {
@@ -378,7 +435,9 @@ export class PostgresCatalogStore implements CatalogEngine {
         if (rows.length > 0) return false;
         for (const index of VARIANT_SEARCH_INDEXES) await client.query(`DROP INDEX IF EXISTS ${index.name}`);
         // The fragment counts too: keeping them current costs an upsert per fragment per batch.
-        await client.query("DELETE FROM catalog_gtin_fragments; UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin_fragments'");
+        await client.query(
+          "TRUNCATE catalog_gtin_fragments, catalog_gtin_suffixes; UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin_fragments'",
+        );
         return true;
       }),
     );
@@ -395,11 +454,16 @@ export class PostgresCatalogStore implements CatalogEngine {
       inTransaction(this.#pool, async (client) => {
         // Index builds run longer than the pool's statement timeout, and faster with more memory.
         await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
-        for (const index of VARIANT_SEARCH_INDEXES) await client.query(`CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`);
         const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
-        if (rows[0]?.state !== 'live') await recountGtinFragments(client);
-        await client.query('SELECT gin_clean_pending_list($1::regclass)', ['catalog_variants_gtin_trgm']);
-        await client.query('ANALYZE catalog_products, catalog_variants, storefront_products');
+        const deferred = rows[0]?.state !== 'live';
+        // The suffixes go in before their index exists: one sorted build instead of an insert each.
+        if (deferred) {
+          await client.query('TRUNCATE catalog_gtin_suffixes');
+          await fillGtinSuffixes(client);
+        }
+        for (const index of VARIANT_SEARCH_INDEXES) await client.query(`CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`);
+        if (deferred) await recountGtinFragments(client);
+        await client.query('ANALYZE catalog_products, catalog_variants, catalog_gtin_suffixes, storefront_products');
       }),
     );
   }
