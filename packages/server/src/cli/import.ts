@@ -87,10 +87,7 @@ async function importFile(
     kind === 'catalog'
       ? catalog.upsertCatalogProducts(products as CatalogProductPro[])
       : catalog.upsertStorefrontProducts(products as StorefrontProductInput[]);
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const lines = batch;
-    batch = [];
+  const write = async (lines: { line: number; product: unknown }[]): Promise<void> => {
     try {
       const result = await upsert(lines.map((entry) => entry.product));
       totals.inserted += result.inserted;
@@ -114,6 +111,21 @@ async function importFile(
     }
     progress(`${file}: ${totals.lines} lines, ${totals.inserted + totals.updated} products, ${totals.variants} variants, ${totals.bad} bad`);
   };
+  // One batch is written while the next is read and validated (an engine that answers over the
+  // network, PostgreSQL, works meanwhile); batches start in file order, one at a time, so later
+  // lines still win.
+  let writing: Promise<void> = Promise.resolve();
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const lines = batch;
+    batch = [];
+    await writing;
+    const pending = write(lines);
+    // Awaited before the next batch starts (or at the end); this only keeps a failure meanwhile
+    // from counting as unhandled.
+    pending.catch(() => undefined);
+    writing = pending;
+  };
   for await (const entry of readNdjson(file)) {
     totals.lines += 1;
     if ('problem' in entry) {
@@ -131,6 +143,7 @@ async function importFile(
     if (batch.length >= BATCH_PRODUCTS) await flush();
   }
   await flush();
+  await writing;
 }
 
 function isUnavailable(error: unknown): boolean {

@@ -38,7 +38,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
 
     describe('getProduct', () => {
       it('returns every imported field unchanged, in the same key order, by id and by slug', async () => {
-        const product = buildCatalogProduct({ images: ['https://cdn.example.com/a.jpg'], description: 'A<br>B "quoted" é' });
+        const product = buildCatalogProduct({ images: ['https://cdn.example.com/a.jpg'], description: 'A<br>B "quoted" é, tab\t, line\n, CR\r, back\\slash \\N' });
         await catalog.upsertCatalogProducts([product, buildCatalogProduct()]);
         const byId = await readProduct(catalog, product.id);
         expect(JSON.stringify(byId)).toBe(JSON.stringify(product));

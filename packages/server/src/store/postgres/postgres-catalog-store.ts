@@ -28,6 +28,7 @@ import { comparableGtin } from '../../catalog/gtin.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
+import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { fillGtinSuffixes, gtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
 import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FragmentDeltas } from '../../catalog/gtin-fragments.ts';
@@ -246,12 +247,19 @@ export class PostgresCatalogStore implements CatalogEngine {
           }
           for (const variant of variants) deltas.add(variant.gtin);
         }
+        await this.#stagingTables(client);
+        await copyRows(
+          client,
+          'incoming_products',
+          ['ord', 'id', 'slug', 'brand', 'document'],
+          unique.map((p, ord) => [ord, p.id, foldText(p.slug), p.brand, JSON.stringify(p)]),
+        );
+        // In the order given: seq records import order, which decides who keeps a shared slug.
         const { rows } = await client.query<{ inserted: boolean }>(
           `INSERT INTO catalog_products (id, slug, brand, document)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+           SELECT id, slug, brand, document FROM incoming_products ORDER BY ord
            ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, brand = excluded.brand, document = excluded.document
            RETURNING (xmax = 0) AS inserted`,
-          [unique.map((p) => p.id), unique.map((p) => foldText(p.slug)), unique.map((p) => p.brand), unique.map((p) => JSON.stringify(p))],
         );
         await client.query('DELETE FROM catalog_variants WHERE product_id = ANY($1::text[]) AND NOT (id = ANY($2::text[]))', [
           unique.map((p) => p.id),
@@ -259,21 +267,18 @@ export class PostgresCatalogStore implements CatalogEngine {
         ]);
         let written: { id: string; seq: string }[] = [];
         if (variants.length > 0) {
+          await copyRows(
+            client,
+            'incoming_variants',
+            ['ord', 'id', 'product_id', 'position', 'sku_lower', 'gtin', 'gtin14', 'document'],
+            variants.map(({ position, parent, ...variant }, ord) => [ord, variant.id, parent, position, foldText(variant.sku), variant.gtin, comparableGtin(variant.gtin), JSON.stringify(variant)]),
+          );
           ({ rows: written } = await client.query<{ id: string; seq: string }>(
             `INSERT INTO catalog_variants (id, product_id, position, sku_lower, gtin, gtin14, document)
-             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+             SELECT id, product_id, position, sku_lower, gtin, gtin14, document FROM incoming_variants ORDER BY ord
              ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, position = excluded.position,
                sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document
              RETURNING id, seq::text AS seq`,
-            [
-              variants.map((v) => v.id),
-              variants.map((v) => v.parent),
-              variants.map((v) => v.position),
-              variants.map((v) => foldText(v.sku)),
-              variants.map((v) => v.gtin),
-              variants.map((v) => comparableGtin(v.gtin)),
-              variants.map(({ position: _position, parent: _parent, ...variant }) => JSON.stringify(variant)),
-            ],
           ));
         }
         if (counting) await this.#moveSuffixes(client, previous, new Map(variants.map((v) => [v.id, v.gtin])), written);
@@ -297,6 +302,18 @@ export class PostgresCatalogStore implements CatalogEngine {
         return { inserted, updated: products.length - inserted };
       }),
     );
+  }
+
+  /**
+   * This connection's staging tables for a catalog write: temporary (no WAL, invisible to other
+   * sessions) and emptied at every commit or rollback. Asked for in every write's transaction: a
+   * creation rolled back with a failed write must not be taken for done.
+   */
+  async #stagingTables(client: pg.PoolClient): Promise<void> {
+    await client.query(`
+      CREATE TEMP TABLE IF NOT EXISTS incoming_products (ord int, id text COLLATE "C", slug text COLLATE "C", brand text COLLATE "C", document text) ON COMMIT DELETE ROWS;
+      CREATE TEMP TABLE IF NOT EXISTS incoming_variants (ord int, id text COLLATE "C", product_id text COLLATE "C", position int, sku_lower text COLLATE "C",
+        gtin text COLLATE "C", gtin14 text COLLATE "C", document text) ON COMMIT DELETE ROWS`);
   }
 
   /**
