@@ -88,6 +88,19 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         expect((await readProduct(catalog, second.id))?.id).toBe(second.id);
       });
 
+      it('answers look-ups asked at the same moment each with its own product', async () => {
+        // An engine may answer concurrent look-ups together; each must still get its own answer.
+        const first = buildCatalogProduct({ id: 'ffffffff-0000-4000-8000-000000000001', slug: 'Dunk-Low' });
+        const second = buildCatalogProduct({ id: '00000000-0000-4000-8000-000000000001', slug: 'dunk-low' });
+        const third = buildCatalogProduct({ slug: second.id });
+        await catalog.upsertCatalogProducts([first]);
+        await catalog.upsertCatalogProducts([second, third]);
+        const keys = ['DUNK-LOW', second.id, third.slug, 'no-such-slug', first.id, 'dunk-low', third.id];
+        const answers = await Promise.all(keys.map((key) => readProduct(catalog, key)));
+        // A key that is one product's id and another's slug is the id's product.
+        expect(answers.map((answer) => answer?.id ?? null)).toStrictEqual([first.id, second.id, second.id, null, first.id, first.id, third.id]);
+      });
+
       it('matches a SKU in any letter case, non-ASCII included', async () => {
         const product = buildCatalogProduct({ variants: [buildCatalogVariant({ sku: 'ÆON-Ünd-01' }), buildCatalogVariant({ sku: 'ÆON-Ünd-01' })] });
         await catalog.upsertCatalogProducts([product]);

@@ -41,6 +41,8 @@ const CATALOG_IMPORT_LOCK = 'catalog.catalog_import';
  * sorted: a page comes from the scan while it reads fewer than this many rows per match.
  */
 const SCAN_ROWS_PER_MATCH = 4;
+/** Most product look-ups answered by one statement. */
+const LOOKUP_BATCH_MAX = 256;
 /** How long the table's size estimate (for that choice only) is reused. */
 const SIZE_ESTIMATE_MS = 30_000;
 
@@ -71,6 +73,8 @@ export class PostgresCatalogStore implements CatalogEngine {
   readonly #ownsPool: boolean;
   #closed = false;
   #sizeEstimate: { value: Promise<number>; at: number } | undefined;
+  /** Product look-ups waiting for the end of this turn of the event loop (see #lookUp). */
+  readonly #lookups: { key: string; slug: string; resolve: (document: string | null) => void; reject: (error: unknown) => void }[] = [];
 
   /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
@@ -205,16 +209,43 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   getProductDocument(idOrSlug: string): Promise<string | null> {
-    return this.#run(async () => {
+    return this.#run(
+      () =>
+        new Promise<string | null>((resolve, reject) => {
+          this.#lookups.push({ key: idOrSlug, slug: foldText(idOrSlug), resolve, reject });
+          if (this.#lookups.length === 1) setImmediate(() => void this.#lookUp());
+        }),
+    );
+  }
+
+  /**
+   * Answers every product look-up asked during one turn of the event loop with one statement: under
+   * load the database's cost per statement (a round trip, a backend wake-up) is shared by many
+   * look-ups; alone, a look-up waits only for the end of the current turn.
+   */
+  async #lookUp(): Promise<void> {
+    const batch = this.#lookups.splice(0, LOOKUP_BATCH_MAX);
+    if (this.#lookups.length > 0) setImmediate(() => void this.#lookUp());
+    try {
       // A named statement is parsed and planned once per connection, not on every look-up.
-      const { rows } = await this.#pool.query<{ document: string }>({
-        name: 'catalog-get-product',
-        text: 'SELECT document FROM catalog_products WHERE id = $1 OR slug = $2 ORDER BY (id = $1) DESC, seq LIMIT 1',
-        values: [idOrSlug, foldText(idOrSlug)],
+      const { rows } = await this.#pool.query<{ id: string; slug: string; seq: string; document: string }>({
+        name: 'catalog-get-products',
+        text: 'SELECT id, slug, seq::text AS seq, document FROM catalog_products WHERE id = ANY($1::text[]) OR slug = ANY($2::text[])',
+        values: [[...new Set(batch.map((lookup) => lookup.key))], [...new Set(batch.map((lookup) => lookup.slug))]],
       });
-      const row = rows[0];
-      return row === undefined ? null : row.document;
-    });
+      const byId = new Map<string, string>();
+      // A slug several products share belongs to the one imported first.
+      const bySlug = new Map<string, { seq: number; document: string }>();
+      for (const row of rows) {
+        byId.set(row.id, row.document);
+        const seq = Number(row.seq);
+        const held = bySlug.get(row.slug);
+        if (held === undefined || seq < held.seq) bySlug.set(row.slug, { seq, document: row.document });
+      }
+      for (const lookup of batch) lookup.resolve(byId.get(lookup.key) ?? bySlug.get(lookup.slug)?.document ?? null);
+    } catch (error) {
+      for (const lookup of batch) lookup.reject(error);
+    }
   }
 
   countGtins(): Promise<number> {
