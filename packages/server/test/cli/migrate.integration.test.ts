@@ -20,9 +20,9 @@ describe('catalog migrate', () => {
   it('applies the PostgreSQL migrations once, then reports the schema up to date', async () => {
     database = await createTestDatabase();
     const first = await runCli(['migrate', '--db', database.url()]);
-    expect(first).toMatchObject({ code: 0, stdout: 'applied postgres migrations 1, 2, 3, 4, 5, 6; schema is at version 6\n' });
+    expect(first).toMatchObject({ code: 0, stdout: 'applied postgres migrations 1, 2, 3, 4, 5, 6, 7; schema is at version 7\n' });
     const second = await runCli(['migrate'], { DATABASE_URL: database.url() });
-    expect(second).toMatchObject({ code: 0, stdout: 'postgres schema is up to date (version 6)\n' });
+    expect(second).toMatchObject({ code: 0, stdout: 'postgres schema is up to date (version 7)\n' });
   });
 
   it('migrates a new SQLite file', async () => {

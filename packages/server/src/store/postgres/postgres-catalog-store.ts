@@ -342,7 +342,8 @@ export class PostgresCatalogStore implements CatalogEngine {
    */
   async #stagingTables(client: pg.PoolClient): Promise<void> {
     await client.query(`
-      CREATE TEMP TABLE IF NOT EXISTS incoming_products (ord int, id text COLLATE "C", slug text COLLATE "C", brand text COLLATE "C", document text) ON COMMIT DELETE ROWS;
+      CREATE TEMP TABLE IF NOT EXISTS incoming_products (ord int, id text COLLATE "C", slug text COLLATE "C", brand text COLLATE "C",
+        document text COMPRESSION lz4) ON COMMIT DELETE ROWS;
       CREATE TEMP TABLE IF NOT EXISTS incoming_variants (ord int, id text COLLATE "C", product_id text COLLATE "C", position int, sku_lower text COLLATE "C",
         gtin text COLLATE "C", gtin14 text COLLATE "C", document text) ON COMMIT DELETE ROWS`);
   }
