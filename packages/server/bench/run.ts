@@ -237,7 +237,12 @@ function carryOver(results: BenchResults, measured: ReadonlySet<Section>, file: 
   for (const section of SECTIONS) {
     if (measured.has(section) || earlier[section] === undefined) continue;
     Object.assign(results, { [section]: earlier[section] });
-    results.notes.push(`${section}: carried over from the run started ${earlier.startedAt} (products ${String(earlier.settings['products'])}).`);
+    // The section's own notes go with it; one carried over before keeps naming the run that measured it.
+    const own = earlier.notes.filter((note) => note.startsWith(`${section}: `));
+    if (!own.some((note) => note.startsWith(`${section}: carried over`))) {
+      results.notes.push(`${section}: carried over from the run started ${earlier.startedAt} (products ${String(earlier.settings['products'])}).`);
+    }
+    results.notes.push(...own);
   }
 }
 
