@@ -4,7 +4,8 @@
 import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
-import type { BrandCount, CatalogProductFree, CatalogProductPro, Plan, StorefrontSort } from './model.ts';
+import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
+import type { RawJson } from './raw-json.ts';
 import { productForPlan } from './tiers.ts';
 
 /** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
@@ -42,7 +43,7 @@ export class CatalogService {
   }
 
   /** Items are the stored JSON documents, for the transport to splice into its response. */
-  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<string>> {
+  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<RawJson<StorefrontProduct>>> {
     checkPaging(listing.page, listing.limit);
     if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
     const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };
@@ -58,7 +59,7 @@ export class CatalogService {
   }
 
   /** Items are the stored variants' JSON texts, for the transport to splice into its response. */
-  async searchVariants(search: VariantSearch): Promise<PagedResult<string>> {
+  async searchVariants(search: VariantSearch): Promise<PagedResult<RawJson<CatalogVariant>>> {
     checkPaging(search.page, search.limit);
     const query: VariantQuery = { offset: (search.page - 1) * search.limit, limit: search.limit };
     if (search.sku !== undefined) query.sku = search.sku;
@@ -92,7 +93,7 @@ export class CatalogService {
   }
 }
 
-export type ProductForPlan = { plan: 'pro'; document: string } | { plan: 'free'; product: CatalogProductFree };
+export type ProductForPlan = { plan: 'pro'; document: RawJson<CatalogProductPro> } | { plan: 'free'; product: CatalogProductFree };
 
 function checkPaging(page: number, limit: number): void {
   if (!Number.isInteger(page) || page < 1) throw new InvalidRequest(`Query parameter "page" must be an integer >= 1, got ${page}.`);

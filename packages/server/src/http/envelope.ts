@@ -1,7 +1,9 @@
 // The contract's success envelopes, defined once: v2 (`status`, `error`, `message`, `query`,
 // `data`, `meta`) and v3 (`status`, `data`, `meta`). Each comes as a value (serialised by
 // exchange.ts) and as a splice around JSON text the stores already hold (documents are written
-// into the response as they are stored, with no parse and no re-serialisation).
+// into the response as they are stored, with no parse and no re-serialisation). A splice takes
+// only RawJson of the body's own `data` and `meta` types, so the compiler checks what goes where.
+import { jsonOf, type RawJson } from '../catalog/raw-json.ts';
 import type { Serialized } from '../generated/handlers.gen.ts';
 import { serialized } from './serialized.ts';
 
@@ -10,22 +12,27 @@ export function v2Body<TData>(data: TData, meta: null = null): { status: 'succes
   return { status: 'success', error: '', message: '', query: {}, data, meta };
 }
 
-/** The v2 envelope around `dataJson`, JSON text of `data`; `metaJson` likewise. */
-export function v2Splice<TBody>(dataJson: string, metaJson = 'null'): Serialized<TBody> {
-  return serialized<TBody>(`{"status":"success","error":"","message":"","query":{},"data":${dataJson},"meta":${metaJson}}`);
+/** The v2 envelope around `data`'s JSON text; `meta` likewise (null when absent). */
+export function v2Splice<TBody extends { data: unknown; meta?: unknown }>(data: RawJson<TBody['data']>, meta?: RawJson<TBody['meta']>): Serialized<TBody> {
+  return serialized(enveloped<TBody>(`{"status":"success","error":"","message":"","query":{},"data":${data},"meta":${meta ?? 'null'}}`));
 }
 
-/** The v3 envelope around `dataJson`, JSON text of `data`; `metaJson` likewise. */
-export function v3Splice<TBody>(dataJson: string, metaJson: string): Serialized<TBody> {
-  return serialized<TBody>(`{"status":"success","data":${dataJson},"meta":${metaJson}}`);
+/** The v3 envelope around `data`'s JSON text; `meta` likewise. */
+export function v3Splice<TBody extends { data: unknown; meta: unknown }>(data: RawJson<TBody['data']>, meta: RawJson<TBody['meta']>): Serialized<TBody> {
+  return serialized(enveloped<TBody>(`{"status":"success","data":${data},"meta":${meta}}`));
+}
+
+/** The one place text becomes a body's JSON: an envelope written around RawJson of its own parts. */
+function enveloped<TBody>(json: string): RawJson<TBody> {
+  return json as RawJson<TBody>;
 }
 
 /** JSON text of an array whose items are JSON texts. */
-export function jsonArray(items: readonly string[]): string {
-  return `[${items.join(',')}]`;
+export function jsonArray<T>(items: readonly RawJson<T>[]): RawJson<T[]> {
+  return `[${items.join(',')}]` as RawJson<T[]>;
 }
 
 /** JSON text of the page meta. */
-export function pageMeta(total: number, totalPages: number): string {
-  return JSON.stringify({ total, total_pages: totalPages });
+export function pageMeta(total: number, totalPages: number): RawJson<{ total: number; total_pages: number }> {
+  return jsonOf({ total, total_pages: totalPages });
 }

@@ -1,9 +1,11 @@
 // Success bodies that are already JSON text. A Serialized body skips JSON.stringify in
-// exchange.ts; the producer guarantees the text is the JSON of a valid body of that type (the
-// contract tests validate what the server actually sends, so a wrong splice cannot go unnoticed).
+// exchange.ts. It is made from RawJson of the whole body (catalog/raw-json.ts): in practice by
+// envelope.ts, around the stores' documents (the contract tests validate what the server actually
+// sends, so a wrong splice cannot go unnoticed either).
+import type { RawJson } from '../catalog/raw-json.ts';
 import type { Serialized } from '../generated/handlers.gen.ts';
 
-export function serialized<TBody>(json: string): Serialized<TBody> {
+export function serialized<TBody>(json: RawJson<TBody>): Serialized<TBody> {
   return { serializedJson: json };
 }
 

@@ -9,8 +9,10 @@ import type {
   CatalogProductPro,
   CatalogVariant,
   Page,
+  StorefrontProduct,
   StorefrontProductInput,
 } from '../catalog/model.ts';
+import { storedJson, type RawJson } from '../catalog/raw-json.ts';
 
 /** A storefront listing, as the storefront index answers it. */
 export type StorefrontQuery = StorefrontSearch;
@@ -34,19 +36,19 @@ export interface CatalogStore {
    * Storefront products as their stored JSON documents (with `cursor`, `created_at` and
    * `updated_at`), so the hot path can splice them into a response unparsed.
    */
-  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>>;
+  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>>;
   /**
    * Catalog variants in import order, each as its JSON text (fields and order as imported), so
    * the hot path can splice them into a response unparsed.
    */
-  searchVariantDocuments(query: VariantQuery): Promise<Page<string>>;
+  searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>>;
   /** Brands by number of catalog products, descending; ties by brand name ascending. */
   topBrands(limit: number): Promise<BrandCount[]>;
   /**
    * By UUID or slug: the full (Pro) product as the JSON text it was imported as (field order
    * included), or null. Text, not an object, so the hot path can splice it into a response unparsed.
    */
-  getProductDocument(idOrSlug: string): Promise<string | null>;
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null>;
   /** Distinct GTINs over all variants after normalising each to 14 digits. */
   countGtins(): Promise<number>;
   /** Upserts by `id`; what was imported reads back unchanged. */
@@ -80,7 +82,7 @@ export interface StorefrontSource {
    */
   storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]>;
   /** Stored documents of these cursors, in the order given (cursors unknown to the store are skipped). */
-  storefrontDocuments(cursors: readonly number[]): Promise<string[]>;
+  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]>;
   /**
    * A value that changes with every committed catalog or storefront write, read from the engine;
    * the decorator asks at most every `changePollMs` when `changeToken` is absent.
@@ -104,13 +106,13 @@ export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments'> & Stor
  * Orders `[cursor as decimal text, document]` pairs by a list of cursors. Compared as doubles: an
  * engine may store a cursor's exact integer or the shortest decimal that reads back as its double.
  */
-export function inCursorOrder(cursors: readonly number[], found: Iterable<readonly [string, string]>): string[] {
+export function inCursorOrder(cursors: readonly number[], found: Iterable<readonly [string, string]>): RawJson<StorefrontProduct>[] {
   const byCursor = new Map<number, string>();
   for (const [cursor, document] of found) byCursor.set(Number(cursor), document);
-  const documents: string[] = [];
+  const documents: RawJson<StorefrontProduct>[] = [];
   for (const cursor of cursors) {
     const document = byCursor.get(cursor);
-    if (document !== undefined) documents.push(document);
+    if (document !== undefined) documents.push(storedJson(document));
   }
   return documents;
 }

@@ -12,7 +12,8 @@
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
 // Limits: the first listing after start loads every storefront row (in pages of LOAD_PAGE rows);
 // the index lives in this process's memory.
-import type { BrandCount, Page } from '../catalog/model.ts';
+import type { BrandCount, CatalogProductPro, Page, StorefrontProduct } from '../catalog/model.ts';
+import type { RawJson } from '../catalog/raw-json.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import type { CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery } from './catalog-store.ts';
 
@@ -44,7 +45,7 @@ export class IndexedCatalogStore implements CatalogStore {
     return this.#engine;
   }
 
-  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>> {
     await this.#fresh();
     const { cursors, total } = await this.#index.search(query);
     return { items: await this.#engine.storefrontDocuments(cursors), total };
@@ -66,7 +67,7 @@ export class IndexedCatalogStore implements CatalogStore {
     const brands = await this.#aggregate(`brands:${limit}`, () => this.#engine.topBrands(limit));
     return brands.map((entry) => ({ ...entry }));
   }
-  getProductDocument(idOrSlug: string): Promise<string | null> {
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
     return this.#engine.getProductDocument(idOrSlug);
   }
   countGtins(): Promise<number> {

@@ -138,7 +138,7 @@ describe('errors', () => {
 
   it('answers 503 in the error body once a request passes its deadline, and drops the late answer', async () => {
     const store = new FakeCatalogStore();
-    let release: (value: string | null) => void = () => {};
+    let release: (value: null) => void = () => {};
     store.getProductDocument = () => new Promise((resolve) => (release = resolve));
     app = await startApp({ store, requestTimeoutMs: 200 });
     const started = performance.now();

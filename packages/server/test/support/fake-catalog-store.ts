@@ -4,6 +4,7 @@
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
+import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
 import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import type { Plan } from '../../src/catalog/model.ts';
@@ -50,24 +51,24 @@ export class FakeCatalogStore implements CatalogStore {
     this.failure = options.failure;
   }
 
-  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<string>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>> {
     this.fail();
     this.storefrontQueries.push(query);
     const matches = this.storefront
       .filter((p) => query.shopName === undefined || p.shop_name.toLowerCase() === query.shopName.toLowerCase())
       .filter((p) => query.filter === undefined || matchesFilter(p, query.filter))
       .sort((a, b) => (query.sort === 'cursor:desc' ? b.cursor - a.cursor : a.cursor - b.cursor));
-    return { items: matches.slice(query.offset, query.offset + query.limit).map((p) => JSON.stringify(p)), total: matches.length };
+    return { items: matches.slice(query.offset, query.offset + query.limit).map((p) => jsonOf(p)), total: matches.length };
   }
 
-  async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
+  async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
     this.fail();
     this.variantQueries.push(query);
     const matches = this.catalog
       .flatMap((p) => p.variants)
       .filter((v) => query.sku === undefined || v.sku.toLowerCase() === query.sku.toLowerCase())
       .filter((v) => query.gtin === undefined || v.gtin.includes(query.gtin));
-    return { items: matches.slice(query.offset, query.offset + query.limit).map((v) => JSON.stringify(v)), total: matches.length };
+    return { items: matches.slice(query.offset, query.offset + query.limit).map((v) => jsonOf(v)), total: matches.length };
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {
@@ -75,10 +76,10 @@ export class FakeCatalogStore implements CatalogStore {
     return this.brands.slice(0, limit);
   }
 
-  async getProductDocument(idOrSlug: string): Promise<string | null> {
+  async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
     this.fail();
     const product = this.catalog.find((p) => p.id === idOrSlug || p.slug === idOrSlug);
-    return product === undefined ? null : JSON.stringify(product);
+    return product === undefined ? null : jsonOf(product);
   }
 
   async countGtins(): Promise<number> {

@@ -25,6 +25,7 @@ import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontPro
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
 import { foldText } from '../../catalog/text.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
+import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
@@ -74,7 +75,7 @@ export class PostgresCatalogStore implements CatalogEngine {
   #closed = false;
   #sizeEstimate: { value: Promise<number>; at: number } | undefined;
   /** Product look-ups waiting for the end of this turn of the event loop (see #lookUp). */
-  readonly #lookups: { key: string; slug: string; resolve: (document: string | null) => void; reject: (error: unknown) => void }[] = [];
+  readonly #lookups: { key: string; slug: string; resolve: (document: RawJson<CatalogProductPro> | null) => void; reject: (error: unknown) => void }[] = [];
 
   /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
@@ -105,7 +106,7 @@ export class PostgresCatalogStore implements CatalogEngine {
     });
   }
 
-  storefrontDocuments(cursors: readonly number[]): Promise<string[]> {
+  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]> {
     if (cursors.length === 0) return Promise.resolve([]);
     return this.#run(async () => {
       const { rows } = await this.#pool.query<{ cursor: string; document: string }>(
@@ -116,7 +117,7 @@ export class PostgresCatalogStore implements CatalogEngine {
     });
   }
 
-  searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
+  searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
     if (query.gtin !== undefined && query.sku === undefined) return this.#run(() => this.#searchGtin(query.gtin!, query.offset, query.limit));
     return this.#run(async () => {
       const params: unknown[] = [];
@@ -137,11 +138,11 @@ export class PostgresCatalogStore implements CatalogEngine {
         ),
         this.#pool.query<{ total: number }>(`SELECT count(*) AS total FROM catalog_variants ${whereSql}`, params),
       ]);
-      return { items: rows.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
+      return { items: rows.rows.map((row) => storedJson<CatalogVariant>(row.document)), total: count.rows[0]?.total ?? 0 };
     });
   }
 
-  async #searchGtin(fragment: string, offset: number, limit: number): Promise<Page<string>> {
+  async #searchGtin(fragment: string, offset: number, limit: number): Promise<Page<RawJson<CatalogVariant>>> {
     const { rows } = await this.#pool.query<{ state: string | null; stored: string | null }>({
       name: 'catalog-gtin-stored-count',
       text: `SELECT (SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments') AS state,
@@ -156,7 +157,7 @@ export class PostgresCatalogStore implements CatalogEngine {
         this.#pool.query<{ document: string }>('SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3', [pattern, limit, offset]),
         this.#pool.query<{ total: number }>('SELECT count(*)::int AS total FROM catalog_variants WHERE gtin LIKE $1', [pattern]),
       ]);
-      return { items: page.rows.map((row) => row.document), total: count.rows[0]?.total ?? 0 };
+      return { items: page.rows.map((row) => storedJson<CatalogVariant>(row.document)), total: count.rows[0]?.total ?? 0 };
     }
     const range = [fragment, prefixEnd(fragment)];
     const counted = fragment.length <= COUNTED_FRAGMENT_MAX && (stored !== null || fragment.length <= ALWAYS_COUNTED_MAX);
@@ -182,7 +183,7 @@ export class PostgresCatalogStore implements CatalogEngine {
             values: [...range, limit, offset],
           },
     );
-    return { items: page.rows.map((row) => row.document), total };
+    return { items: page.rows.map((row) => storedJson<CatalogVariant>(row.document)), total };
   }
 
   /** About how many variants there are (the planner's estimate, for choosing a page's path only). */
@@ -208,10 +209,10 @@ export class PostgresCatalogStore implements CatalogEngine {
     });
   }
 
-  getProductDocument(idOrSlug: string): Promise<string | null> {
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
     return this.#run(
       () =>
-        new Promise<string | null>((resolve, reject) => {
+        new Promise<RawJson<CatalogProductPro> | null>((resolve, reject) => {
           this.#lookups.push({ key: idOrSlug, slug: foldText(idOrSlug), resolve, reject });
           if (this.#lookups.length === 1) setImmediate(() => void this.#lookUp());
         }),
@@ -242,7 +243,10 @@ export class PostgresCatalogStore implements CatalogEngine {
         const held = bySlug.get(row.slug);
         if (held === undefined || seq < held.seq) bySlug.set(row.slug, { seq, document: row.document });
       }
-      for (const lookup of batch) lookup.resolve(byId.get(lookup.key) ?? bySlug.get(lookup.slug)?.document ?? null);
+      for (const lookup of batch) {
+        const document = byId.get(lookup.key) ?? bySlug.get(lookup.slug)?.document;
+        lookup.resolve(document === undefined ? null : storedJson<CatalogProductPro>(document));
+      }
     } catch (error) {
       for (const lookup of batch) lookup.reject(error);
     }

@@ -19,6 +19,7 @@
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
+import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { CURSOR_BASE, cursorAfter, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { foldText } from '../../catalog/text.ts';
 import type {
@@ -26,6 +27,7 @@ import type {
   CatalogProductPro,
   CatalogVariant,
   Page,
+  StorefrontProduct,
   StorefrontProductInput,
 } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
@@ -65,9 +67,9 @@ export class SqliteCatalogStore implements CatalogEngine {
   private aggregateVersion = '';
   private readonly aggregates = new Map<string, unknown>();
   /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
-  private readonly documents = new Map<string, string | null>();
+  private readonly documents = new Map<string, RawJson<CatalogProductPro> | null>();
   /** Recent result pages by query, oldest first, with their sizes; invalidated likewise. Read-only. */
-  private readonly pages = new Map<string, { page: Page<string>; chars: number }>();
+  private readonly pages = new Map<string, { page: Page<RawJson<CatalogVariant>>; chars: number }>();
   private pageChars = 0;
   /**
    * Keys of pages read once lately (at most DOCUMENT_CACHE_ENTRIES): a page is kept only when
@@ -101,7 +103,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   /** The page `read` returns for `key`, from memory when this data version has read it before. */
-  private cachedPage(key: string, read: () => Page<string>): Page<string> {
+  private cachedPage(key: string, read: () => Page<RawJson<CatalogVariant>>): Page<RawJson<CatalogVariant>> {
     this.freshen();
     const known = this.pages.get(key);
     if (known !== undefined) return known.page;
@@ -150,7 +152,7 @@ export class SqliteCatalogStore implements CatalogEngine {
     return rows.map((row) => ({ ...row, cursor: Number(row.cursor), available: row.available === 1, tags: JSON.parse(row.tags) as string[] }));
   }
 
-  async storefrontDocuments(cursors: readonly number[]): Promise<string[]> {
+  async storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]> {
     if (cursors.length === 0) return [];
     const rows = this.database
       .statement("SELECT CAST(cursor AS TEXT) AS cursor, doc FROM storefront_documents WHERE cursor IN (SELECT value FROM json_each(?))")
@@ -158,17 +160,17 @@ export class SqliteCatalogStore implements CatalogEngine {
     return inCursorOrder(cursors, rows.map((row) => [row.cursor, row.doc]));
   }
 
-  async searchVariantDocuments(query: VariantQuery): Promise<Page<string>> {
+  async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
     return this.cachedPage(`variants:${JSON.stringify(query)}`, () => this.readVariantPage(query));
   }
 
-  private readVariantPage(query: VariantQuery): Page<string> {
+  private readVariantPage(query: VariantQuery): Page<RawJson<CatalogVariant>> {
     if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
       // The index state changes only with a commit (deferral, rebuild), so it is cached like the aggregates.
       const live = this.cached('gtin-index-live', () => this.indexesLive());
       const { rows, total } = searchGtin(this.database, live, query.gtin, query.offset, query.limit, () => this.variantCount());
-      return { items: rows.map((row) => row.variant), total };
+      return { items: rows.map((row) => storedJson<CatalogVariant>(row.variant)), total };
     }
     const params: (string | number)[] = [];
     const where: string[] = [];
@@ -192,7 +194,7 @@ export class SqliteCatalogStore implements CatalogEngine {
       (where.length === 0
         ? this.variantCount()
         : (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n);
-    return { items: rows.map((row) => row.variant), total };
+    return { items: rows.map((row) => storedJson<CatalogVariant>(row.variant)), total };
   }
 
   private variantCount(): number {
@@ -211,7 +213,7 @@ export class SqliteCatalogStore implements CatalogEngine {
     return brands.map((entry) => ({ ...entry }));
   }
 
-  async getProductDocument(idOrSlug: string): Promise<string | null> {
+  async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
     this.freshen();
     const known = this.documents.get(idOrSlug);
     if (known !== undefined) return known;
@@ -220,12 +222,12 @@ export class SqliteCatalogStore implements CatalogEngine {
     return document;
   }
 
-  private readProductDocument(idOrSlug: string): string | null {
+  private readProductDocument(idOrSlug: string): RawJson<CatalogProductPro> | null {
     const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
       this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(foldText(idOrSlug))) as
       | { doc: string }
       | undefined;
-    return row === undefined ? null : row.doc;
+    return row === undefined ? null : storedJson<CatalogProductPro>(row.doc);
   }
 
   async countGtins(): Promise<number> {
