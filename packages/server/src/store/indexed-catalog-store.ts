@@ -1,21 +1,23 @@
 // IndexedCatalogStore: the CatalogStore every engine is served through. Storefront listings come
 // from the in-memory storefront index (catalog/storefront-index.ts); the aggregates (GTIN count,
 // top brands) are computed once per change of the catalog and shared by every request meanwhile;
-// everything else passes through to the engine.
+// recently read product documents and variant pages are kept per catalog version (read-cache.ts);
+// writes pass through to the engine.
 // Guarantees:
 // - Both engines answer every storefront listing by the same code, so they cannot disagree on
 //   matching, ordering or totals; the engine only supplies rows and documents.
 // - Freshness: this store's own writes show in the next answer; another process's or instance's
-//   writes within the engine's `changePollMs` (plus the time to read them), listings and
-//   aggregates alike. A failed aggregate is never kept.
+//   writes within the engine's `changePollMs` (plus the time to read them), listings, aggregates
+//   and cached reads alike. A failed aggregate is never kept.
 // - Concurrent listings share one refresh; a refresh that fails leaves the index as it was and
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
 // Limits: the first listing after start loads every storefront row (in pages of LOAD_PAGE rows);
 // the index lives in this process's memory.
-import type { BrandCount, CatalogProductPro, Page, StorefrontProduct } from '../catalog/model.ts';
+import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
-import type { CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery } from './catalog-store.ts';
+import type { CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery, VariantQuery } from './catalog-store.ts';
+import { ReadCache } from './read-cache.ts';
 
 const LOAD_PAGE = 10_000;
 
@@ -34,6 +36,7 @@ export class IndexedCatalogStore implements CatalogStore {
   readonly #aggregates = new Map<string, Promise<unknown>>();
   #aggregatesVersion: string | undefined;
   #versionRead: Promise<string> | undefined;
+  readonly #reads = new ReadCache();
   #versionReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(engine: CatalogEngine) {
@@ -60,15 +63,28 @@ export class IndexedCatalogStore implements CatalogStore {
     }
   }
 
-  searchVariantDocuments(...args: Parameters<CatalogStore['searchVariantDocuments']>): ReturnType<CatalogStore['searchVariantDocuments']> {
-    return this.#engine.searchVariantDocuments(...args);
+  async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
+    this.#reads.at(await this.#version());
+    const key = JSON.stringify(query);
+    const known = this.#reads.page(key);
+    if (known !== undefined) return known;
+    const generation = this.#reads.generation;
+    const page = await this.#engine.searchVariantDocuments(query);
+    this.#reads.keepPage(key, page, generation);
+    return page;
   }
   async topBrands(limit: number): Promise<BrandCount[]> {
     const brands = await this.#aggregate(`brands:${limit}`, () => this.#engine.topBrands(limit));
     return brands.map((entry) => ({ ...entry }));
   }
-  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
-    return this.#engine.getProductDocument(idOrSlug);
+  async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
+    this.#reads.at(await this.#version());
+    const known = this.#reads.document(idOrSlug);
+    if (known !== undefined) return known;
+    const generation = this.#reads.generation;
+    const document = await this.#engine.getProductDocument(idOrSlug);
+    this.#reads.keepDocument(idOrSlug, document, generation);
+    return document;
   }
   countGtins(): Promise<number> {
     return this.#aggregate('gtin-count', () => this.#engine.countGtins());
@@ -78,6 +94,7 @@ export class IndexedCatalogStore implements CatalogStore {
       return await this.#engine.upsertCatalogProducts(...args);
     } finally {
       this.#aggregates.clear();
+      this.#reads.clear();
       this.#versionRead = undefined;
     }
   }

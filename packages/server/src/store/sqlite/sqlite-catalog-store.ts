@@ -11,10 +11,10 @@
 //   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
 //   the documents' values (catalog/text.ts); a slug several products share belongs to the one
 //   imported first (lowest pk). Totals are exact counts.
-// - Aggregates (top brands, GTIN count, variant count), recently read product documents and
-//   variant-search pages asked for twice (by query) are cached
-//   until any connection commits (PRAGMA data_version): this process's imports show at once,
-//   another process's within DATA_VERSION_RECHECK_MS (1 ms).
+// - Aggregates (top brands, GTIN count, variant count) and the GTIN index state are cached until
+//   any connection commits (PRAGMA data_version): this process's imports show at once, another
+//   process's within DATA_VERSION_RECHECK_MS (1 ms). Documents and pages are cached by
+//   IndexedCatalogStore (read-cache.ts), for both engines.
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
@@ -46,37 +46,12 @@ import {
 } from './sqlite-gtin-index.ts';
 
 
-/** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
-const DOCUMENT_CACHE_ENTRIES = 2048;
-
-/** Result pages kept in memory: their texts total at most this many characters (UTF-16 units). */
-const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
-/** A page larger than this share of the budget is not kept: it would push out many others. */
-const PAGE_CACHE_LARGEST = PAGE_CACHE_CHARS / 16;
-
-/** Adds to a cache bounded at DOCUMENT_CACHE_ENTRIES, dropping the oldest entry when full. */
-function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
-  if (cache.size >= DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(key, value);
-}
-
 export class SqliteCatalogStore implements CatalogEngine {
   /** Another process's writes are seen through PRAGMA data_version, which costs nothing to read. */
   readonly changePollMs = 0;
   private readonly database: SqliteDatabase;
   private aggregateVersion = '';
   private readonly aggregates = new Map<string, unknown>();
-  /** Recently read product documents by id or slug, oldest first; invalidated like the aggregates. */
-  private readonly documents = new Map<string, RawJson<CatalogProductPro> | null>();
-  /** Recent result pages by query, oldest first, with their sizes; invalidated likewise. Read-only. */
-  private readonly pages = new Map<string, { page: Page<RawJson<CatalogVariant>>; chars: number }>();
-  private pageChars = 0;
-  /**
-   * Keys of pages read once lately (at most DOCUMENT_CACHE_ENTRIES): a page is kept only when
-   * asked for again, so a run of one-off queries neither evicts the hot pages nor leaves the
-   * garbage collector copying pages nobody will read again.
-   */
-  private readonly pagesSeenOnce = new Map<string, true>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
@@ -87,9 +62,6 @@ export class SqliteCatalogStore implements CatalogEngine {
     const version = this.database.version();
     if (version !== this.aggregateVersion) {
       this.aggregates.clear();
-      this.documents.clear();
-      this.pages.clear();
-      this.pageChars = 0;
       this.aggregateVersion = version;
     }
   }
@@ -100,29 +72,6 @@ export class SqliteCatalogStore implements CatalogEngine {
     const value = compute();
     this.aggregates.set(key, value);
     return value;
-  }
-
-  /** The page `read` returns for `key`, from memory when this data version has read it before. */
-  private cachedPage(key: string, read: () => Page<RawJson<CatalogVariant>>): Page<RawJson<CatalogVariant>> {
-    this.freshen();
-    const known = this.pages.get(key);
-    if (known !== undefined) return known.page;
-    const page = read();
-    if (!this.pagesSeenOnce.delete(key)) {
-      remember(this.pagesSeenOnce, key, true);
-      return page;
-    }
-    const chars = page.items.reduce((sum, item) => sum + item.length, 0);
-    if (chars <= PAGE_CACHE_LARGEST) {
-      for (const [oldest, entry] of this.pages) {
-        if (this.pageChars + chars <= PAGE_CACHE_CHARS) break;
-        this.pages.delete(oldest);
-        this.pageChars -= entry.chars;
-      }
-      this.pages.set(key, { page, chars });
-      this.pageChars += chars;
-    }
-    return page;
   }
 
   async catalogVersion(): Promise<string> {
@@ -161,7 +110,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
-    return this.cachedPage(`variants:${JSON.stringify(query)}`, () => this.readVariantPage(query));
+    return this.readVariantPage(query);
   }
 
   private readVariantPage(query: VariantQuery): Page<RawJson<CatalogVariant>> {
@@ -214,12 +163,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
-    this.freshen();
-    const known = this.documents.get(idOrSlug);
-    if (known !== undefined) return known;
-    const document = this.readProductDocument(idOrSlug);
-    remember(this.documents, idOrSlug, document);
-    return document;
+    return this.readProductDocument(idOrSlug);
   }
 
   private readProductDocument(idOrSlug: string): RawJson<CatalogProductPro> | null {

@@ -1,0 +1,86 @@
+// Recently read product documents and variant pages, kept by IndexedCatalogStore for whichever
+// engine is behind it.
+// Guarantees: an entry answers only for the catalog version it was read under (`at` drops every
+// entry when the version moves); an answer read while the version moved (a write committed
+// meanwhile) is not kept, so a read that raced a write is never served after it.
+// Limits: at most DOCUMENT_CACHE_ENTRIES documents and PAGE_CACHE_CHARS characters of pages, the
+// oldest dropped first; a page is kept only when asked for a second time, so a run of one-off
+// queries neither evicts the hot pages nor leaves the garbage collector copying pages nobody reads
+// again.
+import type { CatalogProductPro, CatalogVariant, Page } from '../catalog/model.ts';
+import type { RawJson } from '../catalog/raw-json.ts';
+
+/** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
+const DOCUMENT_CACHE_ENTRIES = 2048;
+/** Result pages kept in memory: their texts total at most this many characters (UTF-16 units). */
+const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
+/** A page larger than this share of the budget is not kept: it would push out many others. */
+const PAGE_CACHE_LARGEST = PAGE_CACHE_CHARS / 16;
+
+type VariantPage = Page<RawJson<CatalogVariant>>;
+
+export class ReadCache {
+  #version: string | undefined;
+  /** Moves whenever entries are dropped: an answer read across a move is not kept. */
+  #generation = 0;
+  readonly #documents = new Map<string, RawJson<CatalogProductPro> | null>();
+  readonly #pages = new Map<string, { page: VariantPage; chars: number }>();
+  #pageChars = 0;
+  readonly #pagesSeenOnce = new Map<string, true>();
+
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Drops every entry unless they were read under `version`. */
+  at(version: string): void {
+    if (version === this.#version) return;
+    this.clear();
+    this.#version = version;
+  }
+
+  clear(): void {
+    this.#documents.clear();
+    this.#pages.clear();
+    this.#pageChars = 0;
+    this.#generation += 1;
+  }
+
+  /** A document (or null: no such product) read before, or undefined. */
+  document(key: string): RawJson<CatalogProductPro> | null | undefined {
+    return this.#documents.get(key);
+  }
+
+  /** Keeps `document`, read since `generation`, unless entries were dropped meanwhile. */
+  keepDocument(key: string, document: RawJson<CatalogProductPro> | null, generation: number): void {
+    if (generation === this.#generation) remember(this.#documents, key, document);
+  }
+
+  page(key: string): VariantPage | undefined {
+    return this.#pages.get(key)?.page;
+  }
+
+  /** Keeps `page`, read since `generation`, if it is asked for a second time and fits. */
+  keepPage(key: string, page: VariantPage, generation: number): void {
+    if (generation !== this.#generation) return;
+    if (!this.#pagesSeenOnce.delete(key)) {
+      remember(this.#pagesSeenOnce, key, true);
+      return;
+    }
+    const chars = page.items.reduce((sum, item) => sum + item.length, 0);
+    if (chars > PAGE_CACHE_LARGEST) return;
+    for (const [oldest, entry] of this.#pages) {
+      if (this.#pageChars + chars <= PAGE_CACHE_CHARS) break;
+      this.#pages.delete(oldest);
+      this.#pageChars -= entry.chars;
+    }
+    this.#pages.set(key, { page, chars });
+    this.#pageChars += chars;
+  }
+}
+
+/** Adds to a map bounded at DOCUMENT_CACHE_ENTRIES, dropping the oldest entry when full. */
+function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
+  if (cache.size >= DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+}

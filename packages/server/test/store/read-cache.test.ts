@@ -1,0 +1,63 @@
+// The reads IndexedCatalogStore keeps for any engine: kept per catalog version, dropped by this
+// store's writes and by another process's (the engine's change token), and never kept when the
+// read raced a write.
+import { describe, expect, it } from 'vitest';
+import type { CatalogProductPro } from '../../src/catalog/model.ts';
+import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
+import type { CatalogEngine } from '../../src/store/catalog-store.ts';
+import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
+import { buildCatalogProduct } from '../support/builders.ts';
+
+/** An engine holding one product, counting its reads, with a token another process could move. */
+function engineWith(product: CatalogProductPro) {
+  const state = { product, reads: 0, token: 't1', gate: undefined as Promise<void> | undefined };
+  const engine = {
+    changePollMs: 0,
+    changeToken: () => state.token,
+    catalogVersion: async () => state.token,
+    getProductDocument: async (): Promise<RawJson<CatalogProductPro> | null> => {
+      state.reads += 1;
+      const answer = jsonOf(state.product);
+      await state.gate;
+      return answer;
+    },
+    upsertCatalogProducts: async (products: readonly CatalogProductPro[]) => {
+      state.product = products[0]!;
+      return { inserted: 0, updated: 1 };
+    },
+  } as unknown as CatalogEngine;
+  return { engine, state };
+}
+
+describe('cached reads', () => {
+  it('answers a repeated look-up from memory until the catalog changes, here or elsewhere', async () => {
+    const { engine, state } = engineWith(buildCatalogProduct({ title: 'First' }));
+    const store = new IndexedCatalogStore(engine);
+    await store.getProductDocument(state.product.id);
+    await store.getProductDocument(state.product.id);
+    expect(state.reads).toBe(1);
+    // Another process wrote: the engine's token moved.
+    state.token = 't2';
+    state.product = { ...state.product, title: 'Second' };
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('Second');
+    expect(state.reads).toBe(2);
+    // This store wrote.
+    await store.upsertCatalogProducts([{ ...state.product, title: 'Third' }]);
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('Third');
+    expect(state.reads).toBe(3);
+  });
+
+  it('does not keep an answer read while a write committed', async () => {
+    const { engine, state } = engineWith(buildCatalogProduct({ title: 'Old' }));
+    const store = new IndexedCatalogStore(engine);
+    let open!: () => void;
+    state.gate = new Promise((resolve) => (open = resolve));
+    const racing = store.getProductDocument(state.product.id);
+    await new Promise((resolve) => setImmediate(resolve));
+    await store.upsertCatalogProducts([{ ...state.product, title: 'New' }]);
+    state.gate = undefined;
+    open();
+    expect(JSON.parse((await racing)!).title).toBe('Old');
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('New');
+  });
+});
