@@ -63,28 +63,35 @@ export class IndexedCatalogStore implements CatalogStore {
     }
   }
 
-  async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
-    this.#reads.at(await this.#version());
+  searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
     const key = JSON.stringify(query);
-    const known = this.#reads.page(key);
-    if (known !== undefined) return known;
-    const generation = this.#reads.generation;
-    const page = await this.#engine.searchVariantDocuments(query);
-    this.#reads.keepPage(key, page, generation);
-    return page;
+    return this.#cachedRead(
+      () => this.#reads.page(key),
+      () => this.#engine.searchVariantDocuments(query),
+      (page, generation) => this.#reads.keepPage(key, page, generation),
+    );
   }
   async topBrands(limit: number): Promise<BrandCount[]> {
     const brands = await this.#aggregate(`brands:${limit}`, () => this.#engine.topBrands(limit));
     return brands.map((entry) => ({ ...entry }));
   }
-  async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
+    return this.#cachedRead(
+      () => this.#reads.document(idOrSlug),
+      () => this.#engine.getProductDocument(idOrSlug),
+      (document, generation) => this.#reads.keepDocument(idOrSlug, document, generation),
+    );
+  }
+
+  /** What `known` finds for the current catalog version, else `read`'s answer, offered to `keep`. */
+  async #cachedRead<T>(known: () => T | undefined, read: () => Promise<T>, keep: (value: T, generation: number) => void): Promise<T> {
     this.#reads.at(await this.#version());
-    const known = this.#reads.document(idOrSlug);
-    if (known !== undefined) return known;
+    const found = known();
+    if (found !== undefined) return found;
     const generation = this.#reads.generation;
-    const document = await this.#engine.getProductDocument(idOrSlug);
-    this.#reads.keepDocument(idOrSlug, document, generation);
-    return document;
+    const value = await read();
+    keep(value, generation);
+    return value;
   }
   countGtins(): Promise<number> {
     return this.#aggregate('gtin-count', () => this.#engine.countGtins());
