@@ -1,7 +1,6 @@
 // Shared pieces of the data commands: the database flag, progress lines on a terminal, and usage
 // errors that print a message instead of a stack trace.
 import type { CatalogStore } from '../store/catalog-store.ts';
-import { IndexedCatalogStore } from '../store/indexed-catalog-store.ts';
 
 export class UsageError extends Error {}
 
@@ -30,24 +29,15 @@ export function createProgress(enabled = process.stderr.isTTY): { update(line: s
   };
 }
 
-type BulkLoadable = { deferIndexes?: () => Promise<boolean>; optimize?: () => Promise<void> };
-
-/** The engine behind the storefront index, where the bulk-loading capabilities live. */
-function engineOf(catalog: CatalogStore): BulkLoadable {
-  return (catalog instanceof IndexedCatalogStore ? catalog.engine : catalog) as BulkLoadable;
-}
-
 /**
- * Lets an adapter that can skip index upkeep during a bulk load do so (SqliteCatalogStore can);
+ * Lets an engine that can skip index upkeep during a bulk load do so (both can);
  * `optimizeAfterBulkLoad` must follow, or searches stay slow until it does.
  */
 export async function deferIndexesForBulkLoad(catalog: CatalogStore): Promise<void> {
-  const optional = engineOf(catalog);
-  if (typeof optional.deferIndexes === 'function') await optional.deferIndexes();
+  await catalog.bulkLoading?.deferIndexes();
 }
 
-/** Lets an adapter rebuild deferred indexes and compact the others after a bulk load. */
+/** Lets the engine rebuild deferred indexes and refresh the others after a bulk load. */
 export async function optimizeAfterBulkLoad(catalog: CatalogStore): Promise<void> {
-  const optional = engineOf(catalog);
-  if (typeof optional.optimize === 'function') await optional.optimize();
+  await catalog.bulkLoading?.optimize();
 }

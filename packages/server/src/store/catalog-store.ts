@@ -65,6 +65,20 @@ export interface CatalogStore {
    */
   warm?(): Promise<void>;
   close(): Promise<void>;
+  /** Optional: the engine's bulk-load capability, for `catalog import` and `catalog seed`. */
+  readonly bulkLoading?: BulkLoading;
+}
+
+/** Index upkeep an engine can skip while a large load runs into an empty catalog. */
+export interface BulkLoading {
+  /**
+   * Before a load into an EMPTY catalog: stops upkeep of the variant search indexes (searches scan
+   * meanwhile, with the same answers). Returns false, deferring nothing, when the catalog has
+   * variants. `optimize` must follow.
+   */
+  deferIndexes(): Promise<boolean>;
+  /** After a bulk load (and by `catalog migrate`): rebuilds what was deferred, refreshes statistics. */
+  optimize(): Promise<void>;
 }
 
 /** A position in an engine's storefront change feed: rows are ordered by (change, cursor). */
@@ -100,7 +114,7 @@ export interface StorefrontSource {
   changeToken?(): string;
 }
 
-export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments'> & StorefrontSource;
+export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;
 
 /**
  * Orders `[cursor as decimal text, document]` pairs by a list of cursors. Compared as doubles: an

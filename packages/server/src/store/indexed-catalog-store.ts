@@ -16,7 +16,7 @@
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
-import type { CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery, VariantQuery } from './catalog-store.ts';
+import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
 
 const LOAD_PAGE = 10_000;
@@ -43,9 +43,13 @@ export class IndexedCatalogStore implements CatalogStore {
     this.#engine = engine;
   }
 
-  /** The engine behind the index, for capabilities outside the port (bulk loading). */
+  /** The engine behind the index (tests reach engine-specific state through it). */
   get engine(): CatalogEngine {
     return this.#engine;
+  }
+
+  get bulkLoading(): BulkLoading {
+    return { deferIndexes: () => this.#engine.deferIndexes(), optimize: () => this.#engine.optimize() };
   }
 
   async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>> {

@@ -476,7 +476,7 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   /**
-   * Before a bulk load into an EMPTY catalog (not part of the port): drops the variant search
+   * Before a bulk load into an EMPTY catalog (BulkLoading): drops the variant search
    * indexes (VARIANT_SEARCH_INDEXES) so that each insert skips them, until `optimize` creates them
    * again in one pass. Meanwhile SKU and GTIN searches scan every variant, so a catalog that
    * already has variants keeps them live. Returns whether it deferred.

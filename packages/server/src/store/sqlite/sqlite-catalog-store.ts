@@ -307,7 +307,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   /**
-   * Before a bulk load into an EMPTY catalog (not part of the port): drops the GTIN, SKU and
+   * Before a bulk load into an EMPTY catalog (BulkLoading): drops the GTIN, SKU and
    * GTIN-14 indexes so that writes skip them, until `optimize` rebuilds them. Meanwhile those
    * searches scan every variant, blocking a serving process for about 100 ms per million each,
    * so a catalog that already has variants keeps its indexes live (a slower load, no stalls).
@@ -327,7 +327,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   /**
-   * After an import (not part of the port): rebuilds a deferred GTIN index (about 25 s per
+   * After an import (BulkLoading): rebuilds a deferred GTIN index (about 25 s per
    * million variants) or retakes its fragment counts (about 2 s).
    */
   async optimize(): Promise<void> {
