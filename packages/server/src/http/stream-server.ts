@@ -26,6 +26,7 @@ import type { KeyStore } from '../store/key-store.ts';
 import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/frames.ts';
 import { PriceHub } from '../stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
+import { LAST_EVENT_ID_PATTERN } from '../stream/stream-contract.ts';
 import { parseTopics } from '../stream/topics.ts';
 import { authorize, clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
@@ -65,7 +66,6 @@ export const RETRY_MS = 2000;
 /** The reconnect delay suggested when the price log is unreachable. */
 export const UNAVAILABLE_RETRY_MS = 5000;
 const ALLOW = 'GET, HEAD';
-const LAST_EVENT_ID = /^[0-9]{1,16}$/;
 /** Above this many bytes in the socket buffer the writer waits for 'drain' before taking more. */
 const WRITE_HIGH_WATER = 64 * 1024;
 
@@ -206,7 +206,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     authorize('streamPrices', plan);
     const topics = parseTopics(headerOf(req, 'topics'));
     const rawId = headerOf(req, 'last-event-id')?.trim() ?? '';
-    if (rawId !== '' && !LAST_EVENT_ID.test(rawId)) {
+    if (rawId !== '' && !LAST_EVENT_ID_PATTERN.test(rawId)) {
       throw new HttpRefusal('invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
     }
     const lastEventId = rawId === '' ? null : Number(rawId);

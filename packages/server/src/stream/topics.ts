@@ -1,14 +1,16 @@
 // The `Topics` request header: comma-separated `price:<source>:<market>` topics, all lowercase,
 // spaces around commas allowed, duplicates counted once, at most MAX_TOPICS topics and
-// MAX_TOPICS_HEADER_LENGTH characters (the contract's limits). Every refusal names the offending
+// MAX_TOPICS_HEADER_LENGTH characters (the contract's limits, read from it by stream-contract.ts
+// where the document states them in a schema). Every refusal names the offending
 // topic and the reason, for the 400 `invalid_topics` body.
 import { CatalogError } from '../catalog/errors.ts';
+import { PRICE_SOURCES, TOPICS_HEADER_MAX_LENGTH } from './stream-contract.ts';
 
 export const MAX_TOPICS = 64;
 /** The `Topics` header's `maxLength` in the contract. */
-export const MAX_TOPICS_HEADER_LENGTH = 2000;
+export const MAX_TOPICS_HEADER_LENGTH = TOPICS_HEADER_MAX_LENGTH;
 export const EVENT_TYPES = ['price'] as const;
-export const SOURCES = ['marketplacea', 'marketplaceb'] as const;
+export const SOURCES = PRICE_SOURCES;
 
 export class InvalidTopics extends CatalogError {
   /** The offending topic as received, or null when the header as a whole is wrong. */
