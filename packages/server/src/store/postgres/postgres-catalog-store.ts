@@ -340,7 +340,7 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   /**
-   * This connection's staging tables for a catalog write: temporary (no WAL, invisible to other
+   * This connection's staging tables for a catalog or storefront write: temporary (no WAL, invisible to other
    * sessions) and emptied at every commit or rollback. Asked for in every write's transaction: a
    * creation rolled back with a failed write must not be taken for done.
    */
@@ -349,7 +349,11 @@ export class PostgresCatalogStore implements CatalogEngine {
       CREATE TEMP TABLE IF NOT EXISTS incoming_products (ord int, id text COLLATE "C", slug text COLLATE "C", brand text COLLATE "C",
         document text COMPRESSION lz4) ON COMMIT DELETE ROWS;
       CREATE TEMP TABLE IF NOT EXISTS incoming_variants (ord int, id text COLLATE "C", product_id text COLLATE "C", position int, sku_lower text COLLATE "C",
-        gtin text COLLATE "C", gtin14 text COLLATE "C", document text) ON COMMIT DELETE ROWS`);
+        gtin text COLLATE "C", gtin14 text COLLATE "C", document text) ON COMMIT DELETE ROWS;
+      CREATE TEMP TABLE IF NOT EXISTS incoming_storefront (ord int, id text COLLATE "C", cursor bigint, product_id text COLLATE "C",
+        shop_name text COLLATE "C", brand text COLLATE "C", product_type text COLLATE "C", title text COLLATE "C", slug text COLLATE "C",
+        price_min float8, price_max float8, price_display float8, available boolean, created_at_ms float8, updated_at_ms float8,
+        product_created_at_ms float8, product_published_at_ms float8, tags text, document text COMPRESSION lz4) ON COMMIT DELETE ROWS`);
   }
 
   /**
@@ -417,44 +421,32 @@ export class PostgresCatalogStore implements CatalogEngine {
           if (cursor === undefined) throw new Error('cursor sequence returned too few values');
           return storefrontDocument(input, cursor, input.created_at ?? now, input.updated_at ?? now);
         });
+        await this.#stagingTables(client);
+        await copyRows(
+          client,
+          'incoming_storefront',
+          ['ord', 'id', 'cursor', 'product_id', 'shop_name', 'brand', 'product_type', 'title', 'slug', 'price_min', 'price_max', 'price_display',
+            'available', 'created_at_ms', 'updated_at_ms', 'product_created_at_ms', 'product_published_at_ms', 'tags', 'document'],
+          documents.map((d, ord) => [
+            ord, d.id, String(d.cursor), d.product_id, d.shop_name, d.brand, d.product_type, d.title, d.slug, d.price_min, d.price_max,
+            d.price_display, d.available ? 'true' : 'false', epochMs(d.created_at), epochMs(d.updated_at), epochMs(d.product_created_at),
+            epochMs(d.product_published_at), JSON.stringify(d.tags), JSON.stringify(d),
+          ]),
+        );
         await client.query(
           `INSERT INTO storefront_products (id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max,
              price_display, available, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, change_seq, tags,
              document)
            SELECT id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display, available,
-             created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, $17::bigint, tags, document
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-             $9::float8[], $10::float8[], $11::float8[], $12::boolean[], $13::float8[], $14::float8[], $15::float8[],
-             $16::float8[], $18::text[], $19::text[])
-             AS input(id, cursor, product_id, shop_name, brand, product_type, title, slug, price_min, price_max, price_display,
-               available, created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, document, tags)
+             created_at_ms, updated_at_ms, product_created_at_ms, product_published_at_ms, $1::bigint, tags, document
+           FROM incoming_storefront ORDER BY ord
            ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, shop_name = excluded.shop_name, brand = excluded.brand,
              product_type = excluded.product_type, title = excluded.title, slug = excluded.slug, price_min = excluded.price_min,
              price_max = excluded.price_max, price_display = excluded.price_display, available = excluded.available,
              created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms,
              product_created_at_ms = excluded.product_created_at_ms, product_published_at_ms = excluded.product_published_at_ms,
              change_seq = excluded.change_seq, tags = excluded.tags, document = excluded.document`,
-          [
-            documents.map((d) => d.id),
-            documents.map((d) => String(d.cursor)),
-            documents.map((d) => d.product_id),
-            documents.map((d) => d.shop_name),
-            documents.map((d) => d.brand),
-            documents.map((d) => d.product_type),
-            documents.map((d) => d.title),
-            documents.map((d) => d.slug),
-            documents.map((d) => d.price_min),
-            documents.map((d) => d.price_max),
-            documents.map((d) => d.price_display),
-            documents.map((d) => d.available),
-            documents.map((d) => epochMs(d.created_at)),
-            documents.map((d) => epochMs(d.updated_at)),
-            documents.map((d) => epochMs(d.product_created_at)),
-            documents.map((d) => epochMs(d.product_published_at)),
-            change,
-            documents.map((d) => JSON.stringify(d)),
-            documents.map((d) => JSON.stringify(d.tags)),
-          ],
+          [change],
         );
         await client.query('UPDATE catalog_version SET n = n + 1');
         return { inserted: fresh, updated: products.length - fresh };
