@@ -78,6 +78,8 @@ export async function measureScale(size: number, requests = 2_000, seed = '7'): 
     }
   }
   index.upsert(batch);
+  // As the server does at start (IndexedCatalogStore.warm).
+  index.prepare();
   const loadSeconds = (performance.now() - started) / 1000;
   globalThis.gc?.();
   const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;

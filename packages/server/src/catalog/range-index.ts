@@ -218,6 +218,11 @@ export class RangeIndex {
     return sorted;
   }
 
+  /** Sorts every bucket's members now, so no leaf pays for it on first use. */
+  sortAll(column: Float64Array, size: number): void {
+    for (let bucket = 0; bucket <= this.#below.length; bucket += 1) this.#sortedBucket(bucket, column, size);
+  }
+
   /** Number of bounds at or below `value`: its bucket. NaN falls in bucket 0. */
   #bucket(value: number): number {
     const bounds = this.#bounds;

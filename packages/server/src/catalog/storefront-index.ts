@@ -228,6 +228,17 @@ export class StorefrontIndex {
     this.#compactWhenStale();
   }
 
+  /**
+   * Builds now what searches would otherwise build on first use: every number column's range
+   * index with its buckets sorted, and the orders of the non-cursor sorts. Writes later drop only
+   * what they touch (see upsert).
+   */
+  prepare(): void {
+    for (const field of NUMBER_FIELDS) this.#rangeIndex(field).sortAll(this.#numbers[field].data, this.#size);
+    this.#permutation('updated_at');
+    this.#permutation('product_published_at');
+  }
+
   /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     const version = this.#version;

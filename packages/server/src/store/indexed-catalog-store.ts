@@ -115,9 +115,10 @@ export class IndexedCatalogStore implements CatalogStore {
   ping(): Promise<void> {
     return this.#engine.ping();
   }
-  /** Loads the storefront index (every storefront row, on the first call). */
-  warm(): Promise<void> {
-    return this.#fresh();
+  /** Loads the storefront index (every storefront row) and builds what its searches use. */
+  async warm(): Promise<void> {
+    await this.#fresh();
+    this.#index.prepare();
   }
   close(): Promise<void> {
     return this.#engine.close();

@@ -127,6 +127,8 @@ describe('StorefrontIndex', () => {
       const fresh = Array.from({ length: 150 }, () => buildRow(random, (cursor += 1024), random.uuid()));
       const rewritten = rows.filter(() => random.chance(0.2)).map((row) => buildRow(random, row.cursor, row.id));
       index.upsert([...rewritten, ...fresh]);
+      // Built ahead once (as a server does at start), then kept by the later writes.
+      if (round === 1) index.prepare();
       const byCursor = new Map(rows.map((row) => [row.cursor, row]));
       for (const row of [...rewritten, ...fresh]) byCursor.set(row.cursor, row);
       rows = [...byCursor.values()].sort((a, b) => a.cursor - b.cursor);
