@@ -1,19 +1,14 @@
 // createApp builds the catalog API's request listener and listens on nothing (src/main.ts owns
 // listeners and signals): it dispatches the contract's operations itself (fast-routes.ts) and hands
-// everything else to an Express application, the shell, with no Express internals patched. Every response, success or refusal, leaves through
-// http/exchange.ts with an X-Request-Id and one access log line.
+// everything else to an Express application, the shell, with no Express internals patched. Every
+// response, success or refusal, leaves through http/exchange.ts with an X-Request-Id and one access
+// log line.
 //
-// Routing design, measured with bench/get-product-routing.ts (getProduct, fake in-memory store, pro
-// key, autocannon 50 connections, 3 alternating rounds of 8 s; a 2-core machine at load average
-// 7-9 from other work, so throughput swings; server CPU per request is the steadier figure):
-//   bare node:http, same bytes from memory           7130 req/s  1.00x   35 µs CPU/req
-//   this design (exact-path dispatch, Express for     5084 req/s  0.71x   74 µs CPU/req
-//     the rest, precompiled openapi-backend validators)
-//   openapi-backend handleRequest (its router+validation) 2087 req/s  0.29x  245 µs CPU/req
-// openapi-backend's router re-derives its operation list on every request; routing here and
-// calling the validators it compiled is 3.3x cheaper per request, so that is the hot path.
-// Serving exact operation paths before Express's per-request set-up cut CPU per request from
-// about 86 µs (Express routes) to about 70 µs in the same conditions.
+// Why the operations do not go through openapi-backend's handleRequest: its router re-derives its
+// operation list on every request, several times the CPU per request of matching the operation
+// table here and calling the validators it compiled (measured with bench/get-product-routing.ts;
+// figures in bench/README.md). Serving exact operation paths before Express's per-request set-up
+// saves Express's share as well.
 import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
