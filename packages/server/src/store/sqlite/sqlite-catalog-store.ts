@@ -11,10 +11,10 @@
 //   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
 //   the documents' values (catalog/text.ts); a slug several products share belongs to the one
 //   imported first (lowest pk). Totals are exact counts.
-// - Aggregates (top brands, GTIN count, variant count) and the GTIN index state are cached until
-//   any connection commits (PRAGMA data_version): this process's imports show at once, another
-//   process's within DATA_VERSION_RECHECK_MS (1 ms). Documents and pages are cached by
-//   IndexedCatalogStore (read-cache.ts), for both engines.
+// - The variant count and the GTIN index state (read by every GTIN search) are cached until any
+//   connection commits (PRAGMA data_version): this process's imports show at once, another
+//   process's within DATA_VERSION_RECHECK_MS (1 ms). Aggregates, documents and pages are cached
+//   by IndexedCatalogStore (read-cache.ts), for both engines.
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
@@ -151,22 +151,13 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {
-    const brands = this.cached(`brands:${limit}`, () =>
-      this.database
-        .statement(
-          'SELECT brand, count(*) AS count FROM catalog_products GROUP BY brand ORDER BY count DESC, brand ASC LIMIT ?',
-        )
-        .all(limit)
-        .map((row) => ({ brand: row.brand as string, count: row.count as number })),
-    );
-    return brands.map((entry) => ({ ...entry }));
+    return this.database
+      .statement('SELECT brand, count(*) AS count FROM catalog_products GROUP BY brand ORDER BY count DESC, brand ASC LIMIT ?')
+      .all(limit)
+      .map((row) => ({ brand: row.brand as string, count: row.count as number }));
   }
 
   async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
-    return this.readProductDocument(idOrSlug);
-  }
-
-  private readProductDocument(idOrSlug: string): RawJson<CatalogProductPro> | null {
     const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
       this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(foldText(idOrSlug))) as
       | { doc: string }
@@ -175,10 +166,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async countGtins(): Promise<number> {
-    return this.cached('gtin-count', () => {
-      const row = this.database.statement('SELECT count(DISTINCT gtin14) AS n FROM catalog_variants').get() as { n: number };
-      return row.n;
-    });
+    return (this.database.statement('SELECT count(DISTINCT gtin14) AS n FROM catalog_variants').get() as { n: number }).n;
   }
 
   async upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
