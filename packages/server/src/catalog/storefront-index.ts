@@ -114,6 +114,8 @@ class Postings {
   readonly terms = new Dictionary();
   /** Entries left behind by rewrites that dropped their term; 0 means every entry is live. */
   stale = 0;
+  /** Entries that are live (every list's length is its share of live + stale). */
+  live = 0;
   add(term: number, slot: number): void {
     let list = this.#lists.get(term);
     if (list === undefined) this.#lists.set(term, (list = []));
@@ -122,11 +124,7 @@ class Postings {
   list(term: number): readonly number[] {
     return this.#lists.get(term) ?? [];
   }
-  entries(): number {
-    let total = 0;
-    for (const list of this.#lists.values()) total += list.length;
-    return total;
-  }
+  /** Drops every entry; the caller adds the live ones again. */
   clear(): void {
     this.stale = 0;
     this.#lists.clear();
@@ -309,6 +307,7 @@ export class StorefrontIndex {
     const codes = Array.from(terms, (term) => postings.terms.code(term));
     for (const code of codes) if (previous === undefined || !previous.includes(code)) postings.add(code, slot);
     if (previous !== undefined) for (const code of previous) if (!codes.includes(code)) postings.stale += 1;
+    postings.live += codes.length - (previous?.length ?? 0);
     return codes;
   }
 
@@ -334,9 +333,7 @@ export class StorefrontIndex {
       [this.#tags, this.#tagsOf],
       [this.#words, this.#wordsOf],
     ] as const) {
-      let live = 0;
-      for (let slot = 0; slot < this.#size; slot += 1) live += of[slot]!.length;
-      if (postings.entries() <= 2 * live + 1024) continue;
+      if (postings.stale <= postings.live + 1024) continue;
       postings.clear();
       for (let slot = 0; slot < this.#size; slot += 1) for (const code of of[slot]!) postings.add(code, slot);
     }

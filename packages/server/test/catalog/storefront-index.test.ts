@@ -195,6 +195,24 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it('answers tags and words exactly while rewrites pile up stale entries and compaction runs', async () => {
+    const random = createRandom(`${SEED}-compaction`);
+    const index = new StorefrontIndex();
+    let rows = Array.from({ length: 200 }, (_, i) => buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `c${i}`));
+    index.upsert(rows);
+    for (let round = 0; round < 12; round += 1) {
+      // Every product's tags and title change each round: each round leaves hundreds of entries stale.
+      rows = rows.map((row) => ({ ...row, tags: [pick(random, TAGS), `ROUND_${round}_${random.int(0, 9)}`], title: `${pick(random, TITLES)} r${round}` }));
+      index.upsert(rows);
+      for (const tag of [...TAGS, `ROUND_${round}_3`, `ROUND_${Math.max(0, round - 1)}_3`]) {
+        const search: StorefrontSearch = { sort: 'cursor:asc', offset: 0, limit: 500, filter: { type: 'compare', field: 'tags', operator: '=', value: tag } };
+        expect(await index.search(search), tag).toStrictEqual(plainSearch(rows, search));
+      }
+      const text: StorefrontSearch = { sort: 'cursor:asc', offset: 0, limit: 500, text: `r${round}` };
+      expect(await index.search(text)).toStrictEqual(plainSearch(rows, text));
+    }
+  });
+
   it('matches shop names and tags in any letter case, non-ASCII included', async () => {
     const index = new StorefrontIndex();
     const row = buildRow(createRandom('one'), 17_000_000_000_001_024, 'a');
