@@ -11,8 +11,9 @@
 //   and cached reads alike. A failed aggregate is never kept.
 // - Concurrent listings share one refresh; a refresh that fails leaves the index as it was and
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
-// Limits: the first listing after start loads every storefront row (in pages of LOAD_PAGE rows);
-// the index lives in this process's memory.
+// Limits: warm() (the service calls it at start) or else the first listing loads every storefront
+// row (in pages of LOAD_PAGE rows), then builds the index's search structures in one synchronous
+// step (a few seconds at a million products); the index lives in this process's memory.
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';

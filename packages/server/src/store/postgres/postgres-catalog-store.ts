@@ -28,7 +28,7 @@ import { comparableGtin } from '../../catalog/gtin.ts';
 import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
-import { ServiceUnavailable } from '../../catalog/errors.ts';
+import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { fillGtinSuffixes, gtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
@@ -118,6 +118,8 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
+    // As SQLite's: the suffix range needs digits (the HTTP layer refuses anything else before this).
+    if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) return Promise.reject(new InvalidRequest('"gtin" must be 4 to 14 digits.'));
     if (query.gtin !== undefined && query.sku === undefined) return this.#run(() => this.#searchGtin(query.gtin!, query.offset, query.limit));
     return this.#run(async () => {
       const params: unknown[] = [];
