@@ -5,22 +5,24 @@
 // Guarantees:
 // - One definition of matching: strings compare by `foldText`, `query` by `wordsOf` (text.ts);
 //   numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles).
-// - Each leaf of a filter produces a bitset: a range over a number column is a copy of one of its
-//   range index's bitsets plus a check of one bucket (range-index.ts), over cursors a run of slots
-//   (cursors ascend with slots), `available` a copy of its bitset, a tag or word its posting list,
-//   any other equality one pass over a typed column. AND, OR, NOT and IN are word-wise operations
-//   on bitsets. A request therefore costs O(leaves × products / 32) word operations plus those
-//   passes and one walk for its page, whatever the expression: no input makes it scan row by row
-//   through an interpreter.
+// - Each leaf of a filter produces (or, inside an AND, narrows) a bitset: a range over a number
+//   column through its range index (range-index.ts: whole buckets from a bitset, one bucket cut by
+//   binary search), over cursors a run of slots (cursors ascend with slots), `available` its
+//   bitset, shop, brand and product type their slot lists, a tag or word its posting list, any
+//   other equality one pass over a typed column. AND, OR, NOT and IN are word-wise operations on
+//   bitsets. A request therefore costs O(leaves × products / 32) word operations plus those lists
+//   and passes and one walk for its page, whatever the expression: no input makes it scan row by
+//   row through an interpreter.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
 // - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
 //   meanwhile makes it start again, without yielding.
-// Limits: the index holds a few dozen bytes per product plus its distinct strings, and about 8 more
-// per product for each number column a range leaf has used; a sort other than by cursor keeps a
-// permutation, moved in place by writes of up to INCREMENTAL_ORDER_MAX rows (a memmove per row)
-// and rebuilt (O(n log n)) on the first read after a larger one; one leaf is not divided.
+// Limits: the index holds a few dozen bytes per product plus its distinct strings, and about 20
+// more per product for each number column with a range index (all of them once `prepare` has
+// run); a sort other than by cursor keeps a permutation, moved in place by writes of up to
+// INCREMENTAL_ORDER_MAX rows (a memmove per row) and rebuilt (O(n log n)) on the first read after
+// a larger one; one leaf is not divided.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import { BitsetPool, complement, RangeIndex, wordsFor, type RangeOperator } from './range-index.ts';
