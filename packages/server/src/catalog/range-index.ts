@@ -24,13 +24,16 @@ interface SortedBucket {
   nan: number[];
 }
 
-/** The first index of ascending `values` whose value is above `value` (or equal, unless `past`). */
-function firstAtLeast(values: Float64Array, value: number, past: boolean): number {
+/**
+ * How many of ascending `values` are below `value` (or equal, when `inclusive`): the index of the
+ * first one that is not. NaN as `value` counts none.
+ */
+export function countBelow(values: Float64Array, value: number, inclusive: boolean): number {
   let low = 0;
   let high = values.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (past ? values[middle]! <= value : values[middle]! < value) low = middle + 1;
+    if (inclusive ? values[middle]! <= value : values[middle]! < value) low = middle + 1;
     else high = middle;
   }
   return low;
@@ -112,7 +115,7 @@ export class RangeIndex {
     });
   }
 
-  /** Records the value now stored at `slot` (new or rewritten). */
+  /** Records the value now stored at `slot` (new, or rewritten with another value). */
   set(slot: number, value: number): void {
     const from = this.#bucketOf[slot]!;
     const to = this.#bucket(value);
@@ -177,10 +180,10 @@ export class RangeIndex {
       const { values, slots } = sorted;
       // The failing members are one end of the sorted run (NaN fails every comparison).
       const [from, to] =
-        operator === '<' ? [firstAtLeast(values, value, false), values.length]
-        : operator === '<=' ? [firstAtLeast(values, value, true), values.length]
-        : operator === '>' ? [0, firstAtLeast(values, value, true)]
-        : [0, firstAtLeast(values, value, false)];
+        operator === '<' ? [countBelow(values, value, false), values.length]
+        : operator === '<=' ? [countBelow(values, value, true), values.length]
+        : operator === '>' ? [0, countBelow(values, value, true)]
+        : [0, countBelow(values, value, false)];
       for (let k = from; k < to; k += 1) result[slots[k]! >>> 5]! &= ~(1 << (slots[k]! & 31));
       for (const slot of sorted.nan) result[slot >>> 5]! &= ~(1 << (slot & 31));
     }
@@ -225,15 +228,7 @@ export class RangeIndex {
 
   /** Number of bounds at or below `value`: its bucket. NaN falls in bucket 0. */
   #bucket(value: number): number {
-    const bounds = this.#bounds;
-    let low = 0;
-    let high = bounds.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (bounds[middle]! <= value) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    return countBelow(this.#bounds, value, true);
   }
 }
 

@@ -25,7 +25,7 @@
 // a larger one; one leaf is not divided.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
-import { BitsetPool, complement, RangeIndex, wordsFor, type RangeOperator } from './range-index.ts';
+import { BitsetPool, complement, countBelow, RangeIndex, wordsFor, type RangeOperator } from './range-index.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -183,7 +183,6 @@ export class StorefrontIndex {
     for (const row of batch) {
       let slot = this.#slotByCursor.get(row.cursor);
       const fresh = slot === undefined;
-      if (slot !== undefined) for (const [field, order] of this.#orders) order.remove(slot, this.#numbers[field].data);
       if (slot === undefined) {
         slot = this.#size;
         if (slot > 0 && row.cursor <= this.#cursor.data[slot - 1]!) {
@@ -196,17 +195,7 @@ export class StorefrontIndex {
       this.#cursor.data[slot] = row.cursor;
       if (row.available) this.#available[slot >>> 5]! |= 1 << (slot & 31);
       else this.#available[slot >>> 5]! &= ~(1 << (slot & 31));
-      // Field by field rather than in a loop over names: this runs once per product at start.
-      const numbers = this.#numbers;
-      numbers.price_min.data[slot] = row.price_min;
-      numbers.price_max.data[slot] = row.price_max;
-      numbers.price_display.data[slot] = row.price_display;
-      numbers.created_at.data[slot] = row.created_at;
-      numbers.updated_at.data[slot] = row.updated_at;
-      numbers.product_created_at.data[slot] = row.product_created_at;
-      numbers.product_published_at.data[slot] = row.product_published_at;
-      for (const [field, range] of this.#ranges) range.set(slot, numbers[field].data[slot]!);
-      for (const [field, order] of this.#orders) order.insert(slot, numbers[field].data);
+      for (const field of NUMBER_FIELDS) this.#setNumber(field, slot, row[field], fresh);
       this.#setCode('shop_name', slot, row.shop_name, fresh);
       this.#setCode('brand', slot, row.brand, fresh);
       this.#setCode('product_type', slot, row.product_type, fresh);
@@ -311,6 +300,21 @@ export class StorefrontIndex {
     if (previous !== undefined) for (const code of previous) if (!codes.includes(code)) postings.stale += 1;
     postings.live += codes.length - (previous?.length ?? 0);
     return codes;
+  }
+
+  /**
+   * Stores a number and keeps the column's range index and sort order current; a rewrite that
+   * leaves the value as it was touches neither (a moved slot costs a memmove of the order and
+   * drops the sorted members of its buckets).
+   */
+  #setNumber(field: NumberField, slot: number, value: number, fresh: boolean): void {
+    const column = this.#numbers[field].data;
+    if (!fresh && Object.is(column[slot], value)) return;
+    const order = this.#orders.get(field);
+    if (!fresh) order?.remove(slot, column);
+    column[slot] = value;
+    this.#ranges.get(field)?.set(slot, value);
+    order?.insert(slot, column);
   }
 
   #setCode(field: CodedField, slot: number, value: string, fresh: boolean): void {
@@ -479,15 +483,7 @@ export class StorefrontIndex {
     const size = this.#size;
     if (field === 'cursor') {
       // Cursors ascend with slots: the matches are one run of slots, found by binary search.
-      const cursors = this.#cursor.data;
-      let low = 0;
-      let high = size;
-      const inclusiveBelow = operator === '<=' || operator === '>';
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (inclusiveBelow ? cursors[middle]! <= value : cursors[middle]! < value) low = middle + 1;
-        else high = middle;
-      }
+      const low = countBelow(this.#cursor.data.subarray(0, size), value, operator === '<=' || operator === '>');
       const bits = this.#empty();
       if (operator === '<' || operator === '<=') setRun(bits, 0, low);
       else setRun(bits, low, size);
