@@ -16,6 +16,31 @@ export const ALWAYS_COUNTED_MAX = 5;
 /** A 6-digit fragment's count is stored from this many variants; below it, counting is cheap. */
 export const STORED_COUNT_MIN = 512;
 
+/**
+ * The match count stored for `fragment` decides its total when there is one, and for fragments
+ * always counted a missing one means none; else undefined: the engine counts.
+ */
+export function totalFromStored(fragment: string, stored: number | undefined): number | undefined {
+  if (fragment.length > COUNTED_FRAGMENT_MAX) return undefined;
+  if (stored !== undefined) return stored;
+  return fragment.length <= ALWAYS_COUNTED_MAX ? 0 : undefined;
+}
+
+/**
+ * Every suffix of a GTIN at least FRAGMENT_MIN long, longest first: the variants whose GTIN
+ * contains a fragment are those with a suffix starting with it.
+ */
+export function gtinSuffixes(gtin: string): string[] {
+  const suffixes: string[] = [];
+  for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) suffixes.push(gtin.slice(start));
+  return suffixes;
+}
+
+/** The smallest string above every string that starts with `prefix` (byte order): a suffix range's end. */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /** The distinct 4- to 6-digit fragments of a GTIN (fragments with other characters never match a query). */
 export function countedFragments(gtin: string): Set<string> {
   const fragments = new Set<string>();

@@ -13,7 +13,7 @@
 // - Storefront cursors come from a sequence: 17_000_000_000_000_000 + n * 1024 is exact as a double
 //   for n below ~990 billion, so JSON.parse in JavaScript reads every cursor without loss.
 import type pg from 'pg';
-import { FragmentTally } from '../../catalog/gtin-fragments.ts';
+import { FRAGMENT_MIN, FragmentTally } from '../../catalog/gtin-fragments.ts';
 import { foldText } from '../../catalog/text.ts';
 
 /**
@@ -27,16 +27,6 @@ export const VARIANT_SEARCH_INDEXES: readonly { name: string; table: string; def
   { name: 'catalog_variants_gtin14', table: 'catalog_variants', definition: 'ON catalog_variants (gtin14)' },
 ];
 
-/** Suffixes of a GTIN from this length up are stored: a fragment is 4 to 14 digits. */
-export const GTIN_SUFFIX_MIN = 4;
-
-/** Every stored suffix of a GTIN, longest first. */
-export function gtinSuffixes(gtin: string): string[] {
-  const suffixes: string[] = [];
-  for (let start = 0; start + GTIN_SUFFIX_MIN <= gtin.length; start += 1) suffixes.push(gtin.slice(start));
-  return suffixes;
-}
-
 /**
  * Fills `catalog_gtin_suffixes` from every variant (the caller empties it first). Unsorted: the
  * caller creates the range index afterwards, which sorts once.
@@ -44,7 +34,7 @@ export function gtinSuffixes(gtin: string): string[] {
 export async function fillGtinSuffixes(client: pg.PoolClient): Promise<void> {
   await client.query(
     `INSERT INTO catalog_gtin_suffixes (suffix, variant_seq)
-     SELECT substr(v.gtin, s.i), v.seq FROM catalog_variants v CROSS JOIN LATERAL generate_series(1, length(v.gtin) - ${GTIN_SUFFIX_MIN - 1}) AS s(i)`,
+     SELECT substr(v.gtin, s.i), v.seq FROM catalog_variants v CROSS JOIN LATERAL generate_series(1, length(v.gtin) - ${FRAGMENT_MIN - 1}) AS s(i)`,
   );
 }
 

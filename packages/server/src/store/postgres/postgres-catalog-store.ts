@@ -31,8 +31,8 @@ import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontCh
 import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
-import { fillGtinSuffixes, gtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
-import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FragmentDeltas } from '../../catalog/gtin-fragments.ts';
+import { fillGtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
+import { FragmentDeltas, gtinSuffixes, prefixEnd, totalFromStored } from '../../catalog/gtin-fragments.ts';
 
 const WHAT = 'catalog database';
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
@@ -47,10 +47,6 @@ const LOOKUP_BATCH_MAX = 256;
 /** How long the table's size estimate (for that choice only) is reused. */
 const SIZE_ESTIMATE_MS = 30_000;
 
-/** The smallest string above every string that starts with `prefix` (byte order, COLLATE "C"). */
-function prefixEnd(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-}
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -162,11 +158,10 @@ export class PostgresCatalogStore implements CatalogEngine {
       return { items: page.rows.map((row) => storedJson<CatalogVariant>(row.document)), total: count.rows[0]?.total ?? 0 };
     }
     const range = [fragment, prefixEnd(fragment)];
-    const counted = fragment.length <= COUNTED_FRAGMENT_MAX && (stored !== null || fragment.length <= ALWAYS_COUNTED_MAX);
     // A GTIN can hold a long fragment twice ("12121212" holds "121212" at 0 and 2): count variants.
-    const total = counted
-      ? Number(stored ?? 0)
-      : ((
+    const total =
+      totalFromStored(fragment, stored === null ? undefined : Number(stored)) ??
+      ((
           await this.#pool.query<{ total: number }>({
             name: 'catalog-gtin-count',
             text: 'SELECT count(DISTINCT variant_seq)::int AS total FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2',

@@ -16,7 +16,7 @@
 // loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
 // of it SQLite sorting ten million suffixes).
 import type { DatabaseSync } from 'node:sqlite';
-import { ALWAYS_COUNTED_MAX, COUNTED_FRAGMENT_MAX, FRAGMENT_MIN, FragmentDeltas, FragmentTally } from '../../catalog/gtin-fragments.ts';
+import { COUNTED_FRAGMENT_MAX, FRAGMENT_MIN, FragmentDeltas, FragmentTally, gtinSuffixes, prefixEnd, totalFromStored } from '../../catalog/gtin-fragments.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 /**
  * Variants scanned in `pk` order for the cost of one suffix-range entry collected and sorted
@@ -57,10 +57,6 @@ export const GTIN_INDEX_SCHEMA = `
   INSERT INTO catalog_index_state (name, state) VALUES ('gtin', 'live');
 `;
 
-/** The smallest string greater than every string that starts with `prefix` (byte order). */
-function prefixEnd(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-}
 
 /**
  * Pending changes to the fragment counts of one transaction, applied by `flush`. Kept per
@@ -79,14 +75,14 @@ export class GtinIndexWriter {
   add(variantPk: number, gtin: string): void {
     if (!this.live) return;
     const insert = this.database.statement('INSERT OR IGNORE INTO catalog_gtin_suffixes (suffix, variant_pk) VALUES (?, ?)');
-    for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) insert.run(gtin.slice(start), variantPk);
+    for (const suffix of gtinSuffixes(gtin)) insert.run(suffix, variantPk);
     this.deltas.add(gtin);
   }
 
   remove(variantPk: number, gtin: string): void {
     if (!this.live) return;
     const remove = this.database.statement('DELETE FROM catalog_gtin_suffixes WHERE suffix = ? AND variant_pk = ?');
-    for (let start = 0; start + FRAGMENT_MIN <= gtin.length; start += 1) remove.run(gtin.slice(start), variantPk);
+    for (const suffix of gtinSuffixes(gtin)) remove.run(suffix, variantPk);
     this.deltas.remove(gtin);
   }
 
@@ -196,13 +192,12 @@ export function searchGtin(
 }
 
 function countMatches(database: SqliteDatabase, fragment: string): number {
-  if (fragment.length <= COUNTED_FRAGMENT_MAX) {
-    const row = database.statement('SELECT variants FROM catalog_gtin_fragments WHERE fragment = ?').get(fragment) as
-      | { variants: number }
-      | undefined;
-    if (row !== undefined) return row.variants;
-    if (fragment.length <= ALWAYS_COUNTED_MAX) return 0;
-  }
+  const stored =
+    fragment.length > COUNTED_FRAGMENT_MAX
+      ? undefined
+      : (database.statement('SELECT variants FROM catalog_gtin_fragments WHERE fragment = ?').get(fragment) as { variants: number } | undefined);
+  const total = totalFromStored(fragment, stored?.variants);
+  if (total !== undefined) return total;
   // A GTIN can hold a long fragment twice ("12121212" holds "121212" at 0 and 2): count variants.
   const row = database
     .statement('SELECT count(DISTINCT variant_pk) AS n FROM catalog_gtin_suffixes WHERE suffix >= ? AND suffix < ?')
