@@ -33,12 +33,10 @@ export class IndexedCatalogStore implements CatalogStore {
   /** The engine's change token when the index last caught up, if the engine has one. */
   #token: string | undefined;
   #refreshing: Promise<void> | undefined;
-  /** Aggregate answers by key, kept while the engine's change token (or poll period) holds. */
-  readonly #aggregates = new Map<string, Promise<unknown>>();
-  #aggregatesVersion: string | undefined;
   #versionRead: Promise<string> | undefined;
-  readonly #reads = new ReadCache();
   #versionReadAt = Number.NEGATIVE_INFINITY;
+  /** Aggregates, documents and pages, kept while the engine's change token (or poll period) holds. */
+  readonly #reads = new ReadCache();
 
   constructor(engine: CatalogEngine) {
     this.#engine = engine;
@@ -105,7 +103,6 @@ export class IndexedCatalogStore implements CatalogStore {
     try {
       return await this.#engine.upsertCatalogProducts(...args);
     } finally {
-      this.#aggregates.clear();
       this.#reads.clear();
       this.#versionRead = undefined;
     }
@@ -127,21 +124,8 @@ export class IndexedCatalogStore implements CatalogStore {
 
   /** `compute`'s answer, shared until the catalog may have changed. */
   async #aggregate<T>(key: string, compute: () => Promise<T>): Promise<T> {
-    const version = await this.#version();
-    if (version !== this.#aggregatesVersion) {
-      this.#aggregates.clear();
-      this.#aggregatesVersion = version;
-    }
-    let answer = this.#aggregates.get(key) as Promise<T> | undefined;
-    if (answer === undefined) {
-      const computed = compute();
-      answer = computed;
-      this.#aggregates.set(key, computed);
-      computed.catch(() => {
-        if (this.#aggregates.get(key) === computed) this.#aggregates.delete(key);
-      });
-    }
-    return answer;
+    this.#reads.at(await this.#version());
+    return this.#reads.aggregate(key, compute);
   }
 
   /** The engine's catalog version: its change token when it has one, else asked at most every poll period. */

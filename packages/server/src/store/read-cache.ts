@@ -1,8 +1,9 @@
-// Recently read product documents and variant pages, kept by IndexedCatalogStore for whichever
-// engine is behind it.
+// Aggregates, recently read product documents and variant pages, kept by IndexedCatalogStore for
+// whichever engine is behind it.
 // Guarantees: an entry answers only for the catalog version it was read under (`at` drops every
 // entry when the version moves); an answer read while the version moved (a write committed
-// meanwhile) is not kept, so a read that raced a write is never served after it.
+// meanwhile) is not kept, so a read that raced a write is never served after it. Concurrent asks
+// for one aggregate share one computation; a failed one is not kept.
 // Limits: at most DOCUMENT_CACHE_ENTRIES documents and PAGE_CACHE_CHARS characters of pages, the
 // oldest dropped first; a page is kept only when asked for a second time, so a run of one-off
 // queries neither evicts the hot pages nor leaves the garbage collector copying pages nobody reads
@@ -27,6 +28,7 @@ export class ReadCache {
   readonly #pages = new Map<string, { page: VariantPage; chars: number }>();
   #pageChars = 0;
   readonly #pagesSeenOnce = new Map<string, true>();
+  readonly #aggregates = new Map<string, Promise<unknown>>();
 
   get generation(): number {
     return this.#generation;
@@ -43,7 +45,20 @@ export class ReadCache {
     this.#documents.clear();
     this.#pages.clear();
     this.#pageChars = 0;
+    this.#aggregates.clear();
     this.#generation += 1;
+  }
+
+  /** `compute`'s answer for `key`, shared by every caller until entries are dropped. */
+  aggregate<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const known = this.#aggregates.get(key) as Promise<T> | undefined;
+    if (known !== undefined) return known;
+    const computed = compute();
+    this.#aggregates.set(key, computed);
+    computed.catch(() => {
+      if (this.#aggregates.get(key) === computed) this.#aggregates.delete(key);
+    });
+    return computed;
   }
 
   /** A document (or null: no such product) read before, or undefined. */
