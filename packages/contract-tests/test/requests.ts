@@ -92,6 +92,10 @@ function validValue(param: ParameterSpec, target: Target): fc.Arbitrary<string> 
   const known = target.knownValues?.[param.name] ?? [];
   const schema = param.schema as SchemaShape;
   let base: fc.Arbitrary<string>;
+  if (schema.type === 'object') {
+    // A free-form parameter (style form, explode): any keys of its own, sent as `key=value`.
+    return fc.tuple(fc.constantFrom('lastEventId', 'x', 't'), fc.array(alnumChar, { minLength: 1, maxLength: 8 }).map((chars) => chars.join(''))).map(([key, value]) => `${key}=${value}`);
+  }
   if (param.name === 'filters') base = validFilter;
   else if (param.name === 'Topics') base = validTopics;
   else if (schema.enum !== undefined) base = fc.constantFrom(...schema.enum);
@@ -169,6 +173,7 @@ function buildRequest(op: OperationSpec, values: Map<string, string | undefined>
     const value = values.get(param.name);
     if (value === undefined) continue;
     if (param.in === 'path') pathname = pathname.replace(`{${param.name}}`, encodeURIComponent(value));
+    else if (param.in === 'query' && (param.schema as SchemaShape).type === 'object') query.push(value.split('=', 2) as [string, string]);
     else if (param.in === 'query') query.push([param.name, value]);
     else if (param.in === 'header') headers[param.name] = value;
   }

@@ -1,5 +1,5 @@
 // Measures the routing design for getProduct (issue 8): a bare node:http server returning the same
-// bytes, createApp (Express routes + precompiled openapi-backend validators), and the same work done
+// bytes, createApp (the operation pipeline + precompiled openapi-backend validators), and the same work done
 // through openapi-backend's handleRequest. Each server runs in its own process; rounds alternate so
 // a noisy machine affects all three alike. Reports, never asserts.
 //   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,express]

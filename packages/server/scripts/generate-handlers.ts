@@ -85,7 +85,7 @@ function paramObject(params: Parameter[], location: Parameter['in']): string {
     .map((param) => {
       const schema = param.schema ? resolveSchema(param.schema) : undefined;
       const present = param.required === true || schema?.default !== undefined;
-      const key = /^[a-z_][a-z0-9_]*$/i.test(param.name) ? param.name : JSON.stringify(param.name.toLowerCase());
+      const key = /^[a-z_][a-z0-9_]*$/i.test(param.name) ? param.name : JSON.stringify(param.name);
       return `    ${key}${present ? '' : '?'}: ${tsType(param.schema)};`;
     });
   return fields.length === 0 ? 'Record<string, never>' : `{\n${fields.join('\n')}\n  }`;

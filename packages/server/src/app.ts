@@ -1,20 +1,20 @@
 // createApp builds the catalog API's request listener and listens on nothing (src/main.ts owns
-// listeners and signals): it dispatches the contract's operations itself (fast-routes.ts) and hands
-// everything else to an Express application, the shell, with no Express internals patched. Every
-// response, success or refusal, leaves through http/exchange.ts with an X-Request-Id and one access
-// log line.
+// listeners and signals). Requests that name a contract operation take the one operation pipeline
+// (http/operation-pipeline.ts: the contract's route, credential, plans and parameters, then the
+// handler and the one writer), the same pipeline that admits the price stream on its own
+// listener; everything else goes to an Express application, the shell (docs, health, 404, 405),
+// with no Express internals patched. Every response, success or refusal, leaves through
+// http/exchange.ts with an X-Request-Id and one access log line.
 //
 // Why the operations do not go through openapi-backend's handleRequest: its router re-derives its
 // operation list on every request, several times the CPU per request of matching the operation
 // table here and calling the validators it compiled (measured with bench/get-product-routing.ts;
-// figures in bench/README.md). Serving exact operation paths before Express's per-request set-up
-// saves Express's share as well.
+// figures in bench/README.md). Dispatching operations before Express's per-request set-up saves
+// Express's share as well.
 import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
-import { operations } from './generated/handlers.gen.ts';
-import { API_OPERATION_IDS } from './http/api-operations.ts';
 import { asyncapiDocument } from './generated/asyncapi.gen.ts';
 import { openapiDocument } from './generated/openapi.gen.ts';
 import { createAuthenticator } from './http/auth.ts';
@@ -22,8 +22,8 @@ import { answerPreflight } from './http/cors.ts';
 import { docsResources, sendResource } from './http/docs.ts';
 import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson} from './http/exchange.ts';
-import { createFastRouter } from './http/fast-routes.ts';
-import { operationRunner } from './http/operation-route.ts';
+import { handlers } from './http/handlers/index.ts';
+import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './http/operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
@@ -50,7 +50,7 @@ export interface AppDeps {
 }
 
 const ALLOW = 'GET, HEAD';
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+export { DEFAULT_REQUEST_TIMEOUT_MS };
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
 
@@ -63,14 +63,16 @@ export function createApp(deps: AppDeps): RequestListener {
   app.set('query parser', false);
 
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
-  const operationDeps = {
-    requestTimeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    catalog: new CatalogService(deps.catalog),
+  const dispatch = createOperationPipeline({
+    listener: 'api',
+    handlers,
+    services: { catalog: new CatalogService(deps.catalog) },
     authenticator: createAuthenticator(deps.keys, rateLimiter),
     rateLimiter,
     validate: requestValidator(),
     logger,
-  };
+    requestTimeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  });
   const readiness = deps.readiness ?? [{ name: 'catalog database', ping: () => deps.catalog.ping() }];
   const docs = docsResources(openapiDocument, asyncapiDocument);
 
@@ -82,18 +84,6 @@ export function createApp(deps: AppDeps): RequestListener {
       new HttpRefusal('method_not_allowed', `${req.method} is not allowed here; use GET.`, { allow: ALLOW }),
     );
   };
-
-  const runners = new Map(API_OPERATION_IDS.map((id) => [id, operationRunner(id, operationDeps)] as const));
-  // The hot path: exact operation paths are dispatched by the listener below from the contract's
-  // operation table (fast-routes.ts), before Express's per-request set-up (two prototype swaps, a
-  // final-handler closure, the router walk), which nothing on it needs; every other request, and
-  // every path variant, goes to the Express app, the shell, as it is.
-  const fastRouter = createFastRouter(runners);
-  for (const [operationId, run] of runners) {
-    const path = operations[operationId].path.replace(/\{([^}]+)\}/g, ':$1');
-    app.get(path, (req, res) => run(req, res, req.params as Record<string, string>));
-    app.all(path, methodNotAllowed);
-  }
 
   // Operational endpoints: not in the contract, so they stay off the validation path.
   // Operational GETs refuse a body like the operations do (refuseBody), before answering.
@@ -147,7 +137,7 @@ export function createApp(deps: AppDeps): RequestListener {
   });
 
   return (req, res) => {
-    if (!fastRouter(req, res) && !answerPreflight(req, res)) app(req, res);
+    if (!answerPreflight(req, res) && !dispatch(req, res)) app(req, res);
   };
 }
 

@@ -108,6 +108,7 @@ export const countGtins = <ThrowOnError extends boolean = false>(options?: Optio
  *
  */
 export const streamPrices = <ThrowOnError extends boolean = false>(options: Options<StreamPricesData, ThrowOnError, StreamPricesResponse>): Promise<ServerSentEventsResult<StreamPricesResponses>> => (options.client ?? client).sse.get<StreamPricesResponses, StreamPricesErrors, ThrowOnError>({
+    querySerializer: { parameters: { ignored: { object: { style: 'form' } } } },
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/stream',
     ...options

@@ -86,11 +86,13 @@ export type CountGtinsResult =
 
 /** The validated request of `streamPrices` (GET /v1/stream); defaults are applied. */
 export interface StreamPricesRequest {
-  query: Record<string, never>;
+  query: {
+    ignored?: unknown;
+  };
   params: Record<string, never>;
   headers: {
     Topics: string;
-    "last-event-id"?: string;
+    "Last-Event-ID"?: string;
   };
 }
 

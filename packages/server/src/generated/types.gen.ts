@@ -738,7 +738,16 @@ export type StreamPricesData = {
         'Last-Event-ID'?: string;
     };
     path?: never;
-    query?: never;
+    query?: {
+        /**
+         * Any query parameters are accepted and ignored: some EventSource polyfills add
+         * their own (`lastEventId`, cache busters). Resume with the `Last-Event-ID` header.
+         *
+         */
+        ignored?: {
+            [key: string]: string;
+        };
+    };
     url: '/v1/stream';
 };
 

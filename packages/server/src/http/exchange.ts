@@ -1,9 +1,13 @@
-// One place serialises every response and writes the access log line. Bodies are stringified
-// once and written with an explicit Content-Length; nothing else in the app touches `res`.
+// The one writer: every response of both listeners leaves through here, with X-Request-Id, CORS
+// headers for browsers and one access log line. JSON bodies are stringified once and written with
+// an explicit Content-Length; streamed bodies are copied to the socket by the one writer loop
+// (event-stream-writer.ts). Nothing else in the app touches `res`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
+import { writeFrames, type FrameWriting } from './event-stream-writer.ts';
+import type { FrameStream } from '../stream/frame-stream.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -14,6 +18,8 @@ export interface Exchange {
   requestId: string;
   /** The contract's operationId once routed; metrics and logs name the request by it. */
   operation?: string;
+  /** The listener that took the request; its access lines are `request` or `stream request`. */
+  listener?: 'api' | 'stream';
   startedAt: number;
   path: string;
   query: ParsedQuery;
@@ -56,11 +62,62 @@ export function sendJson(
   /** Extra headers; the object is filled in and written, so pass a fresh one. */
   headers: Record<string, string> = {},
 ): void {
+  writeJson(logger, req, res, status, body, headers, undefined);
+}
+
+function writeJson(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string>,
+  /** The refusal's error code, for the access line. */
+  error: string | undefined,
+): void {
   const exchange = exchangeOf(req);
   // A string body goes out in one write with the head; a Buffer would cost a second chunk (writev).
   const payload = isSerialized(body) ? body.serializedJson : JSON.stringify(body);
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(Buffer.byteLength(payload));
+  writeHead(req, res, exchange, status, headers);
+  res.end(payload);
+  logAccess(logger, req, exchange, status, error);
+}
+
+/** How a streamed body is written: the heartbeat and the byte limit of one subscriber. */
+export type StreamWriting = Omit<FrameWriting, 'log'>;
+
+/**
+ * Sends the head, then copies `body` to the socket until it ends, the client leaves or the
+ * subscriber falls too far behind (event-stream-writer.ts). Never rejects. The access line is
+ * written with the head: a stream's answer is its status.
+ */
+export async function sendStream(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: FrameStream,
+  writing: StreamWriting,
+): Promise<void> {
+  const exchange = exchangeOf(req);
+  if (res.destroyed) {
+    await body[Symbol.asyncIterator]().return?.();
+    return;
+  }
+  writeHead(req, res, exchange, status, headers);
+  logAccess(logger, req, exchange, status);
+  if (req.method === 'HEAD') {
+    res.end();
+    await body[Symbol.asyncIterator]().return?.();
+    return;
+  }
+  await writeFrames(res, body, { ...writing, log: logger.child({ request_id: exchange.requestId }) });
+}
+
+function writeHead(req: IncomingMessage, res: ServerResponse, exchange: Exchange, status: number, headers: Record<string, string>): void {
   headers['x-request-id'] = exchange.requestId;
   // Only browsers need CORS headers, and they always send Origin on cross-origin requests.
   if (req.headers.origin !== undefined) {
@@ -68,8 +125,6 @@ export function sendJson(
     headers['access-control-expose-headers'] = CORS_HEADERS['access-control-expose-headers'];
   }
   res.writeHead(status, headers);
-  res.end(payload);
-  logAccess(logger, req, exchange, status);
 }
 
 /** Answers with the documented error body; unexpected errors are logged once, without reaching the client. */
@@ -83,18 +138,22 @@ export function sendError(logger: Logger, req: IncomingMessage, res: ServerRespo
     res.destroy();
     return;
   }
-  sendJson(logger, req, res, response.status, response.body, headers === undefined ? response.headers : { ...headers, ...response.headers });
+  // A refusal describes this request only: no cache may keep it.
+  const answerHeaders = headers === undefined ? response.headers : { ...headers, ...response.headers };
+  answerHeaders['cache-control'] = 'no-store';
+  writeJson(logger, req, res, response.status, response.body, answerHeaders, response.body.error);
 }
 
 /** Routes outside the contract that metrics name by path; anything else is `other`. */
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/stream']);
 
-function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number): void {
-  logAnswer(logger, 'request', {
+function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number, error?: string): void {
+  logAnswer(logger, exchange.listener === 'stream' ? 'stream request' : 'request', {
     operation: exchange.operation ?? (OPERATIONAL_PATHS.has(exchange.path) ? exchange.path : 'other'),
     method: req.method,
     path: exchange.path,
     status,
+    ...(error === undefined ? {} : { error }),
     ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100,
     request_id: exchange.requestId,
   });

@@ -1,41 +1,51 @@
-// Request validation against the OpenAPI document. openapi-backend builds one parameter schema per
-// operation; we compile them once, at start-up, with Ajv's JSON Schema 2020-12 dialect (the document
-// is OpenAPI 3.1, and openapi-backend's own meta-schema check only knows 3.0, hence `quick`).
-// Routing is the operation table's (app.ts): openapi-backend's router rebuilds its operation list
+// Request validation against the OpenAPI document, for every operation of both listeners: path,
+// query and header parameters. openapi-backend builds one parameter schema per operation; we
+// compile them once, at start-up, with Ajv's JSON Schema 2020-12 dialect (the document is OpenAPI
+// 3.1, and openapi-backend's own meta-schema check only knows 3.0, hence `quick`). Routing is the
+// operation table's (operation-router.ts): openapi-backend's router rebuilds its operation list
 // per request, which measured several times slower than calling these precompiled validators
 // directly (bench/README.md, Routing).
+//
+// A refusal names the first problem, headers before path before query (a request for the wrong
+// thing is told so before it is told about its details), with the code the parameter's
+// `x-error-code` names in the contract, `invalid_request` otherwise.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { addContractFormats } from '../catalog/contract-formats.ts';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { OpenAPIBackend } from 'openapi-backend';
-import { InvalidRequest, PageOutOfRange } from '../catalog/errors.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { CatalogError, InvalidRequest, PageOutOfRange, type ErrorCode } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
-import type { ApiOperationId } from '../generated/handlers.gen.ts';
-import { API_OPERATION_IDS } from './api-operations.ts';
+import { operations, type OperationId } from '../generated/handlers.gen.ts';
 import { openapiDocument } from '../generated/openapi.gen.ts';
-
 
 export interface ValidatedParameters {
   query: Record<string, unknown>;
   params: Record<string, unknown>;
+  /** The operation's header parameters that were sent, by their names in the contract. */
+  headers: Record<string, string>;
 }
 
 export type RequestValidator = (
-  operationId: ApiOperationId,
+  operationId: OperationId,
   path: Record<string, string>,
   query: Record<string, string>,
+  headers: IncomingHttpHeaders,
 ) => ValidatedParameters;
 
 let shared: RequestValidator | undefined;
 
-/** The validators of every API operation, compiled on first use and shared: they are pure. */
+/** The validators of every operation, compiled on first use and shared: they are pure. */
 export function requestValidator(): RequestValidator {
-  shared ??= createRequestValidator(API_OPERATION_IDS);
+  shared ??= createRequestValidator(Object.keys(operations) as OperationId[]);
   return shared;
 }
 
+/** The order in which refusals are reported when a request has several problems. */
+const LOCATION_ORDER = ['header', 'path', 'query'];
+
 /** Builds and compiles the validators of the given operations. */
-export function createRequestValidator(operationIds: readonly ApiOperationId[]): RequestValidator {
+export function createRequestValidator(operationIds: readonly OperationId[]): RequestValidator {
   const backend = new OpenAPIBackend({
     // openapi-backend dereferences in place; the shared document must stay intact for /openapi.json.
     definition: structuredClone(openapiDocument) as never,
@@ -43,7 +53,9 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
     validate: true,
     coerceTypes: true,
     customizeAjv: (_original, options) => {
-      const ajv = new Ajv2020({ ...options, strict: false, allErrors: false, useDefaults: true, coerceTypes: true });
+      // allErrors, so that the refusal can name the first problem in LOCATION_ORDER; a valid
+      // request runs every check either way.
+      const ajv = new Ajv2020({ ...options, strict: false, allErrors: true, useDefaults: true, coerceTypes: true });
       addContractFormats(ajv);
       return ajv as never;
     },
@@ -52,14 +64,16 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
   // so the app can be built synchronously; the check below proves it did.
   backend.init().catch(() => {});
   if (!backend.initialized) throw new Error('openapi-backend did not initialise synchronously');
-  const compiled = new Map<ApiOperationId, ValidateFunction[]>();
+  const compiled = new Map<OperationId, ValidateFunction[]>();
   for (const operationId of operationIds) {
     compiled.set(operationId, backend.validator.getRequestValidatorsForOperation(operationId));
   }
   const definition = backend.definition as unknown as Record<string, unknown>;
-  const descriptions = parameterDescriptions(definition);
+  const parameters = contractParameters(definition);
   const integers = integerQueryParameters(definition);
-  return (operationId, path, query) => {
+  const headerNames = headerParameters(definition);
+  const freeForm = freeFormQueryParameters(definition);
+  return (operationId, path, query, received) => {
     // Ajv's coercion takes anything `==` to a number ("0x10", " 1", "1e3"); integers must be digits.
     for (const name of integers.get(operationId) ?? []) {
       const value = query[name];
@@ -67,68 +81,138 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
         throw new InvalidRequest(`Query parameter "${name}" must be an integer, got "${value.length > 60 ? `${value.slice(0, 60)}…` : value}".`);
       }
     }
-    // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
-    const parameters = { path: { ...path }, query: { ...query }, header: {} };
-    for (const validate of compiled.get(operationId) ?? []) {
-      if (!validate(parameters)) throw refusalFor(operationId, validate.errors ?? [], query, descriptions);
+    // Header parameters are validated under their lower-case names (openapi-backend's schema) and
+    // handed to the handler under the contract's spelling.
+    const header: Record<string, string> = {};
+    const headers: Record<string, string> = {};
+    for (const name of headerNames.get(operationId) ?? []) {
+      const raw = received[name.toLowerCase()];
+      if (raw === undefined) continue;
+      const value = Array.isArray(raw) ? raw.join(', ') : raw;
+      header[name.toLowerCase()] = value;
+      headers[name] = value;
     }
-    return { query: parameters.query, params: parameters.path };
+    // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
+    const request = { path: { ...path }, query: { ...query }, header };
+    // A free-form parameter (an object, style form, explode) is serialised as its own keys, so
+    // its name is one more free-form key; openapi-backend would check that key against the
+    // object's schema.
+    for (const name of freeForm.get(operationId) ?? []) delete request.query[name];
+    for (const validate of compiled.get(operationId) ?? []) {
+      if (!validate(request)) throw refusalFor(operationId, validate.errors ?? [], query, header, parameters);
+    }
+    for (const name of freeForm.get(operationId) ?? []) if (query[name] !== undefined) request.query[name] = query[name];
+    return { query: request.query, params: request.path, headers };
   };
+}
+
+/** What the contract says of one parameter, keyed by `operationId location lower-case-name`. */
+interface ContractParameter {
+  /** The name as the contract spells it. */
+  name: string;
+  description?: string;
+  errorCode?: ErrorCode;
+}
+
+function headerParameters(definition: Record<string, unknown>): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const { operationId, parameters } of operationParameters(definition)) {
+    result.set(operationId, parameters.filter((parameter) => parameter.in === 'header').map((parameter) => String(parameter.name)));
+  }
+  return result;
 }
 
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
 
-function integerQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
-  const result = new Map<string, string[]>();
+interface RawParameter {
+  name?: string;
+  in?: string;
+  description?: string;
+  schema?: { type?: unknown };
+  'x-error-code'?: ErrorCode;
+}
+
+function operationParameters(definition: Record<string, unknown>): { operationId: string; parameters: RawParameter[] }[] {
+  const result: { operationId: string; parameters: RawParameter[] }[] = [];
   for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
     for (const operation of Object.values(item)) {
       const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
-      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
-      const names = (parameters as { name?: string; in?: string; schema?: { type?: unknown } }[])
-        .filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer')
-        .map((parameter) => String(parameter.name));
-      result.set(operationId, names);
+      if (typeof operationId === 'string') result.push({ operationId, parameters: Array.isArray(parameters) ? (parameters as RawParameter[]) : [] });
     }
   }
   return result;
 }
 
-/** `operationId in name` → the parameter's description, to explain pattern failures in words. */
-function parameterDescriptions(definition: Record<string, unknown>): Map<string, string> {
-  const descriptions = new Map<string, string>();
-  for (const item of Object.values((definition['paths'] ?? {}) as Record<string, Record<string, unknown>>)) {
-    for (const operation of Object.values(item)) {
-      const { operationId, parameters } = (operation ?? {}) as { operationId?: string; parameters?: unknown };
-      if (typeof operationId !== 'string' || !Array.isArray(parameters)) continue;
-      for (const parameter of parameters as { name?: string; in?: string; description?: string }[]) {
-        if (parameter.description !== undefined) descriptions.set(`${operationId} ${parameter.in} ${parameter.name}`, parameter.description);
-      }
-    }
+function freeFormQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const { operationId, parameters } of operationParameters(definition)) {
+    const names = parameters.filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'object').map((parameter) => String(parameter.name));
+    if (names.length > 0) result.set(operationId, names);
   }
-  return descriptions;
+  return result;
 }
 
-function refusalFor(operationId: ApiOperationId, errors: ErrorObject[], raw: Record<string, string>, descriptions: Map<string, string>): Error {
-  const error = errors[0];
+function integerQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const { operationId, parameters } of operationParameters(definition)) {
+    const names = parameters.filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer').map((parameter) => String(parameter.name));
+    result.set(operationId, names);
+  }
+  return result;
+}
+
+/** Every parameter's contract name, description (to explain pattern failures in words) and error code. */
+function contractParameters(definition: Record<string, unknown>): Map<string, ContractParameter> {
+  const result = new Map<string, ContractParameter>();
+  for (const { operationId, parameters } of operationParameters(definition)) {
+    for (const parameter of parameters) {
+      const name = String(parameter.name);
+      const entry: ContractParameter = { name };
+      if (parameter.description !== undefined) entry.description = parameter.description;
+      if (parameter['x-error-code'] !== undefined) entry.errorCode = parameter['x-error-code'];
+      result.set(`${operationId} ${parameter.in} ${name.toLowerCase()}`, entry);
+    }
+  }
+  return result;
+}
+
+function refusalFor(
+  operationId: OperationId,
+  errors: ErrorObject[],
+  raw: Record<string, string>,
+  header: Record<string, string>,
+  parameters: Map<string, ContractParameter>,
+): Error {
+  const error = firstInLocationOrder(errors);
   if (error === undefined) return new InvalidRequest('The request is not valid.');
-  const [, where = '', name = ''] = error.instancePath.split('/');
+  const [, where = '', instanceName = ''] = error.instancePath.split('/');
+  const params = error.params as { additionalProperty?: unknown; missingProperty?: unknown };
+  const name = error.keyword === 'required' ? String(params.missingProperty) : instanceName;
   if (operationId === 'listStorefrontProducts' && where === 'query' && name === 'page' && error.keyword === 'maximum') {
     return new PageOutOfRange(Number(raw['page']), MAX_STOREFRONT_PAGES);
   }
   const label = where === 'path' ? 'Path parameter' : where === 'header' ? 'Header' : 'Query parameter';
   if (error.keyword === 'additionalProperties') {
-    const extra = String((error.params as { additionalProperty?: unknown }).additionalProperty);
-    return new InvalidRequest(`${label} "${extra}" is not accepted by this operation.`);
+    return new InvalidRequest(`${label} "${String(params.additionalProperty)}" is not accepted by this operation.`);
   }
-  if (error.keyword === 'required') {
-    const missing = String((error.params as { missingProperty?: unknown }).missingProperty);
-    return new InvalidRequest(`${label} "${missing}" is required.`);
-  }
+  const parameter = parameters.get(`${operationId} ${where} ${name.toLowerCase()}`);
+  const refusal = (message: string): CatalogError => new CatalogError(parameter?.errorCode ?? 'invalid_request', message);
+  const spelled = parameter?.name ?? name;
+  if (error.keyword === 'required') return refusal(`${label} "${spelled}" is missing; it is required.`);
+  if (where === 'header' && error.keyword === 'minLength' && header[name] === '') return refusal(`${label} "${spelled}" is empty; send a value.`);
   const received = where === 'query' ? raw[name] : undefined;
   const got = received === undefined ? '' : `, got "${received.length > 60 ? `${received.slice(0, 60)}…` : received}"`;
-  const description = error.keyword === 'pattern' ? descriptions.get(`${operationId} ${where} ${name}`) : undefined;
-  const hint = description === undefined ? '' : ` (${description.replace(/\.$/, '')})`;
-  return new InvalidRequest(`${label} "${name}" ${describe(error)}${hint}${got}.`);
+  const description = error.keyword === 'pattern' ? parameter?.description : undefined;
+  const hint = description === undefined ? '' : ` (${description.trim().replace(/\.$/, '')})`;
+  return refusal(`${label} "${spelled}" ${describe(error)}${hint}${got}.`);
+}
+
+function firstInLocationOrder(errors: ErrorObject[]): ErrorObject | undefined {
+  for (const location of LOCATION_ORDER) {
+    const found = errors.find((error) => error.instancePath.split('/')[1] === location || (error.instancePath === '' && error.keyword === 'required' && (error.params as { missingProperty?: unknown }).missingProperty === location));
+    if (found !== undefined) return found;
+  }
+  return errors[0];
 }
 
 function describe(error: ErrorObject): string {

@@ -1,11 +1,11 @@
-// The stream listener: a bare node:http server with one route, `GET /v1/stream` (HEAD too),
-// turning a PriceHub subscription into server-sent events. Everything that can be refused is
-// refused before the first stream byte, as the contract's ErrorBody with X-Request-Id.
+// The stream listener: a bare node:http server whose one operation, `streamPrices`, is admitted by
+// the same pipeline as every API operation (operation-pipeline.ts: the contract's route, credential,
+// plans, parameters and headers, the key's quota, one writer), and whose handler returns the price
+// stream as a FrameStream. Everything that can be refused is refused before the first stream byte,
+// as the contract's ErrorBody with X-Request-Id.
 //
 // Guarantees and limits:
 // - one follow() of the price log per server (the hub); a subscriber costs a queue and a timer;
-// - live events offered in one turn of the event loop reach each subscriber in one write, as one
-//   chunk shared by the subscribers with the same topics (live-frames.ts);
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are held for
 //   it: queued live events and the socket's buffer, checked at every write, plus what the kernel
 //   holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat. Bytes the
@@ -21,23 +21,24 @@
 import http from 'node:http';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
-import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
+import { refused, streamMetrics } from '../metrics.ts';
+import type { PriceLog } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
-import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/frames.ts';
+import { encodeComment, encodeRetry } from '../stream/frames.ts';
 import { PriceHub } from '../stream/hub.ts';
-import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
-import { LAST_EVENT_ID_PATTERN } from '../stream/stream-contract.ts';
-import { parseTopics } from '../stream/topics.ts';
-import { authorize, clientAddress, createAuthenticator } from './auth.ts';
-import { answerPreflight, CORS_HEADERS } from './cors.ts';
-import { HttpRefusal, toErrorResponse } from './errors.ts';
-import { observeRequest, refused, streamMetrics } from '../metrics.ts';
+import { createAuthenticator } from './auth.ts';
+import { answerPreflight } from './cors.ts';
+import { HttpRefusal } from './errors.ts';
+import { sendError } from './exchange.ts';
+import { framesOf, SubscriptionFrames } from '../stream/subscription-frames.ts';
+import type { FrameStream } from '../stream/frame-stream.ts';
+import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
-import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
+import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
-import { logAnswer } from './refusal-log.ts';
-import { requestIdFor } from './request-id.ts';
+import { requestValidator } from './request-validation.ts';
+import { exchangeOf } from './exchange.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
@@ -53,6 +54,8 @@ export interface StreamServerDeps {
   maxStreamsPerKey?: number;
   /** What the kernel holds per socket; reads /proc when absent. */
   kernelQueues?: Pick<KernelSendQueues, 'bytes'>;
+  /** Admission (up to the stream's head) not done after this long gets 503. */
+  requestTimeoutMs?: number;
 }
 
 export const DEFAULT_MAX_STREAMS_PER_KEY = 100;
@@ -65,108 +68,29 @@ export const STREAM_PATH = '/v1/stream';
 export const RETRY_MS = 2000;
 /** The reconnect delay suggested when the price log is unreachable. */
 export const UNAVAILABLE_RETRY_MS = 5000;
-const ALLOW = 'GET, HEAD';
-/** Above this many bytes in the socket buffer the writer waits for 'drain' before taking more. */
-const WRITE_HIGH_WATER = 64 * 1024;
+
+/** What the streamPrices handler opens streams with. */
+export interface PriceStreams {
+  /**
+   * The stream of `topics` after `lastEventId` for the holder of `key`, or throws a refusal (503
+   * while shutting down, 429 when the key holds its maximum of streams). A HEAD gets an empty
+   * stream once the price log answers; while the log is down a GET gets a stream that only says
+   * when to come back.
+   */
+  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<FrameStream>;
+}
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
-  const { priceLog, keys, logger, heartbeatMs, maxBufferBytes } = deps;
+  const { priceLog, logger } = deps;
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
-  const authenticator = createAuthenticator(keys, rateLimiter);
   const maxStreamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
-  const kernelQueues = deps.kernelQueues ?? new KernelSendQueues();
   /** Open streams by key; a key leaves the map when its last stream ends. */
   const streamsByKey = new Map<string, number>();
-  const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: maxBufferBytes });
-  const open = new Map<Subscription, Promise<void>>();
-  /** The encoded frame of a live event, shared by all subscribers it goes to. */
-  const frames = new WeakMap<StoredPriceEvent, EventFrame>();
-  const liveFrames = new LiveFrames();
+  const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: deps.maxBufferBytes });
+  const open = new Set<SubscriptionFrames>();
   let closing = false;
 
-  const frameOf = (event: StoredPriceEvent): EventFrame => {
-    let frame = frames.get(event);
-    if (frame === undefined) {
-      frame = eventFrame(encodeEvent({ id: event.id, event: event.topic, data: event.data }));
-      frames.set(event, frame);
-    }
-    return frame;
-  };
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (answerPreflight(req, res)) return;
-    const startedAt = performance.now();
-    const requestId = requestIdFor(req.headers['x-request-id']);
-    const log = logger.child({ request_id: requestId });
-    res.setHeader('X-Request-Id', requestId);
-    if (req.headers.origin !== undefined) for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
-    const url = new URL(req.url ?? '/', 'http://stream.invalid');
-    const query = Object.fromEntries(url.searchParams);
-    let heldBy: string | null = null;
-    try {
-      const request = await admit(req, url);
-      if (closing) throw new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
-      if (req.method === 'HEAD') {
-        await priceLog.ping();
-        res.writeHead(200, streamHeaders(request.limitHeaders)).end();
-        return;
-      }
-      hold(request.key);
-      heldBy = request.key;
-      const controller = new AbortController();
-      let subscription: Subscription;
-      try {
-        subscription = await hub.subscribe({ topics: request.topics, lastEventId: request.lastEventId, signal: controller.signal });
-      } catch (error) {
-        if (!(error instanceof ServiceUnavailable)) throw error;
-        // An EventSource gives up for good on a non-200 answer, but reconnects after a clean end:
-        // while the price log is down, admitted subscribers are told when to come back instead,
-        // so they resume with Last-Event-ID once it returns, with no operator action.
-        log.warn('price log unavailable; subscriber asked to retry', { error });
-        res.writeHead(200, streamHeaders(request.limitHeaders));
-        res.end(encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID'));
-        return;
-      }
-      if (res.destroyed || closing) {
-        subscription.end();
-        if (!res.destroyed) throw new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
-        return;
-      }
-      res.on('close', () => controller.abort());
-      const done = stream(res, subscription, log, request.limitHeaders);
-      observeRequest('streamPrices', 200, (performance.now() - startedAt) / 1000);
-      open.set(subscription, done);
-      log.debug('stream opened', { topics: request.topics.size, lastEventId: request.lastEventId });
-      await done;
-      open.delete(subscription);
-    } catch (error) {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const response = toErrorResponse(error, query);
-      if (response.unexpected) log.error('stream request failed', { error });
-      logAnswer(logger, 'stream request', {
-        operation: url.pathname === STREAM_PATH ? 'streamPrices' : 'other',
-        method: req.method,
-        path: url.pathname,
-        status: response.status,
-        error: response.body.error,
-        ms: Math.round((performance.now() - startedAt) * 100) / 100,
-        request_id: requestId,
-      });
-      const body = JSON.stringify(response.body);
-      res.writeHead(response.status, {
-        ...response.headers,
-        'Content-Type': 'application/json; charset=utf-8',
-        'Content-Length': Buffer.byteLength(body),
-        'Cache-Control': 'no-store',
-      });
-      res.end(body);
-    } finally {
-      if (heldBy !== null) release(heldBy);
-    }
-  }
+  const shuttingDown = (): HttpRefusal => new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
 
   /** Counts one open stream for `key`, or throws 429 when it holds its maximum already. */
   function hold(key: string): void {
@@ -190,101 +114,67 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     else streamsByKey.set(key, held);
   }
 
-  /** Authentication, the plan, Topics, Last-Event-ID and the key's quota, in that order; throws a Refusal. */
-  async function admit(
-    req: http.IncomingMessage,
-    url: URL,
-  ): Promise<{ key: string; topics: ReadonlySet<string>; lastEventId: number | null; limitHeaders: Record<string, string> | null }> {
-    if (url.pathname !== STREAM_PATH) {
-      throw new HttpRefusal('not_found', `Nothing is served at ${url.pathname}; subscribe with GET ${STREAM_PATH}.`);
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${STREAM_PATH}; use GET.`, { Allow: ALLOW });
-    }
-    const { key, plan } = await authenticator.authenticate(req.headers.authorization, 'bearer', clientAddress(req));
-    // The plans come from the contract's operation table, as for every API operation.
-    authorize('streamPrices', plan);
-    const topics = parseTopics(headerOf(req, 'topics'));
-    const rawId = headerOf(req, 'last-event-id')?.trim() ?? '';
-    if (rawId !== '' && !LAST_EVENT_ID_PATTERN.test(rawId)) {
-      throw new HttpRefusal('invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
-    }
-    const lastEventId = rawId === '' ? null : Number(rawId);
-    const quota = rateLimiter.take(key, plan);
-    return { key, topics, lastEventId, limitHeaders: quota === null ? null : await quota };
-  }
-
-  async function stream(res: http.ServerResponse, subscription: Subscription, log: Logger, limitHeaders: Record<string, string> | null): Promise<void> {
-    res.writeHead(200, streamHeaders(limitHeaders));
-    res.write(encodeRetry(RETRY_MS));
-    const tooFull = (): boolean => res.writableLength + subscription.queuedBytes > maxBufferBytes;
-    const heartbeat = setInterval(() => {
-      res.write(encodeComment('heartbeat'));
-      const socket = res.socket;
-      const inKernel = socket === null ? 0 : kernelQueues.bytes(socket);
-      if (res.writableLength + subscription.queuedBytes + inKernel > maxBufferBytes) overflowed(inKernel);
-    }, heartbeatMs);
-    heartbeat.unref();
-    const frameOfItem = (item: StreamItem): string =>
-      item.kind === 'event' ? frameOf(item.event).text : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
-    let live: LiveTarget | null = null;
-    const overflowed = (inKernel = 0): void => {
-      streamMetrics.slowConsumerCut();
-      log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes, kernel_bytes: inKernel });
-      subscription.end(new SubscriberOverflow(maxBufferBytes));
-      res.destroy();
-    };
-    try {
-      // Replay (and any backlog) through the iterator, pacing on 'drain'; then live events are
-      // written as the hub offers them, and a subscriber that falls too far behind is cut off.
-      // A chunked response that owns its socket takes the shared live path; any other (HTTP/1.0,
-      // or queued behind a pipelined request) gets res.write per frame.
-      const socket = res.socket;
-      live = socket !== null && res.chunkedEncoding ? liveFrames.attach(socket, () => {
-        if (tooFull()) overflowed();
-      }) : null;
-      const target = live;
-      subscription.handOverTo((item) => {
-        streamMetrics.delivered();
-        if (target !== null && item.kind === 'event') {
-          target.write(frameOf(item.event));
-          return;
-        }
-        res.write(frameOfItem(item));
-        if (tooFull()) overflowed();
+  const prices: PriceStreams = {
+    async open({ key, topics, lastEventId, head, requestId }) {
+      if (closing) throw shuttingDown();
+      if (head) {
+        await priceLog.ping();
+        return framesOf([]);
+      }
+      hold(key);
+      let subscription;
+      try {
+        subscription = await hub.subscribe({ topics, lastEventId });
+      } catch (error) {
+        release(key);
+        if (!(error instanceof ServiceUnavailable)) throw error;
+        // An EventSource gives up for good on a non-200 answer, but reconnects after a clean end:
+        // while the price log is down, admitted subscribers are told when to come back instead,
+        // so they resume with Last-Event-ID once it returns, with no operator action.
+        logger.warn('price log unavailable; subscriber asked to retry', { request_id: requestId, error });
+        return framesOf([encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID')]);
+      }
+      if (closing) {
+        subscription.end();
+        release(key);
+        throw shuttingDown();
+      }
+      const frames = new SubscriptionFrames(subscription, {
+        retryMs: RETRY_MS,
+        unavailableRetryMs: UNAVAILABLE_RETRY_MS,
+        log: logger.child({ request_id: requestId }),
+        onClose: () => {
+          open.delete(frames);
+          release(key);
+        },
       });
-      for await (const item of subscription) {
-        streamMetrics.delivered();
-        res.write(frameOfItem(item));
-        if (tooFull()) throw new SubscriberOverflow(maxBufferBytes);
-        if (res.writableLength > WRITE_HIGH_WATER) await drained(res, subscription);
-      }
-      await subscription.whenEnded;
-      if (subscription.error !== null) throw subscription.error;
-      live?.flush();
-      res.end();
-    } catch (error) {
-      if (error instanceof ServiceUnavailable && !res.destroyed) {
-        // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
-        log.warn('price log unavailable; stream ended with a retry hint', { error });
-        live?.flush();
-        res.end(encodeRetry(UNAVAILABLE_RETRY_MS));
-        return;
-      }
-      if (error instanceof SubscriberOverflow) {
-        if (!res.destroyed) streamMetrics.slowConsumerCut();
-        if (!res.destroyed) log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes });
-      } else {
-        log.warn('stream ended by an error', { error });
-      }
-      res.destroy();
-    } finally {
-      clearInterval(heartbeat);
-    }
-  }
+      open.add(frames);
+      logger.debug('stream opened', { request_id: requestId, topics: topics.size, lastEventId });
+      return frames;
+    },
+  };
+
+  const dispatch = createOperationPipeline({
+    listener: 'stream',
+    handlers: { streamPrices },
+    services: { prices },
+    authenticator: createAuthenticator(deps.keys, rateLimiter),
+    rateLimiter,
+    validate: requestValidator(),
+    logger,
+    requestTimeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    streaming: {
+      heartbeatMs: deps.heartbeatMs,
+      heartbeatFrame: encodeComment('heartbeat'),
+      maxBufferBytes: deps.maxBufferBytes,
+      kernelQueues: deps.kernelQueues ?? new KernelSendQueues(),
+    },
+  });
 
   const server = http.createServer(SERVER_OPTIONS, (req, res) => {
-    void handle(req, res);
+    if (answerPreflight(req, res) || dispatch(req, res)) return;
+    const path = exchangeOf(req).path;
+    sendError(logger, req, res, new HttpRefusal('not_found', `Nothing is served at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}; subscribe with GET ${STREAM_PATH}.`));
   });
   applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
 
@@ -292,8 +182,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     server,
     async close(): Promise<void> {
       closing = true;
-      const pending = [...open.values()];
-      for (const subscription of open.keys()) subscription.end();
+      const pending = [...open].map((frames) => frames.closed);
+      for (const frames of open) frames.end();
       await hub.stop();
       await Promise.allSettled(pending);
       if (server.listening) {
@@ -305,34 +195,3 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     },
   };
 }
-
-function streamHeaders(limitHeaders: Record<string, string> | null): http.OutgoingHttpHeaders {
-  return {
-    ...limitHeaders,
-    'Content-Type': 'text/event-stream',
-    'Cache-Control': 'no-store',
-    'X-Accel-Buffering': 'no',
-    Connection: 'keep-alive',
-  };
-}
-
-function headerOf(req: http.IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** Settles when the socket buffer drains, the connection closes or the subscription ends. */
-function drained(res: http.ServerResponse, subscription: Subscription): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-    void subscription.whenEnded.then(done);
-  });
-}
-
-

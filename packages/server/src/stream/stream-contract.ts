@@ -1,6 +1,7 @@
-// What the contract says about a stream request, read from the OpenAPI document's `streamPrices`
-// operation and the PriceEvent schema, so that a limit, pattern or source changed in specs/
-// changes what the stream (and the stream mock) accept without a second definition here.
+// What the contract says about a stream request that the topic parser needs, read from the OpenAPI
+// document's `streamPrices` operation and the PriceEvent schema, so that a limit or source changed
+// in specs/ changes what the stream (and the stream mock) accept without a second definition here.
+// The headers' schemas themselves are enforced by the request pipeline's contract validation.
 // Fails at start-up, not per request, when the document no longer has what is read.
 import { openapiDocument } from '../generated/openapi.gen.ts';
 
@@ -37,9 +38,6 @@ function required<T>(value: T | undefined, what: string): T {
 
 /** The `Topics` header's length limit. */
 export const TOPICS_HEADER_MAX_LENGTH = required(streamHeader('Topics').schema.maxLength, 'the Topics header maxLength');
-
-/** What a `Last-Event-ID` header must match. */
-export const LAST_EVENT_ID_PATTERN = new RegExp(required(streamHeader('Last-Event-ID').schema.pattern, 'the Last-Event-ID pattern'), 'u');
 
 /** The price sources topics may name: the PriceEvent `source` values. */
 export const PRICE_SOURCES: readonly string[] = required(document.components.schemas['PriceEvent']?.properties?.['source']?.enum, 'the PriceEvent source values');

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { operations, type ApiOperationId } from '../../src/generated/handlers.gen.ts';
-import { API_OPERATION_IDS } from '../../src/http/api-operations.ts';
+import { operationsOf } from '../../src/http/operation-router.ts';
 import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, startApp, type RunningApp } from './harness.ts';
@@ -14,7 +14,7 @@ const PATHS: Record<ApiOperationId, string> = {
   countGtins: '/gtin/count',
 };
 
-describe.each(API_OPERATION_IDS)('%s', (operationId) => {
+describe.each(operationsOf('api'))('%s', (operationId) => {
   let app: RunningApp;
   const path = PATHS[operationId];
   const plans: readonly string[] = operations[operationId].plans;

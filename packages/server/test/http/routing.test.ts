@@ -1,4 +1,4 @@
-// Exact paths take the fast dispatch, variants take Express's routes: both must answer alike.
+// One router serves every form of an operation path: exact, case variants, a trailing slash, percent-encoding.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
 import { expectErrorBody, expectMatchesSpec } from '../support/spec-validator.ts';

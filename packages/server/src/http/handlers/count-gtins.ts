@@ -1,7 +1,6 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { RequestContext } from '../context.ts';
+import type { ApiHandler } from './index.ts';
 
-export const countGtins: Handlers<RequestContext>['countGtins'] = async (_request, { catalog }) => ({
+export const countGtins: ApiHandler<'countGtins'> = async (_request, { catalog }) => ({
   status: 200,
   body: { count: await catalog.countGtins() },
 });

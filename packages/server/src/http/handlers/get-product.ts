@@ -1,9 +1,8 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
 import type { ProductDetail } from '../../generated/types.gen.ts';
-import type { RequestContext } from '../context.ts';
+import type { ApiHandler } from './index.ts';
 import { v2Body, v2Splice } from '../envelope.ts';
 
-export const getProduct: Handlers<RequestContext>['getProduct'] = async ({ params }, { catalog, plan }) => {
+export const getProduct: ApiHandler<'getProduct'> = async ({ params }, { catalog, plan }) => {
   const found = await catalog.getProduct(params.id, plan);
   if (found.plan === 'pro') return { status: 200, body: v2Splice<ProductDetail>(found.document) };
   return { status: 200, body: v2Body(found.product) };

@@ -1,13 +1,22 @@
-// One handler per API operation; the type proves none is missing.
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { RequestContext } from '../context.ts';
+// One handler per API operation; the type proves none is missing. The stream listener's one
+// operation, streamPrices, is in stream-prices.ts.
+import type { ApiOperationId } from '../../generated/handlers.gen.ts';
+import type { CatalogService } from '../../catalog/catalog-service.ts';
+import type { Handlers } from '../handler-types.ts';
 import { countGtins } from './count-gtins.ts';
 import { getProduct } from './get-product.ts';
 import { listStorefrontProducts } from './list-storefront-products.ts';
 import { listTopBrands } from './list-top-brands.ts';
 import { searchVariants } from './search-variants.ts';
 
-export const handlers: Handlers<RequestContext> = {
+/** What the API listener's handlers use. */
+export interface ApiServices {
+  catalog: CatalogService;
+}
+
+export type ApiHandler<Id extends ApiOperationId> = Handlers<Id, ApiServices>[Id];
+
+export const handlers: Handlers<ApiOperationId, ApiServices> = {
   countGtins,
   getProduct,
   listStorefrontProducts,

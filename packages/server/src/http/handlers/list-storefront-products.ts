@@ -1,10 +1,9 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
 import type { StorefrontProductList } from '../../generated/types.gen.ts';
 import type { StorefrontListing } from '../../catalog/catalog-service.ts';
-import type { RequestContext } from '../context.ts';
+import type { ApiHandler } from './index.ts';
 import { jsonArray, pageMeta, v3Splice } from '../envelope.ts';
 
-export const listStorefrontProducts: Handlers<RequestContext>['listStorefrontProducts'] = async ({ query }, { catalog }) => {
+export const listStorefrontProducts: ApiHandler<'listStorefrontProducts'> = async ({ query }, { catalog }) => {
   const listing: StorefrontListing = { sort: query.sort, page: query.page, limit: query.limit };
   if (query.query !== undefined) listing.query = query.query;
   if (query.shop_name !== undefined) listing.shopName = query.shop_name;

@@ -1,8 +1,7 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { RequestContext } from '../context.ts';
+import type { ApiHandler } from './index.ts';
 import { v2Body } from '../envelope.ts';
 
-export const listTopBrands: Handlers<RequestContext>['listTopBrands'] = async (_request, { catalog }) => ({
+export const listTopBrands: ApiHandler<'listTopBrands'> = async (_request, { catalog }) => ({
   status: 200,
   body: v2Body(await catalog.listTopBrands()),
 });

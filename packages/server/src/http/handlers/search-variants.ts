@@ -1,10 +1,9 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
 import type { CatalogVariantList } from '../../generated/types.gen.ts';
 import type { VariantSearch } from '../../catalog/catalog-service.ts';
-import type { RequestContext } from '../context.ts';
+import type { ApiHandler } from './index.ts';
 import { jsonArray, pageMeta, v2Splice } from '../envelope.ts';
 
-export const searchVariants: Handlers<RequestContext>['searchVariants'] = async ({ query }, { catalog }) => {
+export const searchVariants: ApiHandler<'searchVariants'> = async ({ query }, { catalog }) => {
   const search: VariantSearch = { page: query.page, limit: query.limit };
   if (query.sku !== undefined) search.sku = query.sku;
   if (query.gtin !== undefined) search.gtin = query.gtin;

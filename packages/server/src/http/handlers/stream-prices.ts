@@ -1,0 +1,16 @@
+import { parseTopics } from '../../stream/topics.ts';
+import type { Handler } from '../handler-types.ts';
+import type { PriceStreams } from '../stream-server.ts';
+
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-store',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+} as const;
+
+export const streamPrices: Handler<'streamPrices', { prices: PriceStreams }> = async ({ headers }, { prices, key, head, requestId }) => {
+  const topics = parseTopics(headers.Topics);
+  const lastEventId = headers['Last-Event-ID'] === undefined ? null : Number(headers['Last-Event-ID']);
+  return { status: 200, headers: { ...STREAM_HEADERS }, body: await prices.open({ key, topics, lastEventId, head, requestId }) };
+};

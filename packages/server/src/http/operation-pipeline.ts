@@ -1,0 +1,127 @@
+// The one path every operation of either listener takes, driven by the contract's operation table:
+//
+//   route (operation-router.ts) → refuse a body → authenticate (the table's credential scheme)
+//   → authorise (the table's plans) → validate path, query and headers (request-validation.ts)
+//   → take one request from the key's quota → handler → the one writer (exchange.ts)
+//
+// A request refused before the quota is taken does not count against it. Every refusal and every
+// answer leaves through exchange.ts, with X-Request-Id, the caller's RateLimit headers once known,
+// and one access line. A request not answered within `requestTimeoutMs` gets 503 and its late
+// answer is dropped (a late stream is returned unread, which releases it); the deadline ends once
+// a streamed answer's head is out.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidRequest } from '../catalog/errors.ts';
+import { operations, type OperationId } from '../generated/handlers.gen.ts';
+import type { Logger } from '../logger.ts';
+import { authorize, clientAddress, type Authenticator } from './auth.ts';
+import { HttpRefusal } from './errors.ts';
+import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
+import { isFrameStream } from '../stream/frame-stream.ts';
+import type { Handler, Handlers } from './handler-types.ts';
+import { createOperationRouter, operationsOf, type Listener } from './operation-router.ts';
+import { assertNoProblem, controlCharacterIn } from './query-string.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { RequestValidator } from './request-validation.ts';
+
+/** The deadline of a request when the listener names none. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface PipelineDeps<TServices> {
+  listener: Listener;
+  /** One handler for each of the listener's operations in the contract's table. */
+  handlers: Handlers<OperationId, TServices> | Partial<Handlers<OperationId, TServices>>;
+  /** What the listener's handlers use besides the request (the catalog, the price stream). */
+  services: TServices;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  validate: RequestValidator;
+  logger: Logger;
+  /** A request still unanswered after this long gets 503 (its late answer is dropped). */
+  requestTimeoutMs: number;
+  /** How streamed answers are written; required when the listener has a streamed operation. */
+  streaming?: StreamWriting;
+}
+
+/** Takes a request that names one of the listener's operations and returns true; false otherwise. */
+export type Dispatch = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export function createOperationPipeline<TServices>(deps: PipelineDeps<TServices>): Dispatch {
+  const operationIds = operationsOf(deps.listener);
+  for (const operationId of operationIds) {
+    if (deps.handlers[operationId] === undefined) throw new Error(`no handler for the ${deps.listener} operation ${operationId}`);
+  }
+  const route = createOperationRouter(operationIds);
+  const run = createRunner(deps);
+
+  return (req, res) => {
+    const exchange = exchangeOf(req);
+    exchange.listener = deps.listener;
+    try {
+      const match = route(req.method ?? 'GET', exchange.path);
+      if (match === null) return false;
+      exchange.operation = match.operationId;
+      if (match.kind === 'method_not_allowed') {
+        const method = operations[match.operationId].method;
+        throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed here; use ${method}.`, { allow: match.allow });
+      }
+      void run(match.operationId, match.params, req, res);
+    } catch (error) {
+      sendError(deps.logger, req, res, error);
+    }
+    return true;
+  };
+}
+
+function createRunner<TServices>(deps: PipelineDeps<TServices>) {
+  const { logger } = deps;
+  return async (operationId: OperationId, path: Record<string, string>, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const exchange = exchangeOf(req);
+    const handler = deps.handlers[operationId] as Handler<OperationId, TServices>;
+    let limitHeaders: Record<string, string> | undefined;
+    let timedOut = false;
+    // Synchronous work cannot be interrupted: the deadline is kept at the request's awaits (the
+    // key store, the catalog store, the price log), which is where an unbounded wait can happen.
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      const seconds = Math.round(deps.requestTimeoutMs / 100) / 10;
+      sendError(logger, req, res, new HttpRefusal('service_unavailable', `The request did not complete within ${seconds} s; retry shortly.`), limitHeaders);
+    }, deps.requestTimeoutMs);
+    try {
+      refuseBody(req);
+      const authenticated = deps.authenticator.authenticate(req.headers.authorization, operations[operationId].credential, clientAddress(req));
+      const caller = authenticated instanceof Promise ? await authenticated : authenticated;
+      authorize(operationId, caller.plan);
+      assertNoProblem(exchange.query);
+      assertPathPrintable(path);
+      const { query, params, headers } = deps.validate(operationId, path, exchange.query.values, req.headers);
+      const quota = deps.rateLimiter.take(caller.key, caller.plan);
+      if (quota !== null) limitHeaders = await quota;
+      const context = { ...deps.services, requestId: exchange.requestId, key: caller.key, plan: caller.plan, head: req.method === 'HEAD' };
+      // The validator proves the request matches the operation's generated request type.
+      const result = await handler({ query, params, headers } as never, context);
+      const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
+      if (isFrameStream(result.body)) {
+        if (timedOut) {
+          await result.body[Symbol.asyncIterator]().return?.();
+          return;
+        }
+        clearTimeout(deadline);
+        if (deps.streaming === undefined) throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
+        await sendStream(logger, req, res, result.status, answerHeaders, result.body, deps.streaming);
+        return;
+      }
+      if (!timedOut) sendJson(logger, req, res, result.status, result.body, answerHeaders);
+    } catch (error) {
+      if (!timedOut) sendError(logger, req, res, error, limitHeaders);
+    } finally {
+      clearTimeout(deadline);
+    }
+  };
+}
+
+function assertPathPrintable(path: Record<string, string>): void {
+  for (const [name, value] of Object.entries(path)) {
+    const control = controlCharacterIn(value);
+    if (control !== null) throw new InvalidRequest(`Path parameter "${name}" contains the control character ${control}; remove it.`);
+  }
+}
