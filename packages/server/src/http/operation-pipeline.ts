@@ -18,7 +18,7 @@ import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
 import { isFrameStream } from '../stream/frame-stream.ts';
 import type { Handler, Handlers } from './handler-types.ts';
-import { createOperationRouter, operationsOf, type Listener } from './operation-router.ts';
+import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
@@ -26,10 +26,10 @@ import type { RequestValidator } from './request-validation.ts';
 /** The deadline of a request when the listener names none. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-export interface PipelineDeps<TServices> {
-  listener: Listener;
+export interface PipelineDeps<L extends Listener, TServices> {
+  listener: L;
   /** One handler for each of the listener's operations in the contract's table. */
-  handlers: Handlers<OperationId, TServices> | Partial<Handlers<OperationId, TServices>>;
+  handlers: Handlers<OperationOf<L>, TServices>;
   /** What the listener's handlers use besides the request (the catalog, the price stream). */
   services: TServices;
   authenticator: Authenticator;
@@ -45,12 +45,8 @@ export interface PipelineDeps<TServices> {
 /** Takes a request that names one of the listener's operations and returns true; false otherwise. */
 export type Dispatch = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-export function createOperationPipeline<TServices>(deps: PipelineDeps<TServices>): Dispatch {
-  const operationIds = operationsOf(deps.listener);
-  for (const operationId of operationIds) {
-    if (deps.handlers[operationId] === undefined) throw new Error(`no handler for the ${deps.listener} operation ${operationId}`);
-  }
-  const route = createOperationRouter(operationIds);
+export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Dispatch {
+  const route = createOperationRouter(operationsOf(deps.listener));
   const run = createRunner(deps);
 
   return (req, res) => {
@@ -72,11 +68,12 @@ export function createOperationPipeline<TServices>(deps: PipelineDeps<TServices>
   };
 }
 
-function createRunner<TServices>(deps: PipelineDeps<TServices>) {
+function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>) {
   const { logger } = deps;
-  return async (operationId: OperationId, path: Record<string, string>, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (operationId: OperationOf<L>, path: Record<string, string>, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const exchange = exchangeOf(req);
-    const handler = deps.handlers[operationId] as Handler<OperationId, TServices>;
+    // One handler shape for the dispatch: the validator below proves the request it receives.
+    const handler = deps.handlers[operationId] as unknown as Handler<OperationId, TServices>;
     let limitHeaders: Record<string, string> | undefined;
     let timedOut = false;
     // Synchronous work cannot be interrupted: the deadline is kept at the request's awaits (the
@@ -97,7 +94,6 @@ function createRunner<TServices>(deps: PipelineDeps<TServices>) {
       const quota = deps.rateLimiter.take(caller.key, caller.plan);
       if (quota !== null) limitHeaders = await quota;
       const context = { ...deps.services, requestId: exchange.requestId, key: caller.key, plan: caller.plan, head: req.method === 'HEAD' };
-      // The validator proves the request matches the operation's generated request type.
       const result = await handler({ query, params, headers } as never, context);
       const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
       if (isFrameStream(result.body)) {

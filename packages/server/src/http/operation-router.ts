@@ -83,7 +83,7 @@ function matchSegments<Id extends OperationId>(route: CompiledRoute<Id>, parts: 
     if (segment === null) {
       if (part === '') return null;
       params[route.names[name++] as string] = decodeSegment(part);
-    } else if (part.toLowerCase() !== segment) {
+    } else if (part !== segment && part.toLowerCase() !== segment) {
       return null;
     }
   }

@@ -241,6 +241,14 @@ describe('streamPrices', () => {
     expect(refused.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
   });
 
+  it('accepts and ignores query parameters, as some EventSource polyfills add them', async () => {
+    const harness = await startServer();
+    const stream = await openStream(`${harness.url}/v1/stream?lastEventId=3&_=1732500000`, { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' });
+    harness.streams.push(stream);
+    expect(stream.status).toBe(200);
+    expect(await stream.frames(1)).toEqual([{ retry: '2000', comments: [] }]);
+  });
+
   it('opens with the stream headers and a retry field', async () => {
     const harness = await startServer();
     const stream = await openStream(`${harness.url}/v1/stream`, { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' });

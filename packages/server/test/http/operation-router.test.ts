@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { CatalogError } from '../../src/catalog/errors.ts';
+import { createOperationRouter, operationsOf } from '../../src/http/operation-router.ts';
+
+describe('createOperationRouter', () => {
+  const api = createOperationRouter(operationsOf('api'));
+  const stream = createOperationRouter(operationsOf('stream'));
+
+  it('routes each listener to its own operations from the contract table', () => {
+    expect(operationsOf('api').sort()).toEqual(['countGtins', 'getProduct', 'listStorefrontProducts', 'listTopBrands', 'searchVariants']);
+    expect(operationsOf('stream')).toEqual(['streamPrices']);
+    expect(api('GET', '/v1/stream')).toBeNull();
+    expect(stream('GET', '/v2/brands')).toBeNull();
+    expect(stream('GET', '/v1/stream')).toEqual({ kind: 'operation', operationId: 'streamPrices', params: {} });
+  });
+
+  it.each(['/v2/brands', '/v2/brands/', '/V2/Brands', '/v2/BRANDS/'])('matches %s case-insensitively, with one trailing slash ignored', (path) => {
+    expect(api('GET', path)).toEqual({ kind: 'operation', operationId: 'listTopBrands', params: {} });
+  });
+
+  it('decodes a path parameter, keeping an encoded slash inside the value', () => {
+    expect(api('GET', '/v2/products/nike%2Ddunk%2Dlow')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'nike-dunk-low' } });
+    expect(api('HEAD', '/V2/Products/a%2Fb/')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'a/b' } });
+  });
+
+  it.each(['/v2/products/', '/v2/products/a/b', '/v2', '/', '/v2/brands//', '/v2/brandsx'])('matches no operation at %s', (path) => {
+    expect(api('GET', path)).toBeNull();
+  });
+
+  it('answers a method the contract does not give the path with the methods it does', () => {
+    expect(api('POST', '/v2/products/x')).toEqual({ kind: 'method_not_allowed', operationId: 'getProduct', allow: 'GET, HEAD' });
+    expect(stream('DELETE', '/v1/stream')).toEqual({ kind: 'method_not_allowed', operationId: 'streamPrices', allow: 'GET, HEAD' });
+  });
+
+  it('refuses broken percent-encoding in a path parameter as invalid_request', () => {
+    let thrown: unknown;
+    try {
+      api('GET', '/v2/products/%E0%A4%A');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(CatalogError);
+    expect(thrown).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('malformed') });
+  });
+});
