@@ -4,14 +4,18 @@
 //
 // Guarantees and limits:
 // - one follow() of the price log per server (the hub); a subscriber costs a queue and a timer;
-// - live events offered in one turn of the event loop reach each subscriber in one write, as one
-//   chunk shared by the subscribers with the same topics (live-frames.ts);
+// - an event's path: hub → subscription (an async iterable of batches) → batch encoder
+//   (stream/batch-encoder.ts) → one writer (event-stream-writer.ts, res.write only). Live events
+//   offered in one turn of the event loop reach each subscriber in one write, of bytes encoded
+//   once and shared by the subscribers with the same topics;
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are held for
-//   it: queued live events and the socket's buffer, checked at every write, plus what the kernel
+//   it: queued live events and the response's buffer, checked at every write, plus what the kernel
 //   holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat. Bytes the
 //   client's kernel has acknowledged are the client's: a client that stops reading is cut once its
 //   own receive buffer is full and this side holds more than `maxBufferBytes`. The others never
 //   wait for it;
+// - a price log that fails under a stream ends it cleanly with a `retry:` hint
+//   (stream/encoded-subscription.ts);
 // - keys are checked by the API's authenticator (auth.ts), with the same failed-authentication
 //   allowance per address; each attempt takes one request from the key's quota (rate-limit.ts);
 // - a key holds at most `maxStreamsPerKey` open streams on this listener; more are refused with
@@ -21,20 +25,22 @@
 import http from 'node:http';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
-import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
+import type { PriceLog } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
-import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../stream/frames.ts';
+import { BatchEncoder } from '../stream/batch-encoder.ts';
+import { encodeSubscription } from '../stream/encoded-subscription.ts';
+import { encodeComment, encodeRetry } from '../stream/frames.ts';
 import { PriceHub } from '../stream/hub.ts';
-import { SubscriberOverflow, type StreamItem, type Subscription } from '../stream/subscription.ts';
+import type { Subscription } from '../stream/subscription.ts';
 import { LAST_EVENT_ID_PATTERN } from '../stream/stream-contract.ts';
 import { parseTopics } from '../stream/topics.ts';
 import { authorize, clientAddress, createAuthenticator } from './auth.ts';
 import { answerPreflight, CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
 import { observeRequest, refused, streamMetrics } from '../metrics.ts';
+import { writeFrames } from './event-stream-writer.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
-import { eventFrame, LiveFrames, type EventFrame, type LiveTarget } from './live-frames.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -66,8 +72,7 @@ export const RETRY_MS = 2000;
 /** The reconnect delay suggested when the price log is unreachable. */
 export const UNAVAILABLE_RETRY_MS = 5000;
 const ALLOW = 'GET, HEAD';
-/** Above this many bytes in the socket buffer the writer waits for 'drain' before taking more. */
-const WRITE_HIGH_WATER = 64 * 1024;
+const HEARTBEAT_FRAME = Buffer.from(encodeComment('heartbeat'));
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
   const { priceLog, keys, logger, heartbeatMs, maxBufferBytes } = deps;
@@ -79,19 +84,9 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   const streamsByKey = new Map<string, number>();
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: maxBufferBytes });
   const open = new Map<Subscription, Promise<void>>();
-  /** The encoded frame of a live event, shared by all subscribers it goes to. */
-  const frames = new WeakMap<StoredPriceEvent, EventFrame>();
-  const liveFrames = new LiveFrames();
+  /** Encodes each event, and each run of events a turn sends, once for all subscribers. */
+  const encoder = new BatchEncoder();
   let closing = false;
-
-  const frameOf = (event: StoredPriceEvent): EventFrame => {
-    let frame = frames.get(event);
-    if (frame === undefined) {
-      frame = eventFrame(encodeEvent({ id: event.id, event: event.topic, data: event.data }));
-      frames.set(event, frame);
-    }
-    return frame;
-  };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (answerPreflight(req, res)) return;
@@ -217,70 +212,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   async function stream(res: http.ServerResponse, subscription: Subscription, log: Logger, limitHeaders: Record<string, string> | null): Promise<void> {
     res.writeHead(200, streamHeaders(limitHeaders));
     res.write(encodeRetry(RETRY_MS));
-    const tooFull = (): boolean => res.writableLength + subscription.queuedBytes > maxBufferBytes;
-    const heartbeat = setInterval(() => {
-      res.write(encodeComment('heartbeat'));
-      const socket = res.socket;
-      const inKernel = socket === null ? 0 : kernelQueues.bytes(socket);
-      if (res.writableLength + subscription.queuedBytes + inKernel > maxBufferBytes) overflowed(inKernel);
-    }, heartbeatMs);
-    heartbeat.unref();
-    const frameOfItem = (item: StreamItem): string =>
-      item.kind === 'event' ? frameOf(item.event).text : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
-    let live: LiveTarget | null = null;
-    const overflowed = (inKernel = 0): void => {
-      streamMetrics.slowConsumerCut();
-      log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes, kernel_bytes: inKernel });
-      subscription.end(new SubscriberOverflow(maxBufferBytes));
-      res.destroy();
-    };
-    try {
-      // Replay (and any backlog) through the iterator, pacing on 'drain'; then live events are
-      // written as the hub offers them, and a subscriber that falls too far behind is cut off.
-      // A chunked response that owns its socket takes the shared live path; any other (HTTP/1.0,
-      // or queued behind a pipelined request) gets res.write per frame.
-      const socket = res.socket;
-      live = socket !== null && res.chunkedEncoding ? liveFrames.attach(socket, () => {
-        if (tooFull()) overflowed();
-      }) : null;
-      const target = live;
-      subscription.handOverTo((item) => {
-        streamMetrics.delivered();
-        if (target !== null && item.kind === 'event') {
-          target.write(frameOf(item.event));
-          return;
-        }
-        res.write(frameOfItem(item));
-        if (tooFull()) overflowed();
-      });
-      for await (const item of subscription) {
-        streamMetrics.delivered();
-        res.write(frameOfItem(item));
-        if (tooFull()) throw new SubscriberOverflow(maxBufferBytes);
-        if (res.writableLength > WRITE_HIGH_WATER) await drained(res, subscription);
-      }
-      await subscription.whenEnded;
-      if (subscription.error !== null) throw subscription.error;
-      live?.flush();
-      res.end();
-    } catch (error) {
-      if (error instanceof ServiceUnavailable && !res.destroyed) {
-        // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
-        log.warn('price log unavailable; stream ended with a retry hint', { error });
-        live?.flush();
-        res.end(encodeRetry(UNAVAILABLE_RETRY_MS));
-        return;
-      }
-      if (error instanceof SubscriberOverflow) {
-        if (!res.destroyed) streamMetrics.slowConsumerCut();
-        if (!res.destroyed) log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + subscription.queuedBytes });
-      } else {
-        log.warn('stream ended by an error', { error });
-      }
-      res.destroy();
-    } finally {
-      clearInterval(heartbeat);
-    }
+    const body = encodeSubscription(subscription, encoder, { unavailableRetryMs: UNAVAILABLE_RETRY_MS, log });
+    await writeFrames(res, body, { heartbeatMs, heartbeatFrame: HEARTBEAT_FRAME, maxBufferBytes, kernelQueues, log });
   }
 
   const server = http.createServer(SERVER_OPTIONS, (req, res) => {
@@ -320,19 +253,3 @@ function headerOf(req: http.IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
-
-/** Settles when the socket buffer drains, the connection closes or the subscription ends. */
-function drained(res: http.ServerResponse, subscription: Subscription): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-    void subscription.whenEnded.then(done);
-  });
-}
-
-
