@@ -1,74 +1,118 @@
-// The one writer loop of a streamed body (placeholder until the batch writer lands): frames go out
-// through res.write, paced on 'drain'; a heartbeat every `heartbeatMs`; a subscriber holding more
-// than `maxBufferBytes` (socket buffer, upstream queue, and the kernel's unsent bytes at
-// heartbeats) is cut. Never rejects.
+// The one writer of a streamed response body: pulls encoded frames from an async iterable and
+// writes them through `res.write`, after the caller has written the head. It knows nothing of
+// what the frames say.
+//
+// Guarantees and limits:
+// - every byte goes through res.write/res.end, so Node frames the chunked body and a response
+//   queued behind another on the connection waits its turn;
+// - each pull takes everything the body has ready (a batch), which goes out as one write;
+// - above WRITE_HIGH_WATER bytes in the response's buffer the writer waits for 'drain' before
+//   pulling again, so whatever arrives meanwhile waits upstream (`pendingBytes`), where it counts
+//   toward the limit too; the body's `signal` ends that wait when the body ends;
+// - a heartbeat frame goes out every `heartbeatMs`, also while waiting;
+// - a consumer is cut (metrics, one warning, socket destroyed) once more than `maxBufferBytes`
+//   are held for it: the response's buffer and `pendingBytes`, checked at every write, plus what
+//   the kernel holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat;
+//   a body that fails with SubscriberOverflow (its own queue over the limit) is cut the same way;
+// - the response ends cleanly when the body ends; it is destroyed when the body fails otherwise
+//   (a client then sees an aborted response, not a clean end); when the client goes away the
+//   body is returned (ended). writeFrames never rejects.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
-import type { FrameStream } from '../stream/frame-stream.ts';
+import { SubscriberOverflow } from '../stream/subscription.ts';
 import type { KernelSendQueues } from './kernel-send-queue.ts';
 
-export interface FrameWriting {
+/** A streamed body: encoded frames, pulled in batches. */
+export interface FrameStream extends AsyncIterable<string | Buffer> {
+  /** Bytes queued upstream and not yet pulled; they count toward the buffer limit. */
+  readonly pendingBytes: number;
+  /** Aborted when the body ends upstream, so a wait for 'drain' does not outlast it. */
+  readonly signal?: AbortSignal;
+}
+
+export function isFrameStream(body: unknown): body is FrameStream {
+  return typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
+}
+
+export interface WriteFramesOptions {
   heartbeatMs: number;
-  heartbeatFrame: string;
+  heartbeatFrame: string | Buffer;
   maxBufferBytes: number;
   kernelQueues: Pick<KernelSendQueues, 'bytes'>;
   log: Logger;
 }
 
-const WRITE_HIGH_WATER = 64 * 1024;
+/** Above this many bytes in the response's buffer the writer waits for 'drain' before pulling. */
+export const WRITE_HIGH_WATER = 64 * 1024;
 
-export async function writeFrames(res: ServerResponse, body: FrameStream, options: FrameWriting): Promise<void> {
-  const { maxBufferBytes, log } = options;
-  const iterator = body[Symbol.asyncIterator]();
-  let cut = false;
-  const overflowed = (inKernel: number): void => {
-    if (cut) return;
-    cut = true;
+export async function writeFrames(res: ServerResponse, body: FrameStream, options: WriteFramesOptions): Promise<void> {
+  const { heartbeatMs, heartbeatFrame, maxBufferBytes, kernelQueues, log } = options;
+  const frames = body[Symbol.asyncIterator]();
+  let bodyDone = false;
+  const stopBody = (): void => {
+    if (bodyDone) return;
+    bodyDone = true;
+    frames.return?.().catch((error: unknown) => log.warn('stream body failed to stop', { error }));
+  };
+  const cut = (kernelBytes: number): void => {
     streamMetrics.slowConsumerCut();
-    log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + body.pendingBytes, kernel_bytes: inKernel });
+    log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + body.pendingBytes, kernel_bytes: kernelBytes });
     res.destroy();
-    void iterator.return?.();
+    stopBody();
   };
   const heartbeat = setInterval(() => {
-    res.write(options.heartbeatFrame);
-    const socket = res.socket;
-    const inKernel = socket === null ? 0 : options.kernelQueues.bytes(socket);
-    if (res.writableLength + body.pendingBytes + inKernel > maxBufferBytes) overflowed(inKernel);
-  }, options.heartbeatMs);
+    if (res.destroyed) return;
+    res.write(heartbeatFrame);
+    const inKernel = res.socket === null ? 0 : kernelQueues.bytes(res.socket);
+    if (res.writableLength + body.pendingBytes + inKernel > maxBufferBytes) cut(inKernel);
+  }, heartbeatMs);
   heartbeat.unref();
-  const gone = (): void => void iterator.return?.();
-  res.on('close', gone);
+  res.once('close', stopBody);
   try {
     for (;;) {
-      const next = await iterator.next();
-      if (next.done === true || res.destroyed) break;
-      res.write(next.value);
-      if (res.writableLength + body.pendingBytes > maxBufferBytes) {
-        overflowed(0);
+      const result = await frames.next();
+      if (result.done === true) {
+        bodyDone = true;
         break;
       }
-      if (res.writableLength > WRITE_HIGH_WATER) await drained(res);
+      if (res.destroyed) break;
+      res.write(result.value);
+      if (res.writableLength + body.pendingBytes > maxBufferBytes) {
+        cut(0);
+        break;
+      }
+      if (res.writableLength > WRITE_HIGH_WATER) await drained(res, body.signal);
     }
     if (!res.destroyed) res.end();
   } catch (error) {
-    if (!cut) log.warn('stream ended by an error', { error });
-    res.destroy();
+    bodyDone = true;
+    if (!res.destroyed) {
+      if (error instanceof SubscriberOverflow) cut(0);
+      else {
+        log.warn('stream ended by an error', { error });
+        res.destroy();
+      }
+    }
   } finally {
     clearInterval(heartbeat);
-    res.off('close', gone);
-    await iterator.return?.();
+    res.off('close', stopBody);
+    stopBody();
   }
 }
 
-function drained(res: ServerResponse): Promise<void> {
+/** Settles when the response's buffer drains, the connection closes or `signal` aborts. */
+function drained(res: ServerResponse, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);
       res.off('close', done);
+      signal?.removeEventListener('abort', done);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    signal?.addEventListener('abort', done, { once: true });
+    if (signal?.aborted === true) done();
   });
 }

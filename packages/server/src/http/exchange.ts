@@ -6,8 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
-import { writeFrames, type FrameWriting } from './event-stream-writer.ts';
-import type { FrameStream } from '../stream/frame-stream.ts';
+import { writeFrames, type FrameStream, type WriteFramesOptions } from './event-stream-writer.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -86,7 +85,7 @@ function writeJson(
 }
 
 /** How a streamed body is written: the heartbeat and the byte limit of one subscriber. */
-export type StreamWriting = Omit<FrameWriting, 'log'>;
+export type StreamWriting = Omit<WriteFramesOptions, 'log'>;
 
 /**
  * Sends the head, then copies `body` to the socket until it ends, the client leaves or the

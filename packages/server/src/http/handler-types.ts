@@ -4,7 +4,7 @@
 // Serialized splice of stored JSON, or, for a streamed operation's 200, a FrameStream the one
 // writer copies to the socket. A handler never touches the response.
 import type { OperationId, OperationTypes, Plan, operations } from '../generated/handlers.gen.ts';
-import type { FrameStream } from '../stream/frame-stream.ts';
+import type { FrameStream } from './event-stream-writer.ts';
 
 /** A 200 of a stream listener's operation is a stream of frames, not one JSON value. */
 type Streamed<TResult> = TResult extends { status: 200 } ? { status: 200; body: FrameStream } : TResult;

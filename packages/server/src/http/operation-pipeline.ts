@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
-import { isFrameStream } from '../stream/frame-stream.ts';
+import { isFrameStream } from './event-stream-writer.ts';
 import type { Handler, Handlers } from './handler-types.ts';
 import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
@@ -97,12 +97,12 @@ function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServ
       const result = await handler({ query, params, headers } as never, context);
       const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
       if (isFrameStream(result.body)) {
-        if (timedOut) {
+        if (timedOut || deps.streaming === undefined) {
           await result.body[Symbol.asyncIterator]().return?.();
-          return;
+          if (timedOut) return;
+          throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         }
         clearTimeout(deadline);
-        if (deps.streaming === undefined) throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         await sendStream(logger, req, res, result.status, answerHeaders, result.body, deps.streaming);
         return;
       }

@@ -6,12 +6,18 @@
 //
 // Guarantees and limits:
 // - one follow() of the price log per server (the hub); a subscriber costs a queue and a timer;
+// - an event's path: hub → subscription (an async iterable of batches) → batch encoder
+//   (stream/batch-encoder.ts) → the one writer (exchange.ts, event-stream-writer.ts: res.write
+//   only). Live events offered in one turn of the event loop reach each subscriber in one write,
+//   of bytes encoded once and shared by the subscribers with the same topics;
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are held for
-//   it: queued live events and the socket's buffer, checked at every write, plus what the kernel
+//   it: queued live events and the response's buffer, checked at every write, plus what the kernel
 //   holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat. Bytes the
 //   client's kernel has acknowledged are the client's: a client that stops reading is cut once its
 //   own receive buffer is full and this side holds more than `maxBufferBytes`. The others never
 //   wait for it;
+// - a price log that fails under a stream ends it cleanly with a `retry:` hint
+//   (stream/encoded-subscription.ts);
 // - keys are checked by the API's authenticator (auth.ts), with the same failed-authentication
 //   allowance per address; each attempt takes one request from the key's quota (rate-limit.ts);
 // - a key holds at most `maxStreamsPerKey` open streams on this listener; more are refused with
@@ -24,14 +30,16 @@ import type { Logger } from '../logger.ts';
 import { refused, streamMetrics } from '../metrics.ts';
 import type { PriceLog } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
+import { BatchEncoder } from '../stream/batch-encoder.ts';
+import { encodeSubscription } from '../stream/encoded-subscription.ts';
 import { encodeComment, encodeRetry } from '../stream/frames.ts';
 import { PriceHub } from '../stream/hub.ts';
+import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
 import { answerPreflight } from './cors.ts';
 import { HttpRefusal } from './errors.ts';
 import { sendError } from './exchange.ts';
-import { framesOf, SubscriptionFrames } from '../stream/subscription-frames.ts';
-import type { FrameStream } from '../stream/frame-stream.ts';
+import type { FrameStream } from './event-stream-writer.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
@@ -87,7 +95,10 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   /** Open streams by key; a key leaves the map when its last stream ends. */
   const streamsByKey = new Map<string, number>();
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: deps.maxBufferBytes });
-  const open = new Set<SubscriptionFrames>();
+  /** Encodes each event, and each run of events a turn sends, once for all subscribers. */
+  const encoder = new BatchEncoder();
+  /** Open streams, each settling once its body is finished (ended and written, or cut). */
+  const open = new Map<Subscription, Promise<void>>();
   let closing = false;
 
   const shuttingDown = (): HttpRefusal => new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
@@ -119,7 +130,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       if (closing) throw shuttingDown();
       if (head) {
         await priceLog.ping();
-        return framesOf([]);
+        return fixedFrames([]);
       }
       hold(key);
       let subscription;
@@ -132,25 +143,26 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         // while the price log is down, admitted subscribers are told when to come back instead,
         // so they resume with Last-Event-ID once it returns, with no operator action.
         logger.warn('price log unavailable; subscriber asked to retry', { request_id: requestId, error });
-        return framesOf([encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID')]);
+        return fixedFrames([encodeRetry(UNAVAILABLE_RETRY_MS) + encodeComment('price log unavailable; reconnect with Last-Event-ID')]);
       }
       if (closing) {
         subscription.end();
         release(key);
         throw shuttingDown();
       }
-      const frames = new SubscriptionFrames(subscription, {
-        retryMs: RETRY_MS,
+      const closed = Promise.withResolvers<void>();
+      open.set(subscription, closed.promise);
+      logger.debug('stream opened', { request_id: requestId, topics: topics.size, lastEventId });
+      return encodeSubscription(subscription, encoder, {
+        opening: encodeRetry(RETRY_MS),
         unavailableRetryMs: UNAVAILABLE_RETRY_MS,
         log: logger.child({ request_id: requestId }),
         onClose: () => {
-          open.delete(frames);
+          open.delete(subscription);
           release(key);
+          closed.resolve();
         },
       });
-      open.add(frames);
-      logger.debug('stream opened', { request_id: requestId, topics: topics.size, lastEventId });
-      return frames;
     },
   };
 
@@ -165,7 +177,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     requestTimeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     streaming: {
       heartbeatMs: deps.heartbeatMs,
-      heartbeatFrame: encodeComment('heartbeat'),
+      heartbeatFrame: Buffer.from(encodeComment('heartbeat')),
       maxBufferBytes: deps.maxBufferBytes,
       kernelQueues: deps.kernelQueues ?? new KernelSendQueues(),
     },
@@ -182,8 +194,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     server,
     async close(): Promise<void> {
       closing = true;
-      const pending = [...open].map((frames) => frames.closed);
-      for (const frames of open) frames.end();
+      const pending = [...open.values()];
+      for (const subscription of open.keys()) subscription.end();
       await hub.stop();
       await Promise.allSettled(pending);
       if (server.listening) {
@@ -192,6 +204,16 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
           server.closeIdleConnections();
         });
       }
+    },
+  };
+}
+
+/** A body of fixed frames. */
+function fixedFrames(texts: readonly string[]): FrameStream {
+  return {
+    pendingBytes: 0,
+    async *[Symbol.asyncIterator]() {
+      yield* texts;
     },
   };
 }

@@ -1,7 +1,9 @@
 // The in-process fan-out: ONE follow() of the price log per process feeds every subscription,
-// filtered by topic. Offering an event to a subscription only appends to its queue, so a slow
-// subscriber never delays the others; a subscription whose queue exceeds `maxQueuedBytes` is
-// ended with SubscriberOverflow. When the log fails, every subscription ends with
+// filtered by topic. Offering an event to a subscription only appends to its queue (O(1), never
+// waits), so a slow subscriber never delays the others; a subscription whose queue exceeds
+// `maxQueuedBytes` is ended with SubscriberOverflow. Consumers waiting for live events are woken
+// once the events of the current turn of the event loop are all offered, so each takes them as
+// one batch, and subscribers with the same topics take the same run of events. When the log fails, every subscription ends with
 // ServiceUnavailable (clients reconnect and resume) and the next subscribe starts over.
 // A log that lost its data (Redis flushed or restarted empty) starts its ids above every earlier
 // id (see price-log.ts), so the next event jumps past the retained window: the hub ends every
@@ -11,7 +13,7 @@ import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
-import { liveResult, Subscription, type SubscriptionOptions } from './subscription.ts';
+import { Subscription, type EventItem, type SubscriptionOptions } from './subscription.ts';
 
 const YIELD_EVERY_BYTES = 64 * 1024;
 
@@ -39,6 +41,13 @@ export class PriceHub {
   #started: Promise<void> | null = null;
   #controller: AbortController | null = null;
   #stopped = false;
+  /** Consumers to resume at the end of this turn, once its events are all offered. */
+  #toWake: (() => void)[] = [];
+  readonly #wakeAll = (): void => {
+    const toWake = this.#toWake;
+    this.#toWake = [];
+    for (const wake of toWake) wake();
+  };
 
   constructor(log: PriceLog, logger: Logger, options: PriceHubOptions = {}) {
     this.#log = log;
@@ -134,9 +143,13 @@ export class PriceHub {
         if (event.id > this.#lastSeenId + RETAINED_EVENTS && this.#lastSeenId > 0) await this.#checkNotLost(event.id);
         this.#lastSeenId = event.id;
         streamMetrics.read(event.data);
-        const result = liveResult(event);
+        const item: EventItem = { kind: 'event', event };
         for (const subscription of this.#subscriptions) {
-          if (subscription.topics.has(event.topic)) subscription.offer(event, result);
+          if (!subscription.topics.has(event.topic)) continue;
+          const wake = subscription.offer(item);
+          // A nextTick runs once the microtasks of this turn are done, i.e. once this loop waits
+          // for the log: every event read so far is then queued.
+          if (wake !== null && this.#toWake.push(wake) === 1) process.nextTick(this.#wakeAll);
         }
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
         // instead of every queue filling at once.

@@ -1,13 +1,30 @@
-// One subscriber's view of the price log: a replay of retained events after its Last-Event-ID,
-// then the live events the hub offers, as one AsyncIterable in id order with no gap and no
-// duplicate. The hub registers the subscription BEFORE the replay reads the log, so every event
-// appended during the replay reaches the live queue too; the iterator drops any id it has already
-// yielded, which makes the hand-over exact however replay and live overlap.
+// One subscriber's view of the price log, pulled only: an AsyncIterable of batches. Each next()
+// resolves with every item there is at that moment: a page of the replay after Last-Event-ID, or
+// all the live events the hub queued since the last pull, in id order, with no gap and no
+// duplicate. It waits only when there is nothing to take.
+//
+// Guarantees and failure modes:
+// - the hub registers the subscription BEFORE the replay reads the log, so every event appended
+//   during the replay reaches the live queue too; ids already yielded are dropped when the queue
+//   is taken, which makes the hand-over from replay to live exact however the two overlap;
+// - a Last-Event-ID older than the retained window, newer than any id the log issued, or overtaken
+//   by pruning while the replay is read is answered with a `reset` item before the events that
+//   follow it: nothing is skipped in silence;
+// - the hub's offer() never waits: it appends to the queue (O(1)) and, when more than
+//   `maxQueuedBytes` wait while the consumer is not waiting for them (it is busy, or paced by a
+//   slow socket), ends the subscription with SubscriberOverflow;
+// - end(error?) ends it; iterating then throws `error` once (SubscriberOverflow, or the log's
+//   ServiceUnavailable when reading a replay page or following the log fails), else it is done.
+//   Queued items not yet taken are dropped. `signal` is aborted at that moment.
 import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
 
-export type StreamItem =
-  | { kind: 'reset'; requestedId: number; oldestId: number }
-  | { kind: 'event'; event: StoredPriceEvent };
+export type StreamItem = { kind: 'reset'; requestedId: number; oldestId: number } | EventItem;
+
+/** An event as a stream item; the hub builds one per live event and offers it to every subscriber. */
+export interface EventItem {
+  readonly kind: 'event';
+  readonly event: StoredPriceEvent;
+}
 
 /** Live events piled up beyond the limit while the subscriber was not taking them. */
 export class SubscriberOverflow extends Error {
@@ -33,33 +50,25 @@ export interface SubscriptionOptions {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
-const sizeOf = (event: StoredPriceEvent): number => event.data.length + event.topic.length;
+const sizeOf = ({ event }: EventItem): number => event.data.length + event.topic.length;
 
-/** The iterator result for a live event; read-only, so one may be shared by every subscriber. */
-export function liveResult(event: StoredPriceEvent): IteratorYieldResult<StreamItem> {
-  return { done: false, value: { kind: 'event', event } };
-}
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
-export class Subscription implements AsyncIterable<StreamItem> {
+export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   readonly topics: ReadonlySet<string>;
   readonly #options: SubscriptionOptions;
-  /** Live events not yet taken; `#head` is the next one (the array is compacted as it drains). */
-  #queue: StoredPriceEvent[] = [];
-  #head = 0;
-  #queuedBytes = 0;
-  #lastYielded = 0;
-  /** The replay still to be read, or null once live. */
-  #replay: AsyncGenerator<StreamItem> | null = null;
-  /** A consumer waiting in next() while live and the queue is empty. */
-  #waiting: { resolve(result: IteratorResult<StreamItem>): void; reject(error: unknown): void } | null = null;
-  /** The push-mode consumer: registered by handOverTo(), active once the iterator is done. */
-  #pendingSink: ((item: StreamItem) => void) | null = null;
-  #sink: ((item: StreamItem) => void) | null = null;
-  #ended = false;
+  readonly #ended = new AbortController();
+  /** The error to throw once to the consumer; null after a clean end or once thrown. */
   #error: Error | null = null;
-  #errorDelivered = false;
-  #iterating = false;
-  readonly #endedSignal = Promise.withResolvers<void>();
+  /** Live events offered and not yet taken, in id order. */
+  #queue: EventItem[] = [];
+  #queuedBytes = 0;
+  /** The newest id handed out (or skipped by the replay's start): nothing at or below it again. */
+  #lastId = 0;
+  /** Pages still to replay; null once live; undefined until iterated. */
+  #replay: AsyncGenerator<StreamItem[]> | null | undefined = undefined;
+  /** Resumes a consumer waiting for live events; set while it waits. */
+  #wake: (() => void) | null = null;
 
   constructor(options: SubscriptionOptions) {
     this.topics = options.topics;
@@ -71,94 +80,53 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return this.#queuedBytes;
   }
 
-  get ended(): boolean {
-    return this.#ended;
-  }
-
-  /** Settles when the subscription ends, however it ends. */
-  get whenEnded(): Promise<void> {
-    return this.#endedSignal.promise;
-  }
-
-  /** Why the subscription ended, when an error ended it. */
-  get error(): Error | null {
-    return this.#error;
+  /** Aborted when the subscription ends, however it ends. */
+  get signal(): AbortSignal {
+    return this.#ended.signal;
   }
 
   /**
-   * The fast path for a consumer that can take events synchronously (the SSE writer). The
-   * iterator still yields the replay and any backlog; where it would next wait for a live event
-   * it finishes instead (done), and from then on the hub's offer() calls `sink` directly, in id
-   * order, without a promise per event, until the subscription ends (see whenEnded and error).
+   * Called by the hub for each event on one of this subscription's topics, in id order; never
+   * waits. Returns the function that resumes a consumer waiting for live events, for the first
+   * event offered while it waits (else null): the hub calls it once the current turn's events
+   * are all offered, so that the consumer takes them in one batch.
    */
-  handOverTo(sink: (item: StreamItem) => void): void {
-    this.#pendingSink = sink;
-    const waiting = this.#waiting;
-    if (waiting !== null) {
-      this.#waiting = null;
-      this.#sink = sink;
-      waiting.resolve(DONE);
-    }
-  }
-
-  /**
-   * Called by the hub for each event on one of this subscription's topics; never waits. `result`
-   * is the iterator result to hand out, which the hub builds once per event for all subscribers.
-   */
-  offer(event: StoredPriceEvent, result: IteratorYieldResult<StreamItem> = liveResult(event)): void {
-    if (this.#ended) return;
-    if (this.#sink !== null) {
-      if (event.id <= this.#lastYielded) return;
-      this.#lastYielded = event.id;
-      try {
-        this.#sink(result.value);
-      } catch (error) {
-        // A failing consumer ends its own subscription, never the hub's loop.
-        this.end(error instanceof Error ? error : new Error(String(error)));
-      }
-      return;
-    }
-    const waiting = this.#waiting;
-    if (waiting !== null && this.#replay === null) {
-      // Live and the consumer is waiting: hand the event over directly (or drop a duplicate).
-      if (event.id <= this.#lastYielded) return;
-      this.#waiting = null;
-      this.#lastYielded = event.id;
-      waiting.resolve(result);
-      return;
-    }
-    this.#queue.push(event);
-    this.#queuedBytes += sizeOf(event);
+  offer(item: EventItem): (() => void) | null {
+    if (this.#ended.signal.aborted) return null;
+    this.#queue.push(item);
+    this.#queuedBytes += sizeOf(item);
+    // A consumer that waits takes the whole queue at the end of this turn, so the limit is for
+    // events piling up while it does not (a turn offers a bounded slice, see hub.ts).
+    if (this.#wake !== null) return this.#queue.length === 1 ? this.#wake : null;
     if (this.#queuedBytes > this.#options.maxQueuedBytes) this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
+    return null;
   }
 
-  /** Ends the iteration: cleanly without an error, or by throwing `error` to the consumer. */
+  /** Ends the iteration: cleanly without an error, or by throwing `error` to the consumer once. */
   end(error?: Error): void {
-    if (this.#ended) return;
-    this.#ended = true;
+    if (this.#ended.signal.aborted) return;
     this.#error = error ?? null;
     this.#queue = [];
-    this.#head = 0;
     this.#queuedBytes = 0;
     this.#options.onEnd(this);
-    this.#endedSignal.resolve();
-    const waiting = this.#waiting;
-    this.#waiting = null;
-    if (waiting !== null) this.#finish().then(waiting.resolve, waiting.reject);
+    this.#ended.abort();
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
-    if (this.#iterating) throw new Error('a subscription can be iterated once');
-    this.#iterating = true;
+  [Symbol.asyncIterator](): AsyncIterator<readonly StreamItem[]> {
+    if (this.#replay !== undefined) throw new Error('a subscription can be iterated once');
     const { lastEventId, liveAfter, bounds } = this.#options;
     if (lastEventId === null) {
       // Live only: from the newest event in the log, which the hub may not have offered yet.
-      this.#lastYielded = Math.max(liveAfter, bounds?.newestId ?? 0);
+      this.#lastId = Math.max(liveAfter, bounds?.newestId ?? 0);
+      this.#replay = null;
     } else {
       this.#replay = this.#replayFrom(lastEventId);
     }
     return {
-      next: () => (this.#replay !== null ? this.#nextReplayed() : this.#nextLive()),
+      next: () => this.#next(),
       return: async () => {
         this.end();
         await this.#replay?.return(undefined);
@@ -167,52 +135,52 @@ export class Subscription implements AsyncIterable<StreamItem> {
     };
   }
 
-  async #nextReplayed(): Promise<IteratorResult<StreamItem>> {
-    const replay = this.#replay;
-    if (replay === null) return this.#nextLive();
-    let result: IteratorResult<StreamItem>;
-    try {
-      result = await replay.next();
-    } catch (error) {
-      this.end(error instanceof Error ? error : new Error(String(error)));
-      return this.#finish();
+  async #next(): Promise<IteratorResult<readonly StreamItem[]>> {
+    for (;;) {
+      if (this.#ended.signal.aborted) return this.#finish();
+      const replay = this.#replay;
+      if (replay != null) {
+        let page: IteratorResult<StreamItem[]>;
+        try {
+          page = await replay.next();
+        } catch (error) {
+          this.end(asError(error));
+          continue;
+        }
+        if (page.done === true) this.#replay = null;
+        else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: page.value };
+        continue;
+      }
+      const live = this.#takeQueue();
+      if (live.length > 0) return { done: false, value: live };
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = null;
     }
-    if (this.#ended) return this.#finish();
-    if (result.done !== true) return result;
-    this.#replay = null;
-    return this.#nextLive();
   }
 
-  #nextLive(): Promise<IteratorResult<StreamItem>> {
-    while (this.#head < this.#queue.length) {
-      const event = this.#queue[this.#head] as StoredPriceEvent;
-      this.#head += 1;
-      this.#queuedBytes -= sizeOf(event);
-      if (this.#head === this.#queue.length) {
-        this.#queue = [];
-        this.#head = 0;
-      }
-      if (event.id <= this.#lastYielded) continue;
-      this.#lastYielded = event.id;
-      return Promise.resolve(liveResult(event));
-    }
-    if (this.#ended) return this.#finish();
-    if (this.#pendingSink !== null) {
-      this.#sink = this.#pendingSink;
-      return Promise.resolve(DONE);
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiting = { resolve, reject };
-    });
+  /**
+   * The queued live events not yet handed out: the replay may have yielded the first ones, and
+   * only those, as ids only grow. The queue itself is the batch (no copy) in the common case.
+   */
+  #takeQueue(): readonly EventItem[] {
+    const queue = this.#queue;
+    if (queue.length === 0) return queue;
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    let start = 0;
+    while (start < queue.length && (queue[start] as EventItem).event.id <= this.#lastId) start += 1;
+    this.#lastId = Math.max(this.#lastId, (queue.at(-1) as EventItem).event.id);
+    return start === 0 ? queue : queue.slice(start);
   }
 
   /** After the end: the error once (if any), then done. */
-  #finish(): Promise<IteratorResult<StreamItem>> {
-    if (this.#error !== null && !this.#errorDelivered) {
-      this.#errorDelivered = true;
-      return Promise.reject(this.#error);
-    }
-    return Promise.resolve(DONE);
+  #finish(): IteratorResult<readonly StreamItem[]> {
+    const error = this.#error;
+    if (error === null) return DONE;
+    this.#error = null;
+    throw error;
   }
 
   /**
@@ -225,40 +193,44 @@ export class Subscription implements AsyncIterable<StreamItem> {
     return bounds !== null && bounds.oldestId > cursor + 1;
   }
 
-  async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem> {
+  /** The replay, one batch per page read (a `reset` goes in front of the events it precedes). */
+  async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem[]> {
     const { bounds, liveAfter, topics, log, replayPageSize } = this.#options;
     let cursor: number;
+    let batch: StreamItem[] = [];
     const newestId = bounds?.newestId ?? 0;
     if (requestedId > newestId) {
       // An id this log never issued: it lost its data (and is empty, or the clock went back) or
       // belongs to another deployment. Say so, then deliver every event from here on.
-      yield { kind: 'reset', requestedId, oldestId: newestId + 1 };
+      batch.push({ kind: 'reset', requestedId, oldestId: newestId + 1 });
       cursor = newestId;
     } else if (bounds === null) {
       cursor = Math.min(requestedId, liveAfter);
     } else if (requestedId < bounds.oldestId - 1) {
-      yield { kind: 'reset', requestedId, oldestId: bounds.oldestId };
+      batch.push({ kind: 'reset', requestedId, oldestId: bounds.oldestId });
       cursor = bounds.oldestId - 1;
     } else {
       cursor = requestedId;
     }
-    this.#lastYielded = cursor;
+    this.#lastId = cursor;
     for (;;) {
-      if (this.#ended) return;
+      if (this.#ended.signal.aborted) return;
       const page = await log.readAfter(cursor, replayPageSize);
       const first = page[0];
       if (first !== undefined && first.id > cursor + 1 && (await this.#prunedPast(cursor))) {
         // The window moved past this replay while it was read (a slow client, a burst of
         // appends): say so, as at the start, rather than skip the pruned events in silence.
-        yield { kind: 'reset', requestedId: cursor, oldestId: first.id };
+        batch.push({ kind: 'reset', requestedId: cursor, oldestId: first.id });
       }
       for (const event of page) {
         cursor = event.id;
-        if (this.#ended) return;
-        if (event.id <= this.#lastYielded || !topics.has(event.topic)) continue;
-        this.#lastYielded = event.id;
-        yield { kind: 'event', event };
+        if (event.id <= this.#lastId || !topics.has(event.topic)) continue;
+        this.#lastId = event.id;
+        batch.push({ kind: 'event', event });
       }
+      if (this.#ended.signal.aborted) return;
+      yield batch;
+      batch = [];
       if (page.length < replayPageSize) return;
     }
   }

@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import type { StreamItem } from '../../src/stream/subscription.ts';
+import { itemsOf } from '../stream/stream-items.ts';
 import { buildPriceEvent, TOPICS, eventOnTopic } from './builders.ts';
 
 export interface PriceLogFixture {
@@ -203,7 +204,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
             const firstLive = model.length;
 
             let subscription = await hub.subscribe({ topics, lastEventId: requested });
-            let iterator = subscription[Symbol.asyncIterator]();
+            let iterator = itemsOf(subscription);
             const items: StreamItem[] = [];
             const delivered: number[] = [];
             const take = async (): Promise<void> => {
@@ -227,7 +228,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
                 lost = { after: last, before: oldestNow };
               }
               subscription = await hub.subscribe({ topics, lastEventId: last });
-              iterator = subscription[Symbol.asyncIterator]();
+              iterator = itemsOf(subscription);
             };
             let memo = { key: '', ids: [] as number[] };
             const expectedNow = (): number[] => {

@@ -9,12 +9,14 @@ import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
 import { eventOnTopic } from '../prices/builders.ts';
+import { itemsOf } from './stream-items.ts';
 
 const US = 'price:marketplacea:us';
 const NL = 'price:marketplaceb:nl';
 
+/** Up to `count` items, taken one batch at a time from a subscription or its items (itemsOf). */
 async function take(subscription: Subscription | AsyncIterator<StreamItem>, count: number): Promise<StreamItem[]> {
-  const iterator = Symbol.asyncIterator in subscription ? subscription[Symbol.asyncIterator]() : subscription;
+  const iterator = Symbol.asyncIterator in subscription ? itemsOf(subscription) : subscription;
   const items: StreamItem[] = [];
   while (items.length < count) {
     const result = await iterator.next();
@@ -62,7 +64,7 @@ describe('PriceHub', () => {
   it('replays across pages then continues live without gap or duplicate', async () => {
     const before = await publish(US, NL, US, US, NL, US, US);
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: before[0]?.id ?? 0 });
-    const iterator = subscription[Symbol.asyncIterator]();
+    const iterator = itemsOf(subscription);
     const first = await take(iterator, 1);
     const during = await publish(US, NL, US);
     const rest = await take(iterator, 5);
@@ -73,7 +75,7 @@ describe('PriceHub', () => {
   it('sends a reset where the retained window moves past a replay still being read, then goes on', async () => {
     const before = await publish(US, US, US, US, US, US);
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: before[0]?.id ?? 0 });
-    const iterator = subscription[Symbol.asyncIterator]();
+    const iterator = itemsOf(subscription);
     // The first page (three events) is read; the rest of the replay is pruned before it is read.
     const first = await take(iterator, 1);
     await log.append(Array.from({ length: RETAINED_EVENTS + 2 }, () => eventOnTopic(NL)));
@@ -146,13 +148,13 @@ describe('PriceHub', () => {
   });
 });
 
-describe('Subscription.handOverTo', () => {
+describe('Subscription batches', () => {
   let dir: string;
   let log: SqlitePriceLog;
   let hub: PriceHub;
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-live-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-batches-'));
     log = new SqlitePriceLog(path.join(dir, 'catalog.db'));
     hub = new PriceHub(log, silentLogger, { replayPageSize: 2 });
   });
@@ -162,34 +164,44 @@ describe('Subscription.handOverTo', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('yields the replay through the iterator, then hands live events to the sink, with no gap and no duplicate', async () => {
+  const batchIds = (batch: readonly StreamItem[]): number[] => ids([...batch]);
+
+  it('yields the replay a page at a time, then every live event queued since the last pull, with no gap and no duplicate', async () => {
     const before = await log.append([eventOnTopic(US), eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: 0 });
-    const sunk: number[] = [];
-    subscription.handOverTo((item) => {
-      if (item.kind === 'event') sunk.push(item.event.id);
-    });
-    const iterator = subscription[Symbol.asyncIterator]();
-    const taken = await take(iterator, 1);
-    const during = await log.append([eventOnTopic(US), eventOnTopic(NL)]);
-    taken.push(...(await take(iterator, 100)));
-    const after = await log.append([eventOnTopic(US), eventOnTopic(US)]);
+    const batches = subscription[Symbol.asyncIterator]();
+    const first = await batches.next();
+    // Appended while the replay is read: reaches both the replay and the live queue.
+    const during = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const expected = [...before, ...during, ...after].filter((event) => event.topic === US).map((event) => event.id);
-    expect([...ids(taken), ...sunk]).toEqual(expected);
-    expect(sunk).toEqual(after.map((event) => event.id));
+    const taken: (readonly StreamItem[])[] = [first.value as readonly StreamItem[]];
+    const us = (events: StoredPriceEvent[]): number[] => events.filter((event) => event.topic === US).map((event) => event.id);
+    while (taken.flatMap(batchIds).length < us([...before, ...during]).length) taken.push((await batches.next()).value as readonly StreamItem[]);
+    expect(batchIds(taken[0] ?? [])).toEqual(us(before.slice(0, 2)));
+    expect(taken.flatMap(batchIds)).toEqual(us([...before, ...during]));
+    // Live: everything appended in one go comes in one batch.
+    const after = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US), eventOnTopic(US)]);
+    expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual(us(after));
   });
 
-  it('ends the subscription, not the hub, when a sink throws', async () => {
-    const failing = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
-    const healthy = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
-    failing.handOverTo(() => {
-      throw new Error('socket gone');
-    });
-    expect(await take(failing, 1)).toEqual([]);
+  it('waits only when nothing is queued, and hands a waiting consumer the events of one turn as one batch', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US, NL]), lastEventId: null });
+    const batches = subscription[Symbol.asyncIterator]();
+    const waiting = batches.next();
+    const stored = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
+    expect(batchIds((await waiting).value as readonly StreamItem[])).toEqual(stored.map((event) => event.id));
+    expect(subscription.queuedBytes).toBe(0);
+  });
+
+  it('counts queued bytes until they are taken, and aborts its signal when it ends', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const batches = subscription[Symbol.asyncIterator]();
     const [event] = await log.append([eventOnTopic(US)]);
-    expect(ids(await take(healthy, 1))).toEqual([event?.id]);
-    await failing.whenEnded;
-    expect(failing.error?.message).toBe('socket gone');
+    await expect.poll(() => subscription.queuedBytes).toBe((event?.data.length ?? 0) + US.length);
+    expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual([event?.id]);
+    expect(subscription.signal.aborted).toBe(false);
+    await batches.return?.();
+    expect(subscription.signal.aborted).toBe(true);
+    expect(await batches.next()).toEqual({ done: true, value: undefined });
   });
 });

@@ -9,6 +9,7 @@ import type { PriceLog } from '../../src/prices/price-log.ts';
 import { openRedisPriceLog } from '../../src/prices/redis/redis-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import type { StreamItem } from '../../src/stream/subscription.ts';
+import { itemsOf } from './stream-items.ts';
 import { eventOnTopic, TOPICS } from '../prices/builders.ts';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -47,8 +48,8 @@ describe('PriceHub on RedisPriceLog, two instances', () => {
     const a = await instance();
     const b = await instance();
     const topics = new Set<string>([TOPICS[0], TOPICS[2]]);
-    const onA = (await a.hub.subscribe({ topics, lastEventId: null }))[Symbol.asyncIterator]();
-    const onB = (await b.hub.subscribe({ topics, lastEventId: null }))[Symbol.asyncIterator]();
+    const onA = itemsOf(await a.hub.subscribe({ topics, lastEventId: null }));
+    const onB = itemsOf(await b.hub.subscribe({ topics, lastEventId: null }));
 
     // Both instances publish at once, on every topic.
     const publish = async (log: PriceLog, rounds: number): Promise<number[]> => {
@@ -71,7 +72,7 @@ describe('PriceHub on RedisPriceLog, two instances', () => {
     const more = await publish(b.log, 5);
 
     expect(await take(onB, expected.length + more.length)).toEqual([...expected, ...more]);
-    const resumed = (await b.hub.subscribe({ topics, lastEventId: lastProcessed }))[Symbol.asyncIterator]();
+    const resumed = itemsOf(await b.hub.subscribe({ topics, lastEventId: lastProcessed }));
     expect(await take(resumed, expected.length - 30 + more.length)).toEqual([...expected.slice(30), ...more]);
     await resumed.return?.();
     await onB.return?.();
@@ -89,7 +90,7 @@ describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
     try {
       const topics = new Set<string>([TOPICS[0]]);
       const before = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
-      const following = (await hub.subscribe({ topics, lastEventId: before[0]?.id ?? 0 }))[Symbol.asyncIterator]();
+      const following = itemsOf(await hub.subscribe({ topics, lastEventId: before[0]?.id ?? 0 }));
       expect(await take(following, 1)).toEqual([before[1]?.id]);
 
       // The data is gone (FLUSHDB on this prefix); the next publisher starts a new log.
@@ -101,7 +102,7 @@ describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
       expect(after[0]?.id).toBeGreaterThan(before[1]?.id ?? Infinity);
       await expect(following.next()).rejects.toThrow(/unavailable/);
 
-      const resumed = (await hub.subscribe({ topics, lastEventId: before[1]?.id ?? 0 }))[Symbol.asyncIterator]();
+      const resumed = itemsOf(await hub.subscribe({ topics, lastEventId: before[1]?.id ?? 0 }));
       const first = await resumed.next();
       expect(first.value).toEqual({ kind: 'reset', requestedId: before[1]?.id, oldestId: after[0]?.id });
       expect(await take(resumed, 2)).toEqual(after.map((event) => event.id));

@@ -1,0 +1,105 @@
+// The batch encoder: a batch of stream items in, the bytes of their frames (frames.ts) out, in
+// order. Pure in effect: the same batch always gives the same bytes, and nothing is written
+// anywhere; what it keeps is a cache, so that a fan-out to thousands of subscribers encodes
+// each thing once:
+// - an event's frame is encoded once, however many subscribers it goes to;
+// - within one turn of the event loop, the bytes of a run of frames (a batch of events) are
+//   concatenated once and the same Buffer is returned to every subscriber that gets the same
+//   run, i.e. the same events in the same order (the same topics). The hub wakes all consumers
+//   waiting for live events in the same turn, so they share the runs of that turn.
+// The run cache is dropped at the end of each turn; the frame cache lives as long as the events.
+// A batch with a `reset` (replay only, rare) is encoded directly, without the run cache.
+import { encodeEvent, encodeReset } from './frames.ts';
+import type { EventItem, StreamItem } from './subscription.ts';
+import type { StoredPriceEvent } from '../prices/price-log.ts';
+
+/**
+ * One run of frames within the current turn: `bytes` are every frame from the start of the run
+ * to this one. A run that continues with a given frame is shared by every subscriber that got
+ * the same frames so far, so each distinct run is concatenated once.
+ */
+class Run {
+  readonly text: string;
+  #bytes: Buffer | null;
+  #onlyFrame: Run | null = null;
+  #onlyNext: Run | null = null;
+  #next: Map<Run, Run> | null = null;
+
+  constructor(text: string, bytes: Buffer | null = null) {
+    this.text = text;
+    this.#bytes = bytes;
+  }
+
+  /**
+   * The run's bytes, made once. A Buffer is written to each socket as it is: not encoded again
+   * per subscriber, and a write the kernel cannot take at once holds this Buffer, not a copy.
+   */
+  get bytes(): Buffer {
+    return (this.#bytes ??= Buffer.from(this.text));
+  }
+
+  /**
+   * The run that continues this one with `frame` (a one-frame run). Most runs have a single
+   * continuation in a turn (subscribers with the same topics), so it is kept outside the Map.
+   */
+  followedBy(frame: Run): Run {
+    if (this.#onlyFrame === frame) return this.#onlyNext as Run;
+    let next = this.#next?.get(frame);
+    if (next !== undefined) return next;
+    // Strings, not Buffers, are joined along the way: V8 joins them without copying, and only
+    // the runs handed out are turned into bytes.
+    next = new Run(this.text + frame.text);
+    if (this.#onlyFrame === null) {
+      this.#onlyFrame = frame;
+      this.#onlyNext = next;
+    } else {
+      (this.#next ??= new Map()).set(frame, next);
+    }
+    return next;
+  }
+}
+
+export class BatchEncoder {
+  /** Each event's frame, as a one-frame run: its bytes are the start of every run through it. */
+  readonly #frames = new WeakMap<StoredPriceEvent, Run>();
+  /** Runs of more than one frame, by their first frame, for the current turn. */
+  #starts = new Map<Run, Run>();
+  readonly #endTurn = (): void => {
+    this.#starts = new Map();
+  };
+
+  /** The bytes of `batch`'s frames, in order; empty for an empty batch. */
+  encode(batch: readonly StreamItem[]): Buffer {
+    const first = batch[0];
+    if (first === undefined) return Buffer.alloc(0);
+    if (!batch.every(isEventItem)) return Buffer.from(batch.map(encodeItem).join(''));
+    const start = this.#frameOf(first as EventItem);
+    if (batch.length === 1) return start.bytes;
+    let run = this.#starts.get(start);
+    if (run === undefined) {
+      if (this.#starts.size === 0) process.nextTick(this.#endTurn);
+      run = new Run(start.text, start.bytes);
+      this.#starts.set(start, run);
+    }
+    for (let at = 1; at < batch.length; at += 1) run = run.followedBy(this.#frameOf(batch[at]!));
+    return run.bytes;
+  }
+
+  #frameOf({ event }: EventItem): Run {
+    let frame = this.#frames.get(event);
+    if (frame === undefined) {
+      const text = encodeEvent({ id: event.id, event: event.topic, data: event.data });
+      frame = new Run(text, Buffer.from(text));
+      this.#frames.set(event, frame);
+    }
+    return frame;
+  }
+}
+
+const isEventItem = (item: StreamItem): item is EventItem => item.kind === 'event';
+
+function encodeItem(item: StreamItem): string {
+  return item.kind === 'event'
+    ? encodeEvent({ id: item.event.id, event: item.event.topic, data: item.event.data })
+    : encodeReset({ requested_id: item.requestedId, oldest_id: item.oldestId });
+}

@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logger.ts';
+import type { PriceLog } from '../../src/prices/price-log.ts';
+import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
+import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
+import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
+import { encodeEvent } from '../../src/stream/frames.ts';
+import { PriceHub } from '../../src/stream/hub.ts';
+import { SubscriberOverflow } from '../../src/stream/subscription.ts';
+import { eventOnTopic } from '../prices/builders.ts';
+
+const US = 'price:marketplacea:us';
+const OPTIONS = { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger };
+
+describe('encodeSubscription', () => {
+  let dir: string;
+  let log: SqlitePriceLog;
+  let hub: PriceHub;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'encoded-'));
+    log = new SqlitePriceLog(path.join(dir, 'catalog.db'));
+    hub = new PriceHub(log, silentLogger);
+  });
+  afterEach(async () => {
+    await hub.stop();
+    await log.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('yields each batch as the bytes of its frames, and ends when the subscription ends', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const body = encodeSubscription(subscription, new BatchEncoder(), OPTIONS);
+    const frames = body[Symbol.asyncIterator]();
+    expect((await frames.next()).value).toBe('retry: 2000\n\n');
+    const stored = await log.append([eventOnTopic(US), eventOnTopic(US)]);
+    const first = await frames.next();
+    expect(first.value?.toString()).toBe(stored.map((event) => encodeEvent({ id: event.id, event: event.topic, data: event.data })).join(''));
+    expect(body.pendingBytes).toBe(0);
+    subscription.end();
+    expect(body.signal.aborted).toBe(true);
+    expect(await frames.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('ends with a retry frame when the price log fails under it', async () => {
+    const failing: PriceLog = {
+      append: async () => [],
+      readAfter: async () => [],
+      bounds: async () => null,
+      follow: async function* () {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        yield* [];
+        throw new Error('disk gone');
+      },
+      ping: async () => {},
+      close: async () => {},
+    };
+    const broken = new PriceHub(failing, silentLogger);
+    const subscription = await broken.subscribe({ topics: new Set([US]), lastEventId: null });
+    const frames = encodeSubscription(subscription, new BatchEncoder(), OPTIONS)[Symbol.asyncIterator]();
+    await frames.next();
+    expect((await frames.next()).value).toBe('retry: 5000\n\n');
+    expect((await frames.next()).done).toBe(true);
+    await broken.stop();
+  });
+
+  it('throws any other end to the writer', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const frames = encodeSubscription(subscription, new BatchEncoder(), OPTIONS)[Symbol.asyncIterator]();
+    await frames.next();
+    subscription.end(new SubscriberOverflow(10));
+    await expect(frames.next()).rejects.toBeInstanceOf(SubscriberOverflow);
+  });
+
+  it('ends the subscription and closes once when returned, even if never iterated', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    let closes = 0;
+    const body = encodeSubscription(subscription, new BatchEncoder(), { ...OPTIONS, onClose: () => (closes += 1) });
+    const frames = body[Symbol.asyncIterator]();
+    await frames.return?.();
+    await frames.return?.();
+    expect(await frames.next()).toEqual({ done: true, value: undefined });
+    expect(subscription.signal.aborted).toBe(true);
+    expect(closes).toBe(1);
+  });
+
+  it('closes once when the subscription ends and the body has been read to its end', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    let closes = 0;
+    const frames = encodeSubscription(subscription, new BatchEncoder(), { ...OPTIONS, onClose: () => (closes += 1) })[Symbol.asyncIterator]();
+    await frames.next();
+    subscription.end();
+    expect(await frames.next()).toEqual({ done: true, value: undefined });
+    expect(closes).toBe(1);
+  });
+});
