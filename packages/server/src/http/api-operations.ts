@@ -1,4 +1,4 @@
-import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
+import { operations, type ApiOperationId } from '@catalog/contract';
 
 /** The operations the API listener serves (the stream has its own server). */
 export const API_OPERATION_IDS = (Object.keys(operations) as (keyof typeof operations)[]).filter(

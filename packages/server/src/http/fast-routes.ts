@@ -4,7 +4,7 @@
 // does not recognise exactly (case variants, trailing slashes, other paths) falls through to the
 // Express routes, which remain the reference behaviour. Measured in app.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
+import { operations, type ApiOperationId } from '@catalog/contract';
 import { exchangeOf } from './exchange.ts';
 import type { OperationRunner } from './operation-route.ts';
 

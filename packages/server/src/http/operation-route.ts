@@ -2,7 +2,7 @@
 // handler, serialise (with the RateLimit headers of the caller's quota, refusals included). Handlers only ever see a validated request and return { status, body }.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CatalogService } from '../catalog/catalog-service.ts';
-import { operations, type ApiOperationId } from '../generated/handlers.gen.ts';
+import { operations, type ApiOperationId } from '@catalog/contract';
 import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import type { RequestContext } from './context.ts';

@@ -4,15 +4,14 @@
 // Routing is the operation table's (app.ts): openapi-backend's router rebuilds its operation list
 // per request, which measured several times slower than calling these precompiled validators
 // directly (bench/README.md, Routing).
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { addContractFormats } from '../catalog/contract-formats.ts';
+import { createContractAjv } from '@catalog/contract/ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { OpenAPIBackend } from 'openapi-backend';
 import { InvalidRequest, PageOutOfRange } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
-import type { ApiOperationId } from '../generated/handlers.gen.ts';
+import type { ApiOperationId } from '@catalog/contract';
 import { API_OPERATION_IDS } from './api-operations.ts';
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 
 
 export interface ValidatedParameters {
@@ -42,11 +41,8 @@ export function createRequestValidator(operationIds: readonly ApiOperationId[]):
     quick: true,
     validate: true,
     coerceTypes: true,
-    customizeAjv: (_original, options) => {
-      const ajv = new Ajv2020({ ...options, strict: false, allErrors: false, useDefaults: true, coerceTypes: true });
-      addContractFormats(ajv);
-      return ajv as never;
-    },
+    customizeAjv: (_original, options) =>
+      createContractAjv({ ...options, strict: false, allErrors: false, useDefaults: true, coerceTypes: true }) as never,
   });
   // In quick mode with an in-memory document, init() completes synchronously (it awaits nothing),
   // so the app can be built synchronously; the check below proves it did.

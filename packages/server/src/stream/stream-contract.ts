@@ -2,7 +2,7 @@
 // operation and the PriceEvent schema, so that a limit, pattern or source changed in specs/
 // changes what the stream (and the stream mock) accept without a second definition here.
 // Fails at start-up, not per request, when the document no longer has what is read.
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 
 interface StringSchema {
   minLength?: number;

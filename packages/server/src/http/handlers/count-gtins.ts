@@ -1,4 +1,4 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
+import type { Handlers } from '../handler-types.ts';
 import type { RequestContext } from '../context.ts';
 
 export const countGtins: Handlers<RequestContext>['countGtins'] = async (_request, { catalog }) => ({

@@ -1,5 +1,5 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { ProductDetail } from '../../generated/types.gen.ts';
+import type { Handlers } from '../handler-types.ts';
+import type { ProductDetail } from '@catalog/contract';
 import type { RequestContext } from '../context.ts';
 import { v2Body, v2Splice } from '../envelope.ts';
 

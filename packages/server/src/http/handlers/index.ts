@@ -1,5 +1,5 @@
 // One handler per API operation; the type proves none is missing.
-import type { Handlers } from '../../generated/handlers.gen.ts';
+import type { Handlers } from '../handler-types.ts';
 import type { RequestContext } from '../context.ts';
 import { countGtins } from './count-gtins.ts';
 import { getProduct } from './get-product.ts';

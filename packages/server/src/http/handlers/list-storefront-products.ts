@@ -1,5 +1,5 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { StorefrontProductList } from '../../generated/types.gen.ts';
+import type { Handlers } from '../handler-types.ts';
+import type { StorefrontProductList } from '@catalog/contract';
 import type { StorefrontListing } from '../../catalog/catalog-service.ts';
 import type { RequestContext } from '../context.ts';
 import { jsonArray, pageMeta, v3Splice } from '../envelope.ts';

@@ -1,4 +1,4 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
+import type { Handlers } from '../handler-types.ts';
 import type { RequestContext } from '../context.ts';
 import { v2Body } from '../envelope.ts';
 

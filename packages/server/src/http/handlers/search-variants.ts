@@ -1,5 +1,5 @@
-import type { Handlers } from '../../generated/handlers.gen.ts';
-import type { CatalogVariantList } from '../../generated/types.gen.ts';
+import type { Handlers } from '../handler-types.ts';
+import type { CatalogVariantList } from '@catalog/contract';
 import type { VariantSearch } from '../../catalog/catalog-service.ts';
 import type { RequestContext } from '../context.ts';
 import { jsonArray, pageMeta, v2Splice } from '../envelope.ts';
