@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
+    ignores: ['**/node_modules/**', '**/dist/**', '**/.build/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

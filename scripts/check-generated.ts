@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const generatedDirs = ['packages/client/src/generated', 'packages/server/src/generated'].map((dir) => join(root, dir));
+const generatedDirs = ['packages/contract/src/generated'].map((dir) => join(root, dir));
 
 function snapshot(): Map<string, string> {
   const files = new Map<string, string>();

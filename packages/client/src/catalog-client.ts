@@ -1,6 +1,6 @@
-import { createClient } from './generated/client/index.js';
-import type { Client } from './generated/client/index.js';
-import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from './generated/sdk.gen.js';
+import { createClient } from '@catalog/contract/sdk/client';
+import type { Client } from '@catalog/contract/sdk/client';
+import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from '@catalog/contract/sdk';
 import type {
   CatalogProductFree,
   CatalogProductPro,
@@ -12,7 +12,7 @@ import type {
   SearchVariantsData,
   SearchVariantsResponse,
   StorefrontProduct,
-} from './generated/types.gen.js';
+} from '@catalog/contract/types';
 import { CatalogApiError } from './errors.js';
 import { createPriceStream } from './price-stream.js';
 import type { PriceStreamItem, PriceStreamOptions } from './price-stream.js';

@@ -1,4 +1,4 @@
-import type { ErrorBody } from './generated/types.gen.js';
+import type { ErrorBody } from '@catalog/contract/types';
 
 /** The machine-readable codes of the contract's error body. */
 export type ErrorCode = ErrorBody['error'];

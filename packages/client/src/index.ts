@@ -1,7 +1,8 @@
 // The public surface of @catalog/client. Everything a consumer may import is re-exported here by name.
 // src/ imports with `.js`, unlike the rest of the repository: tsc copies specifiers into the shipped
 // .d.ts unchanged, and TypeScript before 5 rejects `.ts` there. src/ is never run unbuilt anyway
-// (the generated code imports `.js` too).
+// (the generated code imports `.js` too). What it imports from @catalog/contract (the generated
+// types and SDK) is compiled into dist/ by scripts/build.ts: the package depends on no workspace package.
 export { createCatalogClient, isCatalogProductPro } from './catalog-client.js';
 export type {
   AllStorefrontProductsQuery,
@@ -14,7 +15,7 @@ export { CatalogApiError, PriceStreamError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { createPriceStream } from './price-stream.js';
 export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
-export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from './generated/stream.gen.js';
+export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from '@catalog/contract/stream-types';
 export type {
   BrandCount,
   BrandCountList,
@@ -40,4 +41,4 @@ export type {
   StorefrontSort,
   StorefrontVariant,
   VariantMetadata,
-} from './generated/types.gen.js';
+} from '@catalog/contract/types';

@@ -22,8 +22,8 @@
  * generated operation's types (`StreamPricesData`).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { ResetFrameFields, ResetNotice } from './generated/stream.gen.js';
-import type { PriceEvent, StreamPricesData } from './generated/types.gen.js';
+import type { ResetFrameFields, ResetNotice } from '@catalog/contract/stream-types';
+import type { PriceEvent, StreamPricesData } from '@catalog/contract/types';
 import { PriceStreamError, parseBody } from './errors.js';
 
 /** One price event: `id` is the stream's global event number, `topic` the full `price:<source>:<market>`. */

@@ -3,8 +3,8 @@
 // documented status, a body that validates (and equals the documented example where there is one),
 // and no `sl-violations`. If the client and the spec drift apart, this is where it shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from '../../client/src/generated/client/index.ts';
-import * as sdk from '../../client/src/generated/sdk.gen.ts';
+import { createClient } from '@catalog/contract/sdk/client';
+import * as sdk from '@catalog/contract/sdk';
 import { parseViolations, type Prism, startPrism } from './support/prism.ts';
 import { operations, parseSse, validateFrame, validateResponse } from './support/spec.ts';
 

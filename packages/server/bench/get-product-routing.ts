@@ -8,12 +8,11 @@ import http from 'node:http';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import express from 'express';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createContractAjv } from '@catalog/contract/ajv';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { createApp } from '../src/app.ts';
 import { CatalogService } from '../src/catalog/catalog-service.ts';
-import { openapiDocument } from '../src/generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 import { authorize, createAuthenticator } from '../src/http/auth.ts';
 import { createBufferedLogWrite } from '../src/http/buffered-log-write.ts';
 import { sendError, sendJson } from '../src/http/exchange.ts';
@@ -86,16 +85,11 @@ function serverFor(mode: Mode): http.Server {
     case 'openapi-backend': {
       const catalog = new CatalogService(store);
       const authenticator = createAuthenticator(keys, createRateLimiter(NO_RATE_LIMITS));
-      const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
       const api = new OpenAPIBackend({
         definition: structuredClone(openapiDocument) as never,
         quick: true,
         coerceTypes: true,
-        customizeAjv: (_a, options) => {
-          const ajv = new Ajv2020({ ...options, strict: false, useDefaults: true });
-          addFormats(ajv);
-          return ajv as never;
-        },
+        customizeAjv: (_a, options) => createContractAjv({ ...options, strict: false, useDefaults: true }) as never,
         handlers: {
           getProduct: async (c: Context, req: express.Request, res: express.Response) => {
             try {

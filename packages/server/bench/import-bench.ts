@@ -2,14 +2,13 @@
 // timed through `catalog import --kind catalog` into a fresh SQLite database. The file comes from
 // `catalog seed --out` (the seed's own data) when the CLI has it, else from the small
 // deterministic builders below, checked against the contract's CatalogProductPro schema.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { createContractAjv } from '@catalog/contract/ajv';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CatalogProductPro, CatalogVariant } from '../src/generated/types.gen.ts';
-import { openapiDocument } from '../src/generated/openapi.gen.ts';
+import type { CatalogProductPro, CatalogVariant } from '@catalog/contract';
+import { openapiDocument } from '@catalog/contract/documents';
 import { lastLines, progress, runCli } from './lib/processes.ts';
 
 export interface ImportResult {
@@ -99,8 +98,7 @@ export function buildCatalogProduct(index: number, variantsPerProduct: number): 
 
 /** Throws unless the builder's output matches the contract's CatalogProductPro schema. */
 export function checkAgainstContract(product: CatalogProductPro): void {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
+  const ajv = createContractAjv({ allErrors: true });
   ajv.addSchema({ ...openapiDocument, $id: 'openapi.json' });
   const validate = ajv.getSchema('openapi.json#/components/schemas/CatalogProductPro');
   if (validate === undefined) throw new Error('CatalogProductPro is missing from the bundled OpenAPI document');

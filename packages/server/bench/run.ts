@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { CatalogVariant } from '../src/generated/types.gen.ts';
+import type { CatalogVariant } from '@catalog/contract';
 import pg from 'pg';
 import { runDistinctBench } from './distinct-bench.ts';
 import { runHttpBench, type HttpOperation } from './http-bench.ts';

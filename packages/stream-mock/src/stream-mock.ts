@@ -26,7 +26,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
 import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
 import { InvalidTopics, parseTopics } from '../../server/src/stream/topics.ts';
 
@@ -75,7 +75,7 @@ function loadDocument(): { example: Record<string, Json>; validate: (value: unkn
   };
   const example = document.components.messages.priceUpdate.examples[0]?.payload;
   if (example === undefined) throw new Error('the AsyncAPI document has no priceUpdate example to generate events from');
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const ajv = createContractAjv({ allErrors: true });
   const validate = ajv.compile(document.components.schemas.PriceEvent);
   return { example, validate: (value) => validate(value), errors: () => ajv.errorsText(validate.errors) };
 }

@@ -3,7 +3,7 @@
 // `listStorefrontProducts` returns it minus `cursor` (the server assigns cursors). The fixture set is
 // chosen to reach every documented behaviour: a GTIN stored with leading zeros and the same GTIN
 // unpadded from another source (counted once), several brands, two shops.
-import type { CatalogProductPro, CatalogVariant, PriceEvent, StorefrontProduct, StorefrontVariant } from '../../../client/src/generated/types.gen.ts';
+import type { CatalogProductPro, CatalogVariant, PriceEvent, StorefrontProduct, StorefrontVariant } from '@catalog/contract';
 
 export type StorefrontProductInput = Omit<StorefrontProduct, 'cursor'>;
 

@@ -1,6 +1,6 @@
 // The price events the stream tests publish. The golden transcripts in specs/streams/ were written
 // from these lists once and are compared byte for byte; change one and the other must change too.
-import type { PriceEvent } from '../../../client/src/generated/types.gen.ts';
+import type { PriceEvent } from '@catalog/contract';
 import { buildPriceEvent } from './fixtures.ts';
 
 /** Topics the basic session subscribes to; events on other topics must not reach it. */

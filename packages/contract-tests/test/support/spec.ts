@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { addContractFormats } from '@catalog/server/src/catalog/contract-formats.ts';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 export const SPECS_DIR = join(REPO_ROOT, 'specs');
@@ -38,8 +38,7 @@ const ASYNCAPI_ID = 'https://contract.test/asyncapi.json';
 /** A fresh Ajv that knows both documents by id; schemas are addressed by JSON pointer into them. */
 export function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
   // The documents carry OpenAPI/AsyncAPI keywords (`example`, `paths`…) that are not JSON Schema.
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: true });
-  addContractFormats(ajv);
+  const ajv = createContractAjv({ allErrors: true, validateSchema: false, validateFormats: true });
   ajv.addSchema({ ...(documents.openapi ?? openapi), $id: OPENAPI_ID });
   ajv.addSchema({ ...(documents.asyncapi ?? asyncapi), $id: ASYNCAPI_ID });
   return ajv;

@@ -1,6 +1,6 @@
 // Price events whose `timestamp` carries the publish instant (wall clock, nanosecond field), so a
 // subscriber in another process computes publish-to-receive latency from the payload alone.
-import type { PriceEvent } from '../../src/generated/types.gen.ts';
+import type { PriceEvent } from '@catalog/contract';
 
 export const BENCH_TOPIC = 'price:marketplacea:us';
 

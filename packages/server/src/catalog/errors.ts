@@ -1,6 +1,6 @@
 // Domain errors know nothing of HTTP: each carries a code from the contract's error catalogue, and
 // the transport's one table (src/http/errors.ts) maps the code to a status.
-import type { ErrorBody } from '../generated/types.gen.ts';
+import type { ErrorBody } from '@catalog/contract';
 
 export type ErrorCode = ErrorBody['error'];
 

@@ -8,7 +8,7 @@ import type {
   StorefrontProduct,
   StorefrontSort,
   StorefrontVariant,
-} from '../generated/types.gen.ts';
+} from '@catalog/contract';
 
 export type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, PriceEvent, StorefrontProduct, StorefrontSort, StorefrontVariant };
 

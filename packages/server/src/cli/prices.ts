@@ -12,12 +12,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
 import type { ErrorObject } from 'ajv';
 import type { CatalogVariant } from '../catalog/model.ts';
 import { ConfigError } from '../config.ts';
 import { commandSpec, parseCommand, priceLogUrlOf, type ParsedValues } from './command-line.ts';
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 import { createLogger } from '../logger.ts';
 import { openPriceLog } from '../prices/open-price-log.ts';
 import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
@@ -75,7 +75,7 @@ function priceLogUrl(values: ParsedValues): string {
 /** A validator for one NDJSON line against the contract's PriceEvent schema. */
 export function createPriceEventValidator(): (line: string) => string | null {
   const components = (openapiDocument['components'] as { schemas: Record<string, unknown> }).schemas;
-  const ajv = new Ajv2020({ allErrors: false, strict: false });
+  const ajv = createContractAjv({ allErrors: false });
   const validate = ajv.compile(components['PriceEvent'] as object);
   return (line) => {
     let value: unknown;

@@ -1,9 +1,9 @@
 // JSON Schema validators for imported resources, compiled with Ajv (draft 2020-12, the dialect of
 // OpenAPI 3.1) straight from the bundled contract, so import accepts exactly what the spec allows.
 // Storefront lines may omit the service-assigned `cursor`, `created_at` and `updated_at`.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { addContractFormats } from '../catalog/contract-formats.ts';
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
+import { openapiDocument } from '@catalog/contract/documents';
 
 export type ImportKind = 'catalog' | 'storefront';
 
@@ -23,8 +23,7 @@ let compiled: Record<ImportKind, ValidateFunction> | undefined;
 /** Validators per import kind, compiled once per process. */
 export function importValidators(): Record<ImportKind, ValidateFunction> {
   if (compiled !== undefined) return compiled;
-  const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: true });
-  addContractFormats(ajv);
+  const ajv = createContractAjv({ strictNumbers: true, allErrors: false, validateFormats: true });
   ajv.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
   const storefront = schemaOf('StorefrontProduct');
   const storefrontInput = {

@@ -7,7 +7,7 @@
 // therefore costs one digest and one indexed look-up each.
 import type { IncomingMessage } from 'node:http';
 import type { Plan } from '../catalog/model.ts';
-import { operations } from '../generated/handlers.gen.ts';
+import { operations } from '@catalog/contract';
 import type { KeyStore } from '../store/key-store.ts';
 import { CatalogError, ServiceUnavailable } from '../catalog/errors.ts';
 import { HttpRefusal } from './errors.ts';

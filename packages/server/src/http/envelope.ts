@@ -4,8 +4,7 @@
 // into the response as they are stored, with no parse and no re-serialisation). A splice takes
 // only RawJson of the body's own `data` and `meta` types, so the compiler checks what goes where.
 import { jsonOf, type RawJson } from '../catalog/raw-json.ts';
-import type { Serialized } from '../generated/handlers.gen.ts';
-import { serialized } from './serialized.ts';
+import { serialized, type Serialized } from './serialized.ts';
 
 /** The v2 envelope around `data`. */
 export function v2Body<TData>(data: TData, meta: null = null): { status: 'success'; error: ''; message: ''; query: Record<string, never>; data: TData; meta: null } {

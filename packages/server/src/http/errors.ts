@@ -1,7 +1,7 @@
 // The one table from contract error codes to HTTP statuses, and the one error body. Every layer
 // (routing, validation, auth, rate limiting, handlers, crashes) answers through here.
 import { CatalogError, type ErrorCode } from '../catalog/errors.ts';
-import type { ErrorBody } from '../generated/types.gen.ts';
+import type { ErrorBody } from '@catalog/contract';
 
 export const STATUS_BY_CODE = {
   invalid_request: 400,

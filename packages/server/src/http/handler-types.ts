@@ -1,17 +1,27 @@
 // What a handler is, for every operation of both listeners: it receives the validated request of
-// its operation (the contract's generated request type) and the caller's context, and returns a
-// documented `{ status, headers?, body }`. The body is a value (serialised by the one writer), a
-// Serialized splice of stored JSON, or, for a streamed operation's 200, a FrameStream the one
-// writer copies to the socket. A handler never touches the response.
-import type { OperationId, OperationTypes, Plan, operations } from '../generated/handlers.gen.ts';
+// its operation and the caller's context, and returns one of the contract's documented results
+// (derived in @catalog/contract from the generated types) as `{ status, headers?, body }`. An API
+// operation's 2xx body may also be JSON text the stores already hold (`Serialized`); a stream
+// operation's 200 body is a FrameStream, which the one writer copies to the socket. A handler
+// never touches the response, and one that returns an undocumented status or a wrong body does
+// not compile.
+import type { OperationId, OperationRequest, OperationResult, OperationTable, Plan } from '@catalog/contract';
 import type { FrameStream } from './event-stream-writer.ts';
+import type { Serialized } from './serialized.ts';
 
-/** A 200 of a stream listener's operation is a stream of frames, not one JSON value. */
-type Streamed<TResult> = TResult extends { status: 200 } ? { status: 200; body: FrameStream } : TResult;
+/** `TResult` with each 2xx body widened to the body or its serialised text. */
+export type Sendable<TResult> = TResult extends { status: infer Status extends number; body: infer Body }
+  ? `${Status}` extends `2${string}`
+    ? { status: Status; body: Body | Serialized<Body> }
+    : TResult
+  : never;
 
-export type HandlerResult<Id extends OperationId> = ((typeof operations)[Id]['listener'] extends 'stream'
-  ? Streamed<OperationTypes[Id]['result']>
-  : OperationTypes[Id]['result']) & {
+/** `TResult` with its 200 body a stream of frames rather than one value. */
+export type Streamed<TResult> = TResult extends { status: 200 } ? { status: 200; body: FrameStream } : TResult;
+
+export type HandlerResult<Id extends OperationId> = (OperationTable[Id]['listener'] extends 'stream'
+  ? Streamed<OperationResult<Id>>
+  : Sendable<OperationResult<Id>>) & {
   /** Headers of this answer; the pipeline adds X-Request-Id, RateLimit and CORS headers. */
   headers?: Record<string, string>;
 };
@@ -27,7 +37,7 @@ export type HandlerContext<TServices> = TServices & {
 };
 
 export type Handler<Id extends OperationId, TServices> = (
-  request: OperationTypes[Id]['request'],
+  request: OperationRequest<Id>,
   context: HandlerContext<TServices>,
 ) => Promise<HandlerResult<Id>> | HandlerResult<Id>;
 

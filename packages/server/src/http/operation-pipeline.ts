@@ -11,7 +11,7 @@
 // a streamed answer's head is out.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequest } from '../catalog/errors.ts';
-import { operations, type OperationId } from '../generated/handlers.gen.ts';
+import { operations, type OperationId } from '@catalog/contract';
 import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';

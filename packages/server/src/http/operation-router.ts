@@ -7,7 +7,7 @@
 // (an encoded slash stays inside the value). Broken percent-encoding in a parameter is a 400.
 // Exact literal paths are one Map look-up; only paths with a parameter, case variants and
 // trailing slashes walk the segment matchers.
-import { operations, type OperationId } from '../generated/handlers.gen.ts';
+import { operations, type OperationId } from '@catalog/contract';
 import { HttpRefusal } from './errors.ts';
 
 export type Listener = (typeof operations)[OperationId]['listener'];

@@ -9,15 +9,14 @@
 // A refusal names the first problem, headers before path before query (a request for the wrong
 // thing is told so before it is told about its details), with the code the parameter's
 // `x-error-code` names in the contract, `invalid_request` otherwise.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { addContractFormats } from '../catalog/contract-formats.ts';
+import { createContractAjv } from '@catalog/contract/ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { OpenAPIBackend } from 'openapi-backend';
 import type { IncomingHttpHeaders } from 'node:http';
 import { CatalogError, InvalidRequest, PageOutOfRange, type ErrorCode } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
-import { operations, type OperationId } from '../generated/handlers.gen.ts';
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import { operations, type OperationId } from '@catalog/contract';
+import { openapiDocument } from '@catalog/contract/documents';
 
 export interface ValidatedParameters {
   query: Record<string, unknown>;
@@ -52,13 +51,10 @@ export function createRequestValidator(operationIds: readonly OperationId[]): Re
     quick: true,
     validate: true,
     coerceTypes: true,
-    customizeAjv: (_original, options) => {
-      // allErrors, so that the refusal can name the first problem in LOCATION_ORDER; a valid
-      // request runs every check either way.
-      const ajv = new Ajv2020({ ...options, strict: false, allErrors: true, useDefaults: true, coerceTypes: true });
-      addContractFormats(ajv);
-      return ajv as never;
-    },
+    // allErrors, so that the refusal can name the first problem in LOCATION_ORDER; a valid
+    // request runs every check either way.
+    customizeAjv: (_original, options) =>
+      createContractAjv({ ...options, strict: false, allErrors: true, useDefaults: true, coerceTypes: true }) as never,
   });
   // In quick mode with an in-memory document, init() completes synchronously (it awaits nothing),
   // so the app can be built synchronously; the check below proves it did.

@@ -3,7 +3,16 @@
 // envelope.ts, around the stores' documents (the contract tests validate what the server actually
 // sends, so a wrong splice cannot go unnoticed either).
 import type { RawJson } from '../catalog/raw-json.ts';
-import type { Serialized } from '../generated/handlers.gen.ts';
+
+/**
+ * A success body already serialised as JSON text by a trusted producer (a stored document spliced
+ * into its envelope), sent as it is. Only `serialized()` makes one.
+ */
+export interface Serialized<TBody> {
+  readonly serializedJson: string;
+  /** Never set: carries the body type the text encodes. */
+  readonly bodyType?: TBody;
+}
 
 export function serialized<TBody>(json: RawJson<TBody>): Serialized<TBody> {
   return { serializedJson: json };

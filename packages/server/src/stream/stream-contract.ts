@@ -3,7 +3,7 @@
 // in specs/ changes what the stream (and the stream mock) accept without a second definition here.
 // The headers' schemas themselves are enforced by the request pipeline's contract validation.
 // Fails at start-up, not per request, when the document no longer has what is read.
-import { openapiDocument } from '../generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 
 interface StringSchema {
   minLength?: number;

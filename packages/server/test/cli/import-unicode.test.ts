@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isIri } from '../../src/catalog/contract-formats.ts';
+import { isIri } from '@catalog/contract/ajv';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { operations, type ApiOperationId } from '../../src/generated/handlers.gen.ts';
+import { operations, type ApiOperationId } from '@catalog/contract';
 import { operationsOf } from '../../src/http/operation-router.ts';
 import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
 import { expectMatchesSpec } from '../support/spec-validator.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
-import { asyncapiDocument } from '../../src/generated/asyncapi.gen.ts';
-import { openapiDocument } from '../../src/generated/openapi.gen.ts';
+import { asyncapiDocument } from '@catalog/contract/documents';
+import { openapiDocument } from '@catalog/contract/documents';
 import { FakeCatalogStore, unavailableStore } from '../support/fake-catalog-store.ts';
 import { expectErrorBody } from '../support/spec-validator.ts';
 import { startApp, type RunningApp } from './harness.ts';

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/catalog/model.ts';
-import { openapiDocument } from '../../src/generated/openapi.gen.ts';
+import { openapiDocument } from '@catalog/contract/documents';
 import { createStreamServer } from '../../src/http/stream-server.ts';
 import { KernelSendQueues } from '../../src/http/kernel-send-queue.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
@@ -33,7 +33,7 @@ function fakeKeyStore(plans: Record<string, Plan>): KeyStore {
 }
 
 const components = (openapiDocument['components'] as { schemas: Record<string, object> }).schemas;
-const validateErrorBody = new Ajv2020({ strict: false }).compile(components['ErrorBody'] as object);
+const validateErrorBody = createContractAjv().compile(components['ErrorBody'] as object);
 
 interface Harness {
   url: string;

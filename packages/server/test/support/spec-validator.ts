@@ -1,14 +1,13 @@
 // Validates a response body against the schema the OpenAPI document gives for that operation and
 // status, with Ajv's JSON Schema 2020-12 dialect (the document is OpenAPI 3.1).
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { addContractFormats } from '../../src/catalog/contract-formats.ts';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { createContractAjv } from '@catalog/contract/ajv';
 import { expect } from 'vitest';
-import { operations, type OperationId } from '../../src/generated/handlers.gen.ts';
-import { openapiDocument } from '../../src/generated/openapi.gen.ts';
+import { operations, type OperationId } from '@catalog/contract';
+import { openapiDocument } from '@catalog/contract/documents';
 
 type Json = Record<string, unknown>;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addContractFormats(ajv);
+const ajv = createContractAjv({ allErrors: true });
 const compiled = new Map<string, ValidateFunction>();
 const components = openapiDocument['components'] as Json;
 

@@ -1,4 +1,4 @@
-import type { ProductDetail } from '../../generated/types.gen.ts';
+import type { ProductDetail } from '@catalog/contract';
 import type { ApiHandler } from './index.ts';
 import { v2Body, v2Splice } from '../envelope.ts';
 

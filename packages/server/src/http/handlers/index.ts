@@ -1,6 +1,6 @@
 // One handler per API operation; the type proves none is missing. The stream listener's one
 // operation, streamPrices, is in stream-prices.ts.
-import type { ApiOperationId } from '../../generated/handlers.gen.ts';
+import type { ApiOperationId } from '@catalog/contract';
 import type { CatalogService } from '../../catalog/catalog-service.ts';
 import type { Handlers } from '../handler-types.ts';
 import { countGtins } from './count-gtins.ts';

@@ -1,4 +1,4 @@
-import type { StorefrontProductList } from '../../generated/types.gen.ts';
+import type { StorefrontProductList } from '@catalog/contract';
 import type { StorefrontListing } from '../../catalog/catalog-service.ts';
 import type { ApiHandler } from './index.ts';
 import { jsonArray, pageMeta, v3Splice } from '../envelope.ts';

@@ -1,4 +1,4 @@
-import type { CatalogVariantList } from '../../generated/types.gen.ts';
+import type { CatalogVariantList } from '@catalog/contract';
 import type { VariantSearch } from '../../catalog/catalog-service.ts';
 import type { ApiHandler } from './index.ts';
 import { jsonArray, pageMeta, v2Splice } from '../envelope.ts';

@@ -1,10 +1,14 @@
-// The string formats the contract uses, for every Ajv instance that validates against it (request
-// parameters, imported resources, responses in tests): ajv-formats' set plus `iri`, which it lacks.
+// The one Ajv set-up for the contract's schemas: JSON Schema 2020-12 (both documents are 3.x of
+// OpenAPI/AsyncAPI on 2020-12), ajv-formats' formats, and the contract's own `iri`, which
+// ajv-formats lacks. Every validator of the workspace (requests, imports, published events, the
+// mock, tests) is made here, so a value means the same everywhere; callers only choose Ajv's
+// reporting and coercion options.
 // An `iri` is an absolute IRI (RFC 3987) as real feeds and browsers use them: a URL whose host,
 // path, query or fragment may hold non-ASCII letters unescaped (`https://shop.example/stüssy`).
 // Refused: no scheme, white space or control characters, the characters RFC 3987 excludes
 // (`<>"{}|\^` and backtick), U+FFFD, and anything the WHATWG URL parser cannot read.
-import type { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 type AddFormats = (ajv: Ajv2020) => Ajv2020;
@@ -20,7 +24,12 @@ export function isIri(text: string): boolean {
   return URL.canParse(text);
 }
 
-export function addContractFormats(ajv: Ajv2020): Ajv2020 {
+/**
+ * An Ajv that validates against the contract. `strict` is off by default: the documents carry
+ * OpenAPI and AsyncAPI keywords (`example`, `discriminator`…) that are not JSON Schema.
+ */
+export function createContractAjv(options: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, ...options });
   addFormats(ajv);
   ajv.addFormat('iri', isIri);
   return ajv;
