@@ -110,9 +110,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     this.#queuedBytes = 0;
     this.#options.onEnd(this);
     this.#ended.abort();
-    const wake = this.#wake;
-    this.#wake = null;
-    wake?.();
+    this.#wake?.();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<readonly StreamItem[]> {
@@ -135,29 +133,48 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     };
   }
 
-  async #next(): Promise<IteratorResult<readonly StreamItem[]>> {
+  #next(): Promise<IteratorResult<readonly StreamItem[]>> {
+    return this.#replay != null ? this.#nextReplayed() : this.#nextLive();
+  }
+
+  async #nextReplayed(): Promise<IteratorResult<readonly StreamItem[]>> {
     for (;;) {
-      if (this.#ended.signal.aborted) return this.#finish();
       const replay = this.#replay;
-      if (replay != null) {
-        let page: IteratorResult<StreamItem[]>;
-        try {
-          page = await replay.next();
-        } catch (error) {
-          this.end(asError(error));
-          continue;
-        }
-        if (page.done === true) this.#replay = null;
-        else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: page.value };
+      if (this.#ended.signal.aborted) return this.#finished();
+      if (replay == null) return this.#nextLive();
+      let page: IteratorResult<StreamItem[]>;
+      try {
+        page = await replay.next();
+      } catch (error) {
+        this.end(asError(error));
         continue;
       }
-      const live = this.#takeQueue();
-      if (live.length > 0) return { done: false, value: live };
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = null;
+      if (page.done === true) this.#replay = null;
+      else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: page.value };
     }
+  }
+
+  /**
+   * Live: what is queued, or a promise that the wake settles directly with the batch. Written
+   * without an async function: a subscriber waits like this between every two turns with events,
+   * and a wait that holds only one promise and one closure keeps what survives a garbage
+   * collection small.
+   */
+  #nextLive(): Promise<IteratorResult<readonly StreamItem[]>> {
+    const live = this.#takeQueue();
+    if (live.length > 0) return Promise.resolve({ done: false, value: live });
+    if (this.#ended.signal.aborted) return this.#finished();
+    return new Promise((resolve, reject) => {
+      const wake = (): void => {
+        if (this.#wake !== wake) return;
+        this.#wake = null;
+        const batch = this.#takeQueue();
+        if (batch.length > 0) resolve({ done: false, value: batch });
+        else if (this.#ended.signal.aborted) this.#finished().then(resolve, reject);
+        else this.#wake = wake;
+      };
+      this.#wake = wake;
+    });
   }
 
   /**
@@ -176,11 +193,11 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   }
 
   /** After the end: the error once (if any), then done. */
-  #finish(): IteratorResult<readonly StreamItem[]> {
+  #finished(): Promise<IteratorResult<readonly StreamItem[]>> {
     const error = this.#error;
-    if (error === null) return DONE;
+    if (error === null) return Promise.resolve(DONE);
     this.#error = null;
-    throw error;
+    return Promise.reject(error);
   }
 
   /**

@@ -1,5 +1,6 @@
 // Small data builders for price events and topics.
 import type { PriceEvent } from '../../src/catalog/model.ts';
+import type { PriceLog } from '../../src/prices/price-log.ts';
 
 export const TOPICS = ['price:marketplacea:us', 'price:marketplacea:uk', 'price:marketplaceb:us', 'price:marketplaceb:nl'] as const;
 
@@ -25,4 +26,20 @@ export function buildPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent
 export function eventOnTopic(topic: string | undefined): PriceEvent {
   const [, source = 'marketplacea', market = 'us'] = (topic ?? TOPICS[0]).split(':');
   return buildPriceEvent({ source: source as PriceEvent['source'], market: market.toUpperCase() });
+}
+
+/** An empty price log whose follow() fails soon after it starts, as a disk or a server gone away. */
+export function logWhoseFollowFails(): PriceLog {
+  return {
+    append: async () => [],
+    readAfter: async () => [],
+    bounds: async () => null,
+    follow: async function* () {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      yield* [];
+      throw new Error('disk gone');
+    },
+    ping: async () => {},
+    close: async () => {},
+  };
 }

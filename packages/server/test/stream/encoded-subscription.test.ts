@@ -3,14 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
-import type { PriceLog } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
 import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
 import { encodeEvent } from '../../src/stream/frames.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow } from '../../src/stream/subscription.ts';
-import { eventOnTopic } from '../prices/builders.ts';
+import { eventOnTopic, logWhoseFollowFails } from '../prices/builders.ts';
 
 const US = 'price:marketplacea:us';
 const OPTIONS = { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger };
@@ -46,19 +45,7 @@ describe('encodeSubscription', () => {
   });
 
   it('ends with a retry frame when the price log fails under it', async () => {
-    const failing: PriceLog = {
-      append: async () => [],
-      readAfter: async () => [],
-      bounds: async () => null,
-      follow: async function* () {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        yield* [];
-        throw new Error('disk gone');
-      },
-      ping: async () => {},
-      close: async () => {},
-    };
-    const broken = new PriceHub(failing, silentLogger);
+    const broken = new PriceHub(logWhoseFollowFails(), silentLogger);
     const subscription = await broken.subscribe({ topics: new Set([US]), lastEventId: null });
     const frames = encodeSubscription(subscription, new BatchEncoder(), OPTIONS)[Symbol.asyncIterator]();
     await frames.next();

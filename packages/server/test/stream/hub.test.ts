@@ -4,11 +4,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { RETAINED_EVENTS, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
-import { eventOnTopic } from '../prices/builders.ts';
+import { eventOnTopic, logWhoseFollowFails } from '../prices/builders.ts';
 import { itemsOf } from './stream-items.ts';
 
 const US = 'price:marketplacea:us';
@@ -129,19 +129,7 @@ describe('PriceHub', () => {
   });
 
   it('ends subscriptions with ServiceUnavailable when following the log fails', async () => {
-    const failing: PriceLog = {
-      append: async () => [],
-      readAfter: async () => [],
-      bounds: async () => null,
-      follow: async function* () {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        yield* [];
-        throw new Error('disk gone');
-      },
-      ping: async () => {},
-      close: async () => {},
-    };
-    const broken = new PriceHub(failing, silentLogger);
+    const broken = new PriceHub(logWhoseFollowFails(), silentLogger);
     const subscription = await broken.subscribe({ topics: new Set([US]), lastEventId: null });
     await expect(take(subscription, 1)).rejects.toBeInstanceOf(ServiceUnavailable);
     await broken.stop();

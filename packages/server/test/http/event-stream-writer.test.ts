@@ -1,0 +1,130 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeFrames, type FrameStream, type WriteFramesOptions } from '../../src/http/event-stream-writer.ts';
+import { createLogger } from '../../src/logger.ts';
+import { SubscriberOverflow } from '../../src/stream/subscription.ts';
+import { openStream } from './sse-client.ts';
+
+/** A body fed by the test: push() frames, end() or fail() it; records whether it was returned. */
+function controlledBody(pendingBytes = 0) {
+  const queued: (string | Error | null)[] = [];
+  let wake: (() => void) | null = null;
+  const state = { returned: false, pendingBytes };
+  const body: FrameStream & { push(item: string | Error | null): void; state: typeof state } = {
+    state,
+    get pendingBytes() {
+      return state.pendingBytes;
+    },
+    push(item) {
+      queued.push(item);
+      wake?.();
+    },
+    [Symbol.asyncIterator]() {
+      return {
+        next: async (): Promise<IteratorResult<string>> => {
+          while (queued.length === 0 && !state.returned) await new Promise<void>((resolve) => (wake = resolve));
+          const item = state.returned ? null : queued.shift();
+          if (item === null || item === undefined) return { done: true, value: undefined };
+          if (item instanceof Error) throw item;
+          return { done: false, value: item };
+        },
+        return: async () => {
+          state.returned = true;
+          wake?.();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+  return body;
+}
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A server whose one response is written by writeFrames over `body`; resolves with the URL and the writer's outcome. */
+async function serve(body: FrameStream, options: Partial<WriteFramesOptions> = {}) {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ level: 'warn', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const written = Promise.withResolvers<'resolved' | 'rejected'>();
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' }).flushHeaders();
+    writeFrames(res, body, { heartbeatMs: 60_000, heartbeatFrame: ': heartbeat\n\n', maxBufferBytes: 1024 * 1024, kernelQueues: { bytes: () => 0 }, log, ...options }).then(
+      () => written.resolve('resolved'),
+      () => written.resolve('rejected'),
+    );
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, lines, written: written.promise };
+}
+
+describe('writeFrames', () => {
+  it('writes each frame as it comes, and ends the response cleanly when the body ends', async () => {
+    const body = controlledBody();
+    const { url, written } = await serve(body);
+    const stream = await openStream(url, {});
+    body.push('id: 1\ndata: a\n\n');
+    expect(await stream.frames(1)).toEqual([{ id: '1', data: 'a', comments: [] }]);
+    body.push('id: 2\ndata: b\n\nid: 3\ndata: c\n\n');
+    body.push(null);
+    expect(await stream.ended()).toBe('end');
+    expect(stream.raw()).toBe('id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n');
+    expect(await written).toBe('resolved');
+  });
+
+  it('writes the heartbeat frame every heartbeatMs', async () => {
+    const body = controlledBody();
+    const { url } = await serve(body, { heartbeatMs: 30 });
+    const stream = await openStream(url, {});
+    expect(await stream.frames(2, 2000)).toEqual([{ comments: ['heartbeat'] }, { comments: ['heartbeat'] }]);
+  });
+
+  it('cuts a consumer once the bytes held for it, upstream included, exceed the limit, and returns the body', async () => {
+    const body = controlledBody(2000);
+    const { url, lines, written } = await serve(body, { maxBufferBytes: 1000 });
+    const stream = await openStream(url, {});
+    body.push(': x\n\n');
+    expect(await stream.ended()).toBe('aborted');
+    expect(await written).toBe('resolved');
+    expect(body.state.returned).toBe(true);
+    expect(lines).toMatchObject([{ msg: 'slow subscriber disconnected', kernel_bytes: 0 }]);
+  });
+
+  it('cuts a consumer whose body overflowed upstream the same way', async () => {
+    const body = controlledBody();
+    const { url, lines, written } = await serve(body);
+    const stream = await openStream(url, {});
+    body.push(new SubscriberOverflow(10));
+    expect(await stream.ended()).toBe('aborted');
+    expect(await written).toBe('resolved');
+    expect(lines.map((line) => line['msg'])).toEqual(['slow subscriber disconnected']);
+  });
+
+  it('destroys the response when the body fails, without rejecting', async () => {
+    const body = controlledBody();
+    const { url, lines, written } = await serve(body);
+    const stream = await openStream(url, {});
+    body.push('id: 1\ndata: a\n\n');
+    body.push(new Error('boom'));
+    expect(await stream.ended()).toBe('aborted');
+    expect(await written).toBe('resolved');
+    expect(lines.map((line) => line['msg'])).toEqual(['stream ended by an error']);
+  });
+
+  it('returns the body when the client goes away', async () => {
+    const body = controlledBody();
+    const { url, written } = await serve(body);
+    const stream = await openStream(url, {});
+    stream.close();
+    expect(await written).toBe('resolved');
+    expect(body.state.returned).toBe(true);
+  });
+});
