@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const TESTING_ONLY = { group: ['@catalog/contract/testing'], message: 'Test builders are for tests and benches only.' };
+
 export default tseslint.config(
   {
     ignores: ['**/node_modules/**', '**/dist/**', '**/.build/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
@@ -26,6 +28,13 @@ export default tseslint.config(
     },
   },
   {
+    // Test builders are for tests and benches: the server at run time and the published client never load them.
+    files: ['packages/server/src/**/*.ts', 'packages/client/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [TESTING_ONLY] }],
+    },
+  },
+  {
     // The domain knows nothing of transports or drivers: adapters depend on it, never the reverse.
     files: ['packages/server/src/catalog/**/*.ts', 'packages/server/src/prices/price-log.ts', 'packages/server/src/stream/**/*.ts'],
     rules: {
@@ -34,6 +43,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['express', 'openapi-backend', 'pg', 'ioredis', 'node:sqlite', 'node:http'], message: 'Domain modules must not import transports or drivers.' },
+            TESTING_ONLY,
             { group: ['**/store/sqlite/**', '**/store/postgres/**', '**/prices/sqlite/**', '**/prices/redis/**', '**/http/**'], message: 'Domain modules must not reach into adapters or transport.' },
           ],
         },

@@ -6,10 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CatalogApiError, createCatalogClient } from '../src/index.ts';
 import type { StorefrontProduct } from '../src/index.ts';
-import { buildStorefrontProduct } from './support/storefront-builders.ts';
+import { FIRST_STOREFRONT_CURSOR, buildStorefrontProduct } from '@catalog/contract/testing';
 
 const CATALOG_SIZE = 2_600;
-const catalog: StorefrontProduct[] = Array.from({ length: CATALOG_SIZE }, (_, i) => buildStorefrontProduct(i));
+// Two shops taking turns; cursors 512 apart, in catalog order.
+const catalog: StorefrontProduct[] = Array.from({ length: CATALOG_SIZE }, (_, i) =>
+  buildStorefrontProduct({ shop_name: i % 2 === 0 ? 'Sneaker Hub' : 'Kicks Corner', cursor: FIRST_STOREFRONT_CURSOR + i * 512 }),
+);
 
 interface SeenRequest {
   page: number;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PriceStreamError, createCatalogClient } from '../src/index.ts';
 import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
 import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
-import { buildPriceEvent, priceFrame, startFakeStreamServer, take, until } from './support/fake-stream-server.ts';
+import { fixedPriceEvent, priceFrame, startFakeStreamServer, take, until } from './support/fake-stream-server.ts';
 import type { FakeStreamServer, StreamConnection } from './support/fake-stream-server.ts';
 
 let server: FakeStreamServer | undefined;
@@ -26,11 +26,11 @@ const ids = (items: PriceStreamItem[]) => items.map((item) => (item.type === 'pr
 
 describe('priceStream', () => {
   it('subscribes with Topics and a bearer key and yields typed price items', async () => {
-    const { url, connections } = await serve((c) => c.open('retry: 2000\n\n', ': heartbeat\n\n', priceFrame(4212, 'price:marketplaceb:nl', buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))));
+    const { url, connections } = await serve((c) => c.open('retry: 2000\n\n', ': heartbeat\n\n', priceFrame(4212, 'price:marketplaceb:nl', fixedPriceEvent({ source: 'marketplaceb', market: 'NL' }))));
 
     const items = await take(stream(url), 1);
 
-    expect(items).toEqual([{ type: 'price', id: 4212, topic: 'price:marketplaceb:nl', data: buildPriceEvent({ source: 'marketplaceb', market: 'NL' }) }]);
+    expect(items).toEqual([{ type: 'price', id: 4212, topic: 'price:marketplaceb:nl', data: fixedPriceEvent({ source: 'marketplaceb', market: 'NL' }) }]);
     expect(connections[0]?.headers['topics']).toBe('price:marketplacea:us, price:marketplaceb:nl');
     expect(connections[0]?.headers['authorization']).toBe('Bearer pro-key');
     expect(connections[0]?.headers['last-event-id']).toBeUndefined();
@@ -111,7 +111,7 @@ describe('priceStream', () => {
   });
 
   it('names the topic from the payload when a frame has no event field', async () => {
-    const { url } = await serve((c) => c.open(`id: 9\ndata: ${JSON.stringify(buildPriceEvent({ source: 'marketplaceb', market: 'NL' }))}\n\n`));
+    const { url } = await serve((c) => c.open(`id: 9\ndata: ${JSON.stringify(fixedPriceEvent({ source: 'marketplaceb', market: 'NL' }))}\n\n`));
     const [item] = await take(stream(url), 1);
     expect(item).toMatchObject({ type: 'price', id: 9, topic: 'price:marketplaceb:nl' });
   });
@@ -269,9 +269,9 @@ describe('priceStream', () => {
 describe('priceStream on the exact stream bytes', () => {
   it('keeps one connection through heartbeats on a quiet topic, idle timeout after idle timeout', async () => {
     const { url, connections } = await serve((c) => {
-      c.open(encodeRetry(2000), encodeEvent({ id: 1, event: 'price:marketplacea:us', data: JSON.stringify(buildPriceEvent({ price: 1 })) }));
+      c.open(encodeRetry(2000), encodeEvent({ id: 1, event: 'price:marketplacea:us', data: JSON.stringify(fixedPriceEvent({ price: 1 })) }));
       const beat = setInterval(() => c.res.write(encodeComment('heartbeat')), 60);
-      setTimeout(() => c.res.write(encodeEvent({ id: 2, event: 'price:marketplacea:us', data: JSON.stringify(buildPriceEvent({ price: 2 })) })), 800);
+      setTimeout(() => c.res.write(encodeEvent({ id: 2, event: 'price:marketplacea:us', data: JSON.stringify(fixedPriceEvent({ price: 2 })) })), 800);
       c.res.once('close', () => clearInterval(beat));
     });
     expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 2))).toEqual([1, 2]);
@@ -300,12 +300,12 @@ describe('priceStream on the exact stream bytes', () => {
     });
     const items = await take(stream(url), 2);
     expect(ids(items)).toEqual([7, 8]);
-    expect(items[0]).toMatchObject({ type: 'price', id: 7, topic: 'price:marketplacea:us', data: buildPriceEvent({ price: 7 }) });
+    expect(items[0]).toMatchObject({ type: 'price', id: 7, topic: 'price:marketplacea:us', data: fixedPriceEvent({ price: 7 }) });
     expect(connections).toHaveLength(1);
   });
 
   it('takes `data:` with no space, and removes only one space after the colon', async () => {
-    const event = buildPriceEvent({ sku: '  two spaces' });
+    const event = fixedPriceEvent({ sku: '  two spaces' });
     const { url } = await serve((c) =>
       c.open(`id: 3\nevent:price:marketplacea:us\ndata:${JSON.stringify(event)}\n\n`, `id: 4\nevent: price:marketplacea:us\ndata: {"source":"marketplacea",\ndata:  "market":"US"}\n\n`),
     );

@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogApiError, createCatalogClient, isCatalogProductPro, PriceStreamError } from '@catalog/client';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
 import type { CatalogClient, PriceEvent, PriceStreamItem, StorefrontProduct } from '@catalog/client';
-import { buildPriceEvent, buildStorefrontProduct, buildStorefrontVariant, CATALOG, toNdjson, UNIQUE_GTINS } from './support/fixtures.ts';
-import type { StorefrontProductInput } from './support/fixtures.ts';
+import type { StorefrontProductInput } from '@catalog/contract';
+import { buildPriceEvent, buildStorefrontProductInput, buildStorefrontVariant } from '@catalog/contract/testing';
+import { CATALOG, IMPORTED_AT, toNdjson, UNIQUE_GTINS } from './support/fixtures.ts';
 import { createKey, freePorts, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { REPO_ROOT } from './support/spec.ts';
 import { installPackedClient, packClient } from '../../client/test/support/packed-client.ts';
@@ -31,7 +32,8 @@ function storefrontProducts(): StorefrontProductInput[] {
     const id = `sp_walk_${String(i).padStart(5, '0')}`;
     // Every other product is in the other shop: 1,300 of them, still more than 50 pages of 20.
     const other = i % 2 === 1;
-    return buildStorefrontProduct({
+    return buildStorefrontProductInput({
+      ...IMPORTED_AT,
       id,
       product_id: String(9_000_000 + i),
       title: `Walk Sneaker ${i}`,

@@ -14,7 +14,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedClient, packClient } from '../../client/test/support/packed-client.ts';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
-import { buildPriceEvent } from '../../server/test/prices/builders.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
 import { createKey, freePorts, type Ports, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 
 const HEARTBEAT_MS = 200;

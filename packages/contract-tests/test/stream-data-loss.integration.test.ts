@@ -12,7 +12,7 @@ import { silentLogger } from '../../server/src/logger.ts';
 import type { PriceLog } from '../../server/src/prices/price-log.ts';
 import { openRedisPriceLog } from '../../server/src/prices/redis/redis-price-log.ts';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
-import { buildPriceEvent } from '../../server/test/prices/builders.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
 import { createKey, freePorts, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';

@@ -19,7 +19,8 @@ import { sendError, sendJson } from '../src/http/exchange.ts';
 import { HttpRefusal } from '../src/http/errors.ts';
 import { createRateLimiter, NO_RATE_LIMITS } from '../src/http/rate-limit.ts';
 import { createLogger, silentLogger } from '../src/logger.ts';
-import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../test/support/fake-catalog-store.ts';
+import { FakeCatalogStore, FakeKeyStore } from '../test/support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 
 // `express-alone` (Express serving the bytes), `express-async` (the same after an await and a
 // stringify), `express-silent` (createApp, log lines dropped) and `express-unbuffered` (one

@@ -1,7 +1,8 @@
 // Import: an NDJSON file of catalog products totalling about the requested number of variants,
 // timed through `catalog import --kind catalog` into a fresh SQLite database. The file comes from
 // `catalog seed --out` (the seed's own data) when the CLI has it, else from the small
-// deterministic builders below, checked against the contract's CatalogProductPro schema.
+// shared builders (`@catalog/contract/testing`) made deterministic below, checked against the
+// contract's CatalogProductPro schema.
 import { createContractAjv } from '@catalog/contract/ajv';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CatalogProductPro, CatalogVariant } from '@catalog/contract';
 import { openapiDocument } from '@catalog/contract/documents';
+import { buildCatalogProduct, buildCatalogVariant } from '@catalog/contract/testing';
 import { lastLines, progress, runCli } from './lib/processes.ts';
 
 export interface ImportResult {
@@ -35,59 +37,51 @@ function uuid(kind: number, index: number): string {
   return `b3c4${kind.toString(16).padStart(4, '0')}-0000-4000-8000-${hex}`;
 }
 
-export function buildCatalogVariant(product: CatalogProductPro, index: number, sizeIndex: number): CatalogVariant {
+/** The shared builder's variant, deterministic: ids, GTIN, size and price follow `index`. */
+function benchCatalogVariant(product: CatalogProductPro, index: number, sizeIndex: number): CatalogVariant {
   const size = SIZES[sizeIndex % SIZES.length] ?? '10';
-  return {
+  return buildCatalogVariant({
     id: uuid(2, index),
     product_id: product.id,
     sku: product.sku,
     title: product.title,
     description: product.description,
     brand: product.brand,
-    category: product.category,
     color: product.color,
-    gender: 'male',
     gtin: String(190_000_000_000 + index).padStart(14, '0'),
     size,
     link: `https://go.example.com/marketplacea/${product.sku.toLowerCase()}?size=${size}`,
     image: product.image,
     price: 90 + (index % 120),
-    currency: 'USD',
     tags: ['bench', product.brand.toLowerCase().replaceAll(' ', '-')],
     metadata: { category: 'Sneakers', model: MODELS[index % MODELS.length] ?? 'Dunk Low' },
     source: index % 2 === 0 ? 'marketplacea' : 'marketplaceb',
-  };
+  });
 }
 
-export function buildCatalogProduct(index: number, variantsPerProduct: number): CatalogProductPro {
+/** The shared builder's product, deterministic: the `index`-th of ten brands and ten models, prices from its variants. */
+export function benchCatalogProduct(index: number, variantsPerProduct: number): CatalogProductPro {
   const brand = BRANDS[index % BRANDS.length] ?? 'Nike';
   const model = MODELS[(index >> 3) % MODELS.length] ?? 'Dunk Low';
   const sku = `BI${String(index).padStart(7, '0')}-100`;
-  const slug = `${brand}-${model}-${index}`.toLowerCase().replace(/[^a-z0-9]+/g, '-');
-  const product: CatalogProductPro = {
+  const image = `https://cdn.example.com/images/${sku.toLowerCase()}-1.jpg`;
+  const product = buildCatalogProduct({
     id: uuid(1, index),
-    slug,
+    slug: `${brand}-${model}-${index}`.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
     sku,
     title: `${brand} ${model} ${index}`,
     brand,
-    category: 'Sneakers > Low Top',
     color: COLORS[index % COLORS.length] ?? 'White/Black',
-    gender: 'male',
     description: `${brand} ${model}.<br>Generated for the import benchmark.`,
-    image: `https://cdn.example.com/images/${sku.toLowerCase()}-1.jpg`,
-    images: index % 3 === 0 ? null : [`https://cdn.example.com/images/${sku.toLowerCase()}-1.jpg`],
-    currency: 'USD',
-    avg_price: 0,
-    min_price: 0,
-    max_price: 0,
+    image,
+    images: index % 3 === 0 ? null : [image],
     trending: index % 7 === 0,
     release_dates: [{ sku, release_date: '2021-03-10', source: 'marketplacea_2021_03_10' }],
     retail_prices: [{ sku, price: 110, currency: 'USD', source: 'srp' }],
-    links: [],
     variants: [],
     weekly_orders: index % 500,
-  };
-  for (let v = 0; v < variantsPerProduct; v++) product.variants.push(buildCatalogVariant(product, index * variantsPerProduct + v, v));
+  });
+  for (let v = 0; v < variantsPerProduct; v++) product.variants.push(benchCatalogVariant(product, index * variantsPerProduct + v, v));
   const prices = product.variants.map((variant) => variant.price);
   product.min_price = Math.min(...prices);
   product.max_price = Math.max(...prices);
@@ -106,10 +100,10 @@ export function checkAgainstContract(product: CatalogProductPro): void {
 }
 
 async function writeWithBuilders(file: string, products: number, variantsPerProduct: number): Promise<void> {
-  checkAgainstContract(buildCatalogProduct(0, variantsPerProduct));
+  checkAgainstContract(benchCatalogProduct(0, variantsPerProduct));
   const out = createWriteStream(file);
   for (let i = 0; i < products; i++) {
-    if (!out.write(`${JSON.stringify(buildCatalogProduct(i, variantsPerProduct))}\n`)) await once(out, 'drain');
+    if (!out.write(`${JSON.stringify(benchCatalogProduct(i, variantsPerProduct))}\n`)) await once(out, 'drain');
     if (i > 0 && i % 20_000 === 0) progress(`import: generated ${i}/${products} products`);
   }
   out.end();

@@ -11,7 +11,7 @@ import { startService, type RunningService } from '../src/main.ts';
 import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
 import { openKeyStore } from '../src/store/open-store.ts';
 import { openStream } from './http/sse-client.ts';
-import { eventOnTopic, TOPICS } from './prices/builders.ts';
+import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 
 let service: RunningService | undefined;
 let dir: string | undefined;
@@ -38,13 +38,13 @@ describe('/metrics on --metrics-port', () => {
 
     for (let i = 0; i < 2; i++) expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
     expect((await fetch(`${service.apiUrl}/gtin/count`)).status).toBe(401);
-    const stream = await openStream(`${service.streamUrl}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: TOPICS[0] });
+    const stream = await openStream(`${service.streamUrl}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: PRICE_TOPICS[0] });
     expect(stream.status).toBe(200);
     // In memory, each thread counts its own quota: the stream attempt is not among the API's 3.
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(429);
     const log = new SqlitePriceLog(file);
-    await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+    await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[0])]);
     await log.close();
     await stream.frames(3);
 

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, type SseFrame } from './http/sse-client.ts';
 import { runCli } from './cli/run-cli.ts';
-import { eventOnTopic, TOPICS } from './prices/builders.ts';
+import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from './support/postgres-test-database.ts';
 import { startRoundRobinProxy, startTcpProxy } from './support/tcp-proxy.ts';
 
@@ -64,7 +64,7 @@ describe('several instances on PostgreSQL and Redis', () => {
 
   const publish = async (count: number): Promise<void> => {
     const file = join(workDir, `events-${randomBytes(4).toString('hex')}.ndjson`);
-    const lines = Array.from({ length: count }, (_, i) => JSON.stringify(eventOnTopic(TOPICS[i % TOPICS.length])));
+    const lines = Array.from({ length: count }, (_, i) => JSON.stringify(buildPriceEventOnTopic(PRICE_TOPICS[i % PRICE_TOPICS.length])));
     writeFileSync(file, `${lines.join('\n')}\n`);
     const result = await runCli(['prices', 'publish', '--price-log', priceLog, file]);
     expect(result.code, result.stderr).toBe(0);
@@ -73,7 +73,7 @@ describe('several instances on PostgreSQL and Redis', () => {
   const subscribe = (instance: Instance, lastEventId?: number) =>
     openStream(`${instance.streamUrl}/v1/stream`, {
       Authorization: `Bearer ${proKey}`,
-      Topics: TOPICS.join(', '),
+      Topics: PRICE_TOPICS.join(', '),
       ...(lastEventId === undefined ? {} : { 'Last-Event-ID': String(lastEventId) }),
     });
 
@@ -141,7 +141,7 @@ describe('several instances on PostgreSQL and Redis', () => {
     for (let i = 0; i < 4; i++) {
       statuses.push((await fetch(`${proxy.url}/v2/brands`, { headers: { Authorization: key, Connection: 'close' } })).status);
     }
-    const stream = await openStream(`${limited[1]!.streamUrl}/v1/stream`, { Authorization: `Bearer ${key}`, Topics: TOPICS[0]! });
+    const stream = await openStream(`${limited[1]!.streamUrl}/v1/stream`, { Authorization: `Bearer ${key}`, Topics: PRICE_TOPICS[0]! });
     statuses.push(stream.status);
     stream.close();
     const over = await fetch(`${proxy.url}/v2/brands`, { headers: { Authorization: key, Connection: 'close' } });

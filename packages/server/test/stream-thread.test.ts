@@ -11,7 +11,7 @@ import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
 import { openKeyStore } from '../src/store/open-store.ts';
 import { startStreamThread } from '../src/stream-thread.ts';
 import { openStream } from './http/sse-client.ts';
-import { eventOnTopic, TOPICS } from './prices/builders.ts';
+import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -37,15 +37,15 @@ describe('the stream thread', () => {
     const thread = await startStreamThread(configFor(dir, `sqlite:${logFile}`), silentLogger);
     let failed = false;
     void thread.failed.then(() => (failed = true));
-    const stream = await openStream(`${thread.url}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: TOPICS[0] });
+    const stream = await openStream(`${thread.url}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: PRICE_TOPICS[0] });
     cleanups.push(async () => stream.close());
     expect(stream.status).toBe(200);
 
     const log = new SqlitePriceLog(logFile);
     cleanups.push(() => log.close());
-    const [stored] = await log.append([eventOnTopic(TOPICS[0])]);
+    const [stored] = await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0])]);
     const frames = await stream.frames(2);
-    expect(frames[1]).toMatchObject({ id: String(stored?.id), event: TOPICS[0], data: stored?.data });
+    expect(frames[1]).toMatchObject({ id: String(stored?.id), event: PRICE_TOPICS[0], data: stored?.data });
 
     await thread.close();
     expect(await stream.ended()).toBe('end');

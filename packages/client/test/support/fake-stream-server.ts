@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { buildPriceEvent } from '@catalog/contract/testing';
 import type { PriceEvent, PriceStreamItem } from '../../src/index.ts';
 
 export interface StreamConnection {
@@ -26,22 +27,15 @@ export interface FakeStreamServer {
   close(): Promise<void>;
 }
 
-export function buildPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent {
-  return {
-    source: 'marketplacea',
-    product_id: '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f',
-    variant_id: '9b2d4c1e-8a7f-4e3d-b5c6-1f2e3d4c5b6a',
-    size: '10.5',
-    price: 189.99,
-    currency: 'USD',
-    market: 'US',
-    sku: 'DD1391-100',
-    timestamp: '2026-11-23T14:03:07.123456789Z',
-    ...overrides,
-  };
+/**
+ * The shared builder's price event on one fixed variant, so an event a test sends and the one it
+ * expects, built alike, compare equal.
+ */
+export function fixedPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent {
+  return buildPriceEvent({ variant_id: '9b2d4c1e-8a7f-4e3d-b5c6-1f2e3d4c5b6a', ...overrides });
 }
 
-export function priceFrame(id: number, topic = 'price:marketplacea:us', event: PriceEvent = buildPriceEvent({ price: id })): string {
+export function priceFrame(id: number, topic = 'price:marketplacea:us', event: PriceEvent = fixedPriceEvent({ price: id })): string {
   return `id: ${id}\nevent: ${topic}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 

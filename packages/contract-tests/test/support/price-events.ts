@@ -1,19 +1,20 @@
 // The price events the stream tests publish. The golden transcripts in specs/streams/ were written
 // from these lists once and are compared byte for byte; change one and the other must change too.
 import type { PriceEvent } from '@catalog/contract';
-import { buildPriceEvent } from './fixtures.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
+import { DUNK_VARIANT_ID } from './fixtures.ts';
 
 /** Topics the basic session subscribes to; events on other topics must not reach it. */
 export const BASIC_TOPICS = 'price:marketplacea:us, price:marketplacea:uk';
 
 /** Published in this order on a fresh price log, so they get ids 1 to 6. */
 export const BASIC_EVENTS: PriceEvent[] = [
-  buildPriceEvent(),
-  buildPriceEvent({ market: 'UK', currency: 'GBP', price: 165, size: '9.5', timestamp: '2026-11-23T14:03:08.000000001Z' }),
-  buildPriceEvent({ source: 'marketplaceb', market: 'NL', currency: 'EUR', price: 172.25, timestamp: '2026-11-23T14:03:09.500000000Z' }),
-  buildPriceEvent({ source: 'marketplaceb', market: 'US', price: 181, timestamp: '2026-11-23T14:03:10.000000000Z' }),
-  buildPriceEvent({ price: 179.5, timestamp: '2026-11-23T14:04:00.999999999Z' }),
-  buildPriceEvent({ market: 'UK', currency: 'GBP', price: 0, size: '9.5', sku: 'DD1391-100', timestamp: '2026-11-23T14:05:00.000000000Z' }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID, market: 'UK', currency: 'GBP', price: 165, size: '9.5', timestamp: '2026-11-23T14:03:08.000000001Z' }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID, source: 'marketplaceb', market: 'NL', currency: 'EUR', price: 172.25, timestamp: '2026-11-23T14:03:09.500000000Z' }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID, source: 'marketplaceb', market: 'US', price: 181, timestamp: '2026-11-23T14:03:10.000000000Z' }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID, price: 179.5, timestamp: '2026-11-23T14:04:00.999999999Z' }),
+  buildPriceEvent({ variant_id: DUNK_VARIANT_ID, market: 'UK', currency: 'GBP', price: 0, size: '9.5', sku: 'DD1391-100', timestamp: '2026-11-23T14:05:00.000000000Z' }),
 ];
 
 /** Ids the basic session receives: its topics only, in id order. */

@@ -1,6 +1,7 @@
 // Price events whose `timestamp` carries the publish instant (wall clock, nanosecond field), so a
 // subscriber in another process computes publish-to-receive latency from the payload alone.
 import type { PriceEvent } from '@catalog/contract';
+import { buildPriceEvent } from '@catalog/contract/testing';
 
 export const BENCH_TOPIC = 'price:marketplacea:us';
 
@@ -25,15 +26,12 @@ export function decodeTimestamp(text: string): number {
 
 export function benchPriceEvent(sequence: number, publishedAtMs: number): PriceEvent {
   const n = String(sequence).padStart(12, '0');
-  return {
-    source: 'marketplacea',
+  return buildPriceEvent({
     product_id: `00000000-0000-4000-8000-${n}`,
     variant_id: `00000000-0000-4000-9000-${n}`,
     size: String(7 + (sequence % 14) / 2),
     price: 100 + (sequence % 10_000) / 100,
-    currency: 'USD',
-    market: 'US',
     sku: `BN${String(sequence % 100_000).padStart(5, '0')}-100`,
     timestamp: encodeTimestamp(publishedAtMs),
-  };
+  });
 }

@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CatalogService } from '../../src/catalog/catalog-service.ts';
 import { InvalidFilter, InvalidRequest, PageOutOfRange, ProductNotFound } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
-import { FakeCatalogStore, buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/fake-catalog-store.ts';
+import { FakeCatalogStore } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '@catalog/contract/testing';
 
 const parseFilter = vi.hoisted(() => vi.fn<(text: string) => FilterExpr>());
 vi.mock('../../src/catalog/filter/parse-filter.ts', () => ({ parseFilter }));

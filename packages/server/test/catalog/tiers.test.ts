@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { productForPlan, toFreeProduct } from '../../src/catalog/tiers.ts';
-import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { schemaFor } from '../support/spec-validator.ts';
 
 describe('toFreeProduct', () => {

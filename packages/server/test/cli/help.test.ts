@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/command-line.ts';
 import { renderConfigReference, END_MARKER, START_MARKER } from '../../src/cli/config-reference.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
-import { buildPriceEvent } from '../prices/builders.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
 import { runCli } from './run-cli.ts';
 
 const ROOT = join(import.meta.dirname, '../../../..');

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gtinCheckDigit } from '../../src/catalog/gtin.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct, buildStorefrontVariant } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput, buildStorefrontVariant } from '@catalog/contract/testing';
 import { readProduct, readStorefrontPage } from '../support/read-product.ts';
 import { runCli } from './run-cli.ts';
 
@@ -35,7 +35,7 @@ describe('catalog import', () => {
         buildCatalogVariant({ gtin: gtinOfLength(length, 4242 + i), link: `https://go.example.com/marketplacea/stüssy?size=${i}`, image: 'https://cdn.example.com/ärmel.jpg' }),
       ),
     });
-    const storefrontProduct = buildStorefrontProduct({
+    const storefrontProduct = buildStorefrontProductInput({
       title: 'Ünderground Réédition 東京 🦄',
       shop_name: 'Sneakerbox Zürich',
       link: 'https://sneakerbox.example.ch/produkte/stüssy-arc’teryx',
@@ -68,7 +68,7 @@ describe('catalog import', () => {
     ['a link with a control character', { link: 'https://sneakerbox.example.ch/\u0007' }],
   ])('refuses %s as FILE:LINE: problem', async (_name, override) => {
     const file = join(dir, 'storefront.ndjson');
-    writeFileSync(file, `${JSON.stringify(buildStorefrontProduct())}\n${JSON.stringify(buildStorefrontProduct(override))}\n`);
+    writeFileSync(file, `${JSON.stringify(buildStorefrontProductInput())}\n${JSON.stringify(buildStorefrontProductInput(override))}\n`);
     const result = await runCli(['import', '--db', db, '--kind', 'storefront', file]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${file}:2: /link must match format "iri"`);

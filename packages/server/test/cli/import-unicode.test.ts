@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isIri } from '@catalog/contract/ajv';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { readProduct, readStorefrontPage } from '../support/read-product.ts';
 import { runCli } from './run-cli.ts';
 
@@ -29,7 +29,7 @@ describe('catalog import of real-world values', () => {
         buildCatalogVariant({ gtin, link: 'https://go.example.com/marketplacea/arc’teryx-beta?größe=42', image: 'https://例え.jp/画像.jpg' }),
       ),
     });
-    const storefrontProduct = buildStorefrontProduct({
+    const storefrontProduct = buildStorefrontProductInput({
       title: '東京スニーカー限定 — Ünder Boot',
       link: 'https://ünderground.example/products/ünder-boot',
       images: ['https://cdn.example.com/Stüssy/8-ball.jpg'],
@@ -58,7 +58,7 @@ describe('catalog import of real-world values', () => {
   });
 
   it('refuses what is not an IRI at all, with its line', async () => {
-    const product = buildStorefrontProduct({ link: 'not a url' });
+    const product = buildStorefrontProductInput({ link: 'not a url' });
     const file = join(dir, 'storefront.ndjson');
     writeFileSync(file, `${JSON.stringify(product)}\n`);
     const result = await runCli(['import', '--db', db, '--kind', 'storefront', file]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
-import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { runCli } from './run-cli.ts';
 import { readProduct, readStorefrontPage } from '../support/read-product.ts';
 
@@ -45,7 +45,7 @@ describe('catalog import', () => {
 
   it('upserts by id when the same file is imported again, and exits 0 when every line is valid', async () => {
     const file = join(dir, 'storefront.ndjson');
-    const products = [buildStorefrontProduct(), buildStorefrontProduct()];
+    const products = [buildStorefrontProductInput(), buildStorefrontProductInput()];
     writeFileSync(file, products.map((product) => JSON.stringify(product)).join('\n'));
     const first = await runCli(['import', '--db', db, '--kind', 'storefront', file]);
     expect(first).toMatchObject({ code: 0, stderr: '' });

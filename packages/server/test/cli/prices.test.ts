@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openPriceLog } from '../../src/prices/open-price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
-import { buildPriceEvent } from '../prices/builders.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
 
 const SERVER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

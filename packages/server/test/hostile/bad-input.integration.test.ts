@@ -10,7 +10,7 @@ import { createApp } from '../../src/app.ts';
 import { controlCharacterIn } from '../../src/http/query-string.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openCatalogStores, type CatalogStores } from '../../src/store/open-store.ts';
-import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 
@@ -44,7 +44,7 @@ describe.each(['sqlite', 'postgres'] as const)('hostile input on %s', (engine) =
       stores = await openCatalogStores(database.url(), logger);
     }
     await stores.catalog.upsertCatalogProducts([buildCatalogProduct()]);
-    await stores.catalog.upsertStorefrontProducts([buildStorefrontProduct()]);
+    await stores.catalog.upsertStorefrontProducts([buildStorefrontProductInput()]);
     proKey = await stores.keys.createKey('pro', 'hostile');
     server = http.createServer(createApp({ catalog: stores.catalog, keys: stores.keys, logger }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IMPORT_LIMITS, nestingDepth } from '../../src/cli/ndjson-lines.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
-import { buildCatalogProduct, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { readProduct } from '../support/read-product.ts';
 import { runCli } from '../cli/run-cli.ts';
 
@@ -68,7 +68,7 @@ describe('catalog import of a hostile file', () => {
 
   it('accepts a byte order mark on line 1 of a storefront file and exits 0', async () => {
     const file = join(dir, 'storefront.ndjson');
-    const products = [buildStorefrontProduct({ title: 'Stüssy 8 Ball Tee 🎱' }), buildStorefrontProduct()];
+    const products = [buildStorefrontProductInput({ title: 'Stüssy 8 Ball Tee 🎱' }), buildStorefrontProductInput()];
     writeFileSync(file, `\uFEFF${products.map((product) => JSON.stringify(product)).join('\n')}\n`);
     const result = await runCli(['import', '--db', db, '--kind', 'storefront', file]);
     expect(result.stderr).toBe('');

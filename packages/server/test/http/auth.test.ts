@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { operations, type ApiOperationId } from '@catalog/contract';
 import { operationsOf } from '../../src/http/operation-router.ts';
-import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, startApp, type RunningApp } from './harness.ts';
 

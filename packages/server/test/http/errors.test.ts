@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
-import { FakeCatalogStore, FakeKeyStore, buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectErrorBody, expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, rawRequest, startApp, type RunningApp } from './harness.ts';
 

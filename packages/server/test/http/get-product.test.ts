@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, startApp, type RunningApp } from './harness.ts';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidFilter } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
-import { buildStorefrontProduct } from '../support/fake-catalog-store.ts';
+import { buildStorefrontProduct } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, startApp, type RunningApp } from './harness.ts';
 

@@ -1,6 +1,6 @@
 // One router serves every form of an operation path: exact, case variants, a trailing slash, percent-encoding.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalogProduct } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectErrorBody, expectMatchesSpec } from '../support/spec-validator.ts';
 import { startApp, type RunningApp } from './harness.ts';
 

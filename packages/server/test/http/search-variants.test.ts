@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildCatalogProduct, buildCatalogVariant } from '../support/fake-catalog-store.ts';
+import { buildCatalogProduct, buildCatalogVariant } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { startApp, type RunningApp } from './harness.ts';
 

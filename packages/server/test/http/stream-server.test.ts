@@ -16,7 +16,7 @@ import { createLogger, silentLogger, type Logger } from '../../src/logger.ts';
 import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
-import { buildPriceEvent } from '../prices/builders.ts';
+import { buildPriceEvent } from '@catalog/contract/testing';
 import { openStream, type SseFrame, type SseStream } from './sse-client.ts';
 
 const PRO = 'ck_pro_test_key';

@@ -9,7 +9,7 @@ import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src
 import { PriceHub } from '../../src/stream/hub.ts';
 import type { StreamItem } from '../../src/stream/subscription.ts';
 import { itemsOf } from '../stream/stream-items.ts';
-import { buildPriceEvent, TOPICS, eventOnTopic } from './builders.ts';
+import { buildPriceEvent, PRICE_TOPICS, buildPriceEventOnTopic } from '@catalog/contract/testing';
 
 export interface PriceLogFixture {
   log: PriceLog;
@@ -45,8 +45,8 @@ export function describePriceLogConformance(name: string, factory: () => Promise
     });
 
     it('assigns strictly increasing ids across all topics', async () => {
-      const first = await fixture.log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[1])]);
-      const second = await fixture.log.append([eventOnTopic(TOPICS[2])]);
+      const first = await fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[1])]);
+      const second = await fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[2])]);
       const ids = [...first, ...second].map((event) => event.id);
       expect(ids.every((id, index) => Number.isInteger(id) && id >= 1 && (index === 0 || id > (ids[index - 1] ?? 0)))).toBe(true);
     });
@@ -67,13 +67,13 @@ export function describePriceLogConformance(name: string, factory: () => Promise
     });
 
     it('refuses a batch holding an event without source or market and stores none of it', async () => {
-      await expect(fixture.log.append([JSON.stringify(eventOnTopic(TOPICS[0])), '{"price":1}'])).rejects.toThrow(/source/);
+      await expect(fixture.log.append([JSON.stringify(buildPriceEventOnTopic(PRICE_TOPICS[0])), '{"price":1}'])).rejects.toThrow(/source/);
       await expect(fixture.log.append(['not json'])).rejects.toThrow(/JSON/);
       expect(await fixture.log.bounds()).toBeNull();
     });
 
     it('reads events after an id in ascending order, at most limit', async () => {
-      const stored = await fixture.log.append(Array.from({ length: 10 }, (_, i) => eventOnTopic(TOPICS[i % TOPICS.length])));
+      const stored = await fixture.log.append(Array.from({ length: 10 }, (_, i) => buildPriceEventOnTopic(PRICE_TOPICS[i % PRICE_TOPICS.length])));
       const page = await fixture.log.readAfter(stored[3]?.id ?? 0, 4);
       expect(page.map((event) => event.id)).toEqual(stored.slice(4, 8).map((event) => event.id));
       expect(await fixture.log.readAfter(stored[9]?.id ?? 0, 10)).toEqual([]);
@@ -83,7 +83,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
     it(`replays only the newest ${RETAINED_EVENTS} events even when more are stored`, async () => {
       const stored: StoredPriceEvent[] = [];
       for (let batch = 0; batch < 6; batch += 1) {
-        stored.push(...(await fixture.log.append(Array.from({ length: 1000 }, (_, i) => eventOnTopic(TOPICS[i % TOPICS.length])))));
+        stored.push(...(await fixture.log.append(Array.from({ length: 1000 }, (_, i) => buildPriceEventOnTopic(PRICE_TOPICS[i % PRICE_TOPICS.length])))));
       }
       const retained = stored.slice(-RETAINED_EVENTS);
       expect(await fixture.log.bounds()).toEqual({ oldestId: retained[0]?.id, newestId: retained.at(-1)?.id });
@@ -95,7 +95,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
     });
 
     it('follows appends made after the start id, in order, until aborted', async () => {
-      const [before] = await fixture.log.append([eventOnTopic(TOPICS[0])]);
+      const [before] = await fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[0])]);
       const controller = new AbortController();
       const seen: number[] = [];
       const following = (async () => {
@@ -104,7 +104,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
           if (seen.length === 3) controller.abort();
         }
       })();
-      const appended = [...(await fixture.log.append([eventOnTopic(TOPICS[1]), eventOnTopic(TOPICS[2])])), ...(await fixture.log.append([eventOnTopic(TOPICS[3])]))];
+      const appended = [...(await fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[1]), buildPriceEventOnTopic(PRICE_TOPICS[2])])), ...(await fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[3])]))];
       await following;
       expect(seen).toEqual(appended.map((event) => event.id));
     });
@@ -120,16 +120,16 @@ export function describePriceLogConformance(name: string, factory: () => Promise
         }
         return null;
       })();
-      const [appended] = await other.append([eventOnTopic(TOPICS[2])]);
+      const [appended] = await other.append([buildPriceEventOnTopic(PRICE_TOPICS[2])]);
       expect(await following).toEqual(appended);
     });
 
     it('never reuses an id after close and reopen, even when every row was pruned', async () => {
       if (fixture.reopen === undefined) return;
-      const before = await fixture.log.append(Array.from({ length: RETAINED_EVENTS + 1200 }, () => eventOnTopic(TOPICS[0])));
+      const before = await fixture.log.append(Array.from({ length: RETAINED_EVENTS + 1200 }, () => buildPriceEventOnTopic(PRICE_TOPICS[0])));
       await fixture.log.close();
       const restarted = await reopen();
-      const [after] = await restarted.append([eventOnTopic(TOPICS[1])]);
+      const [after] = await restarted.append([buildPriceEventOnTopic(PRICE_TOPICS[1])]);
       expect(after?.id).toBeGreaterThan(before.at(-1)?.id ?? Infinity);
       expect((await restarted.readAfter(0, 1)).at(0)?.id).toBe(before.at(-RETAINED_EVENTS + 1)?.id);
     });
@@ -138,7 +138,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       await expect(fixture.log.ping()).resolves.toBeUndefined();
       await fixture.log.close();
       await expect(fixture.log.ping()).rejects.toBeInstanceOf(ServiceUnavailable);
-      await expect(fixture.log.append([eventOnTopic(TOPICS[0])])).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(fixture.log.append([buildPriceEventOnTopic(PRICE_TOPICS[0])])).rejects.toBeInstanceOf(ServiceUnavailable);
     });
 
     it(`reads back what the model holds for random batches, reads and restarts (${LOG_RUNS} runs)`, async () => {
@@ -146,7 +146,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       let log = fixture.log;
       const model: StoredPriceEvent[] = [];
       const step = fc.record({
-        batch: fc.array(fc.integer({ min: 0, max: TOPICS.length - 1 }), { maxLength: 8 }),
+        batch: fc.array(fc.integer({ min: 0, max: PRICE_TOPICS.length - 1 }), { maxLength: 8 }),
         readBack: fc.nat({ max: 40 }),
         limit: fc.integer({ min: 1, max: 30 }),
         restart: fc.nat({ max: 9 }).map((n) => n === 0 && fixture.reopen !== undefined),
@@ -158,7 +158,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
             log = await reopen();
           }
           const newestBefore = model.at(-1)?.id ?? 0;
-          const stored = await log.append(batch.map((topic) => eventOnTopic(TOPICS[topic])));
+          const stored = await log.append(batch.map((topic) => buildPriceEventOnTopic(PRICE_TOPICS[topic])));
           expect(stored.every((event, i) => event.id > (i === 0 ? newestBefore : (stored[i - 1]?.id ?? 0)))).toBe(true);
           model.push(...stored);
           const retained = model.slice(-RETAINED_EVENTS);
@@ -176,12 +176,12 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       const hub = new PriceHub(log, silentLogger, { replayPageSize: 64 });
       const model: StoredPriceEvent[] = [];
       const publish = async (topics: readonly number[]): Promise<void> => {
-        if (topics.length > 0) model.push(...(await log.append(topics.map((topic) => eventOnTopic(TOPICS[topic])))));
+        if (topics.length > 0) model.push(...(await log.append(topics.map((topic) => buildPriceEventOnTopic(PRICE_TOPICS[topic])))));
       };
-      const topicIndex = fc.integer({ min: 0, max: TOPICS.length - 1 });
+      const topicIndex = fc.integer({ min: 0, max: PRICE_TOPICS.length - 1 });
       const scenario = fc.record({
         before: fc.array(topicIndex, { maxLength: 12 }),
-        subscribed: fc.uniqueArray(topicIndex, { minLength: 1, maxLength: TOPICS.length }),
+        subscribed: fc.uniqueArray(topicIndex, { minLength: 1, maxLength: PRICE_TOPICS.length }),
         resume: fc.oneof(
           { weight: 2, arbitrary: fc.constant<'live'>('live') },
           { weight: 1, arbitrary: fc.constant<'start'>('start') },
@@ -194,7 +194,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
         await fc.assert(
           fc.asyncProperty(scenario, async ({ before, subscribed, resume, during, disconnectAfter }) => {
             await publish(before);
-            const topics = new Set(subscribed.map((i) => TOPICS[i] as string));
+            const topics = new Set(subscribed.map((i) => PRICE_TOPICS[i] as string));
             const newest = model.at(-1)?.id ?? 0;
             const requested = resume === 'live' ? null : resume === 'start' ? 0 : Math.max(0, newest - resume);
             const retained = model.slice(-RETAINED_EVENTS);
@@ -253,7 +253,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
             }
             // Nothing extra was queued: the next item is the next event published.
             const sentinel = [...topics][0] as string;
-            await publish([TOPICS.indexOf(sentinel as (typeof TOPICS)[number])]);
+            await publish([PRICE_TOPICS.indexOf(sentinel as (typeof PRICE_TOPICS)[number])]);
             await take();
             await iterator.return?.();
 

@@ -6,7 +6,7 @@ import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import type { CatalogProductPro, StorefrontProduct, StorefrontProductInput } from '../../src/catalog/model.ts';
 import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { readProduct, readStorefrontPage, readVariantPage } from '../support/read-product.ts';
 
 export interface OpenedStores {
@@ -249,7 +249,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
 
     describe('listStorefrontProducts', () => {
       it('returns imported fields unchanged and assigns cursor and timestamps', async () => {
-        const input = buildStorefrontProduct();
+        const input = buildStorefrontProductInput();
         const before = Date.now();
         expect(await catalog.upsertStorefrontProducts([input])).toEqual({ inserted: 1, updated: 0 });
         const [stored] = (await readStorefrontPage(catalog, query())).items;
@@ -269,7 +269,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('keeps created_at and updated_at when the import carries them', async () => {
-        const input = buildStorefrontProduct({ created_at: '2026-01-05T12:00:00.000Z', updated_at: '2026-11-20T09:14:02.512Z' });
+        const input = buildStorefrontProductInput({ created_at: '2026-01-05T12:00:00.000Z', updated_at: '2026-11-20T09:14:02.512Z' });
         await catalog.upsertStorefrontProducts([input]);
         const [product] = (await readStorefrontPage(catalog, query())).items;
         const { cursor: _cursor, ...rest } = product!;
@@ -277,11 +277,11 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('keeps the cursor and created_at of a product imported again, and updates its fields', async () => {
-        const first = buildStorefrontProduct();
-        await catalog.upsertStorefrontProducts([first, buildStorefrontProduct()]);
+        const first = buildStorefrontProductInput();
+        await catalog.upsertStorefrontProducts([first, buildStorefrontProductInput()]);
         const [original] = (await readStorefrontPage(catalog, query())).items;
         const again = { ...first, title: 'Renamed Dunk', price_min: 99 };
-        expect(await catalog.upsertStorefrontProducts([again, buildStorefrontProduct()])).toEqual({ inserted: 1, updated: 1 });
+        expect(await catalog.upsertStorefrontProducts([again, buildStorefrontProductInput()])).toEqual({ inserted: 1, updated: 1 });
         const page = await readStorefrontPage(catalog, query());
         expect(page.total).toBe(3);
         const reread = page.items.find((product) => product.id === first.id)!;
@@ -294,7 +294,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('assigns strictly increasing cursors in import order', async () => {
-        const inputs = Array.from({ length: 5 }, () => buildStorefrontProduct());
+        const inputs = Array.from({ length: 5 }, () => buildStorefrontProductInput());
         await catalog.upsertStorefrontProducts(inputs.slice(0, 2));
         await catalog.upsertStorefrontProducts(inputs.slice(2));
         const page = await readStorefrontPage(catalog, query());
@@ -304,8 +304,8 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('filters by shop name case-insensitively and exactly', async () => {
-        const hub = buildStorefrontProduct({ shop_name: 'Sneaker Hub' });
-        const other = buildStorefrontProduct({ shop_name: 'Sneaker Hub Outlet' });
+        const hub = buildStorefrontProductInput({ shop_name: 'Sneaker Hub' });
+        const other = buildStorefrontProductInput({ shop_name: 'Sneaker Hub Outlet' });
         await catalog.upsertStorefrontProducts([hub, other]);
         expect(await ids(catalog, { shopName: 'sneaker hub' })).toStrictEqual([hub.id]);
         expect(await ids(catalog, { filter: parseFilter('shop_name = "SNEAKER HUB"') })).toStrictEqual([hub.id]);
@@ -313,9 +313,9 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('applies boolean, number, string, tag, timestamp and logical filters', async () => {
-        const a = buildStorefrontProduct({ brand: 'Nike', available: true, price_min: 90, tags: ['COLOR_Black', 'STYLE_Low'], product_published_at: '2025-01-01T00:00:00Z' });
-        const b = buildStorefrontProduct({ brand: 'Adidas', available: false, price_min: 150, tags: ['COLOR_White'], product_published_at: '2025-06-01T00:00:00Z' });
-        const c = buildStorefrontProduct({ brand: 'Jordan', available: true, price_min: 210, tags: ['color_white', '195866123458'], product_published_at: '2026-01-01T00:00:00Z' });
+        const a = buildStorefrontProductInput({ brand: 'Nike', available: true, price_min: 90, tags: ['COLOR_Black', 'STYLE_Low'], product_published_at: '2025-01-01T00:00:00Z' });
+        const b = buildStorefrontProductInput({ brand: 'Adidas', available: false, price_min: 150, tags: ['COLOR_White'], product_published_at: '2025-06-01T00:00:00Z' });
+        const c = buildStorefrontProductInput({ brand: 'Jordan', available: true, price_min: 210, tags: ['color_white', '195866123458'], product_published_at: '2026-01-01T00:00:00Z' });
         await catalog.upsertStorefrontProducts([a, b, c]);
         const cases: [string, string[]][] = [
           ['available = true', [a.id, c.id]],
@@ -345,8 +345,8 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('finds products whose title, brand, product type or tags contain every word', async () => {
-        const dunk = buildStorefrontProduct({ title: 'Dunk Low Panda', brand: 'Nike', product_type: 'Sneakers', tags: ['COLOR_Black'] });
-        const boot = buildStorefrontProduct({ title: 'Trail Boot', brand: 'Salomon', product_type: 'Boots', tags: ['SEASON_FW26'] });
+        const dunk = buildStorefrontProductInput({ title: 'Dunk Low Panda', brand: 'Nike', product_type: 'Sneakers', tags: ['COLOR_Black'] });
+        const boot = buildStorefrontProductInput({ title: 'Trail Boot', brand: 'Salomon', product_type: 'Boots', tags: ['SEASON_FW26'] });
         await catalog.upsertStorefrontProducts([dunk, boot]);
         expect(await ids(catalog, { text: 'nike panda' })).toStrictEqual([dunk.id]);
         expect(await ids(catalog, { text: 'BOOTS salomon' })).toStrictEqual([boot.id]);
@@ -355,9 +355,9 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('sorts by cursor, updated_at and published_at, ties by cursor', async () => {
-        const p1 = buildStorefrontProduct({ updated_at: '2026-03-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
-        const p2 = buildStorefrontProduct({ updated_at: '2026-01-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
-        const p3 = buildStorefrontProduct({ updated_at: '2026-02-01T00:00:00.000Z', product_published_at: '2025-01-01T00:00:00Z' });
+        const p1 = buildStorefrontProductInput({ updated_at: '2026-03-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
+        const p2 = buildStorefrontProductInput({ updated_at: '2026-01-01T00:00:00.000Z', product_published_at: '2025-02-01T00:00:00Z' });
+        const p3 = buildStorefrontProductInput({ updated_at: '2026-02-01T00:00:00.000Z', product_published_at: '2025-01-01T00:00:00Z' });
         await catalog.upsertStorefrontProducts([p1, p2, p3]);
         expect(await ids(catalog, { sort: 'cursor:asc' })).toStrictEqual([p1.id, p2.id, p3.id]);
         expect(await ids(catalog, { sort: 'cursor:desc' })).toStrictEqual([p3.id, p2.id, p1.id]);
@@ -369,7 +369,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
       });
 
       it('counts exact totals for cursor ranges of every operator', async () => {
-        const inputs = Array.from({ length: 30 }, () => buildStorefrontProduct());
+        const inputs = Array.from({ length: 30 }, () => buildStorefrontProductInput());
         await catalog.upsertStorefrontProducts(inputs);
         const all = (await readStorefrontPage(catalog, query())).items.map((product) => BigInt(product.cursor));
         const pivot = all[9]!;
@@ -391,7 +391,7 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
 
       it('reaches every one of more than 2,500 products exactly once through 50 pages and cursor filters', async () => {
         const inputs: StorefrontProductInput[] = Array.from({ length: 2_600 }, (_, i) =>
-          buildStorefrontProduct({ shop_name: i % 2 === 0 ? 'Sneaker Hub' : 'Kicks Depot' }),
+          buildStorefrontProductInput({ shop_name: i % 2 === 0 ? 'Sneaker Hub' : 'Kicks Depot' }),
         );
         for (let i = 0; i < inputs.length; i += 500) await catalog.upsertStorefrontProducts(inputs.slice(i, i + 500));
         const limit = 20;

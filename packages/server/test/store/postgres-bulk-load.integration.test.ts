@@ -8,7 +8,7 @@ import { VARIANT_SEARCH_INDEXES } from '../../src/store/postgres/migrations.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
 import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
 import { runCli } from '../cli/run-cli.ts';
-import { buildCatalogProduct } from '../support/builders.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 
 let database: TestDatabase;

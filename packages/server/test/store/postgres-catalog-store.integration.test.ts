@@ -11,7 +11,7 @@ import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
 import { parseExactInt8 } from '../../src/store/postgres/pg-pool.ts';
 import type { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
@@ -45,7 +45,7 @@ beforeAll(async () => {
   await stores.catalog.upsertCatalogProducts(
     Array.from({ length: 40 }, (_, i) => buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: `0019586${String(i).padStart(7, '0')}` })] })),
   );
-  await stores.catalog.upsertStorefrontProducts(Array.from({ length: 30 }, () => buildStorefrontProduct()));
+  await stores.catalog.upsertStorefrontProducts(Array.from({ length: 30 }, () => buildStorefrontProductInput()));
 });
 
 afterAll(async () => {
@@ -165,7 +165,7 @@ describe('two instances on one PostgreSQL database', () => {
       const before = { gtins: await stores.catalog.countGtins(), brands: await stores.catalog.topBrands(50), listed: (await stores.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 1 })).total };
       const product = buildCatalogProduct({ brand: 'Instance Two Brand', variants: [buildCatalogVariant(), buildCatalogVariant()] });
       await other.catalog.upsertCatalogProducts([product]);
-      await other.catalog.upsertStorefrontProducts([buildStorefrontProduct()]);
+      await other.catalog.upsertStorefrontProducts([buildStorefrontProductInput()]);
       // Answers within the poll period may still be the earlier ones; a second later they are not.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await stores.catalog.countGtins()).toBe(before.gtins + 2);

@@ -6,7 +6,7 @@ import type { CatalogProductPro } from '../../src/catalog/model.ts';
 import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
 import type { CatalogEngine } from '../../src/store/catalog-store.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
-import { buildCatalogProduct } from '../support/builders.ts';
+import { buildCatalogProduct } from '@catalog/contract/testing';
 
 /** An engine holding one product, counting its reads, with a token another process could move. */
 function engineWith(product: CatalogProductPro) {

@@ -10,7 +10,7 @@ import { LATEST_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/mig
 import { DATA_VERSION_RECHECK_MS } from '../../src/store/sqlite/sqlite-database.ts';
 import { VARIANT_TEXT, VARIANTS_WITH_PRODUCTS } from '../../src/store/sqlite/sqlite-gtin-index.ts';
 import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '../support/builders.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
 import { readVariantPage } from '../support/read-product.ts';
 
@@ -66,7 +66,7 @@ describe('SqliteCatalogStore', () => {
     try {
       const product = buildCatalogProduct({ sku: 'CACHE-1' });
       await importer.catalog.upsertCatalogProducts([product]);
-      await importer.catalog.upsertStorefrontProducts([buildStorefrontProduct({ shop_name: 'cached-shop' })]);
+      await importer.catalog.upsertStorefrontProducts([buildStorefrontProductInput({ shop_name: 'cached-shop' })]);
       const variants = { sku: 'CACHE-1', offset: 0, limit: 10 };
       const listing = { shopName: 'cached-shop', sort: 'cursor:asc', offset: 0, limit: 10 } as const;
       // Kept from its second read on: a one-off query does not take a place in memory.
@@ -77,7 +77,7 @@ describe('SqliteCatalogStore', () => {
       expect((await server.catalog.listStorefrontDocuments(listing)).total).toBe(1);
 
       await importer.catalog.upsertCatalogProducts([{ ...product, variants: product.variants.slice(1) }]);
-      await importer.catalog.upsertStorefrontProducts([buildStorefrontProduct({ shop_name: 'cached-shop' })]);
+      await importer.catalog.upsertStorefrontProducts([buildStorefrontProductInput({ shop_name: 'cached-shop' })]);
       await new Promise((resolve) => setTimeout(resolve, DATA_VERSION_RECHECK_MS + 1));
       expect((await server.catalog.searchVariantDocuments(variants)).total).toBe(product.variants.length - 1);
       expect((await server.catalog.listStorefrontDocuments(listing)).total).toBe(2);

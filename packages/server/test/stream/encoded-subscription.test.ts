@@ -9,7 +9,8 @@ import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
 import { encodeEvent } from '../../src/stream/frames.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow } from '../../src/stream/subscription.ts';
-import { eventOnTopic, logWhoseFollowFails } from '../prices/builders.ts';
+import { buildPriceEventOnTopic } from '@catalog/contract/testing';
+import { logWhoseFollowFails } from '../prices/failing-log.ts';
 
 const US = 'price:marketplacea:us';
 const OPTIONS = { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger };
@@ -35,7 +36,7 @@ describe('encodeSubscription', () => {
     const body = encodeSubscription(subscription, new BatchEncoder(), OPTIONS);
     const frames = body[Symbol.asyncIterator]();
     expect((await frames.next()).value).toBe('retry: 2000\n\n');
-    const stored = await log.append([eventOnTopic(US), eventOnTopic(US)]);
+    const stored = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(US)]);
     const first = await frames.next();
     expect(first.value?.toString()).toBe(stored.map((event) => encodeEvent({ id: event.id, event: event.topic, data: event.data })).join(''));
     expect(body.pendingBytes).toBe(0);

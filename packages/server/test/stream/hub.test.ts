@@ -8,7 +8,8 @@ import { RETAINED_EVENTS, type StoredPriceEvent } from '../../src/prices/price-l
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
-import { eventOnTopic, logWhoseFollowFails } from '../prices/builders.ts';
+import { buildPriceEventOnTopic } from '@catalog/contract/testing';
+import { logWhoseFollowFails } from '../prices/failing-log.ts';
 import { itemsOf } from './stream-items.ts';
 
 const US = 'price:marketplacea:us';
@@ -44,7 +45,7 @@ describe('PriceHub', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const publish = (...topics: string[]): Promise<StoredPriceEvent[]> => log.append(topics.map(eventOnTopic));
+  const publish = (...topics: string[]): Promise<StoredPriceEvent[]> => log.append(topics.map(buildPriceEventOnTopic));
 
   it('offers each event only to the subscriptions of its topic', async () => {
     const us = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
@@ -78,7 +79,7 @@ describe('PriceHub', () => {
     const iterator = itemsOf(subscription);
     // The first page (three events) is read; the rest of the replay is pruned before it is read.
     const first = await take(iterator, 1);
-    await log.append(Array.from({ length: RETAINED_EVENTS + 2 }, () => eventOnTopic(NL)));
+    await log.append(Array.from({ length: RETAINED_EVENTS + 2 }, () => buildPriceEventOnTopic(NL)));
     const [after] = await publish(US);
     const oldestRetained = (after?.id ?? 0) - RETAINED_EVENTS + 1;
     const rest = await take(iterator, 4);
@@ -155,12 +156,12 @@ describe('Subscription batches', () => {
   const batchIds = (batch: readonly StreamItem[]): number[] => ids([...batch]);
 
   it('yields the replay a page at a time, then every live event queued since the last pull, with no gap and no duplicate', async () => {
-    const before = await log.append([eventOnTopic(US), eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
+    const before = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US)]);
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: 0 });
     const batches = subscription[Symbol.asyncIterator]();
     const first = await batches.next();
     // Appended while the replay is read: reaches both the replay and the live queue.
-    const during = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
+    const during = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US)]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const taken: (readonly StreamItem[])[] = [first.value as readonly StreamItem[]];
     const us = (events: StoredPriceEvent[]): number[] => events.filter((event) => event.topic === US).map((event) => event.id);
@@ -168,7 +169,7 @@ describe('Subscription batches', () => {
     expect(batchIds(taken[0] ?? [])).toEqual(us(before.slice(0, 2)));
     expect(taken.flatMap(batchIds)).toEqual(us([...before, ...during]));
     // Live: everything appended in one go comes in one batch.
-    const after = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US), eventOnTopic(US)]);
+    const after = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US), buildPriceEventOnTopic(US)]);
     expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual(us(after));
   });
 
@@ -176,7 +177,7 @@ describe('Subscription batches', () => {
     const subscription = await hub.subscribe({ topics: new Set([US, NL]), lastEventId: null });
     const batches = subscription[Symbol.asyncIterator]();
     const waiting = batches.next();
-    const stored = await log.append([eventOnTopic(US), eventOnTopic(NL), eventOnTopic(US)]);
+    const stored = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US)]);
     expect(batchIds((await waiting).value as readonly StreamItem[])).toEqual(stored.map((event) => event.id));
     expect(subscription.queuedBytes).toBe(0);
   });
@@ -184,7 +185,7 @@ describe('Subscription batches', () => {
   it('counts queued bytes until they are taken, and aborts its signal when it ends', async () => {
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
     const batches = subscription[Symbol.asyncIterator]();
-    const [event] = await log.append([eventOnTopic(US)]);
+    const [event] = await log.append([buildPriceEventOnTopic(US)]);
     await expect.poll(() => subscription.queuedBytes).toBe((event?.data.length ?? 0) + US.length);
     expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual([event?.id]);
     expect(subscription.signal.aborted).toBe(false);

@@ -10,7 +10,7 @@ import { openRedisPriceLog } from '../../src/prices/redis/redis-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import type { StreamItem } from '../../src/stream/subscription.ts';
 import { itemsOf } from './stream-items.ts';
-import { eventOnTopic, TOPICS } from '../prices/builders.ts';
+import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const prefix = `test:hubs:${randomBytes(6).toString('hex')}:`;
@@ -47,7 +47,7 @@ describe('PriceHub on RedisPriceLog, two instances', () => {
   it('delivers the same ids in the same order on both, and resumes on the other after one is lost', async () => {
     const a = await instance();
     const b = await instance();
-    const topics = new Set<string>([TOPICS[0], TOPICS[2]]);
+    const topics = new Set<string>([PRICE_TOPICS[0], PRICE_TOPICS[2]]);
     const onA = itemsOf(await a.hub.subscribe({ topics, lastEventId: null }));
     const onB = itemsOf(await b.hub.subscribe({ topics, lastEventId: null }));
 
@@ -55,7 +55,7 @@ describe('PriceHub on RedisPriceLog, two instances', () => {
     const publish = async (log: PriceLog, rounds: number): Promise<number[]> => {
       const ids: number[] = [];
       for (let i = 0; i < rounds; i += 1) {
-        const stored = await log.append(TOPICS.map((topic) => eventOnTopic(topic)));
+        const stored = await log.append(PRICE_TOPICS.map((topic) => buildPriceEventOnTopic(topic)));
         ids.push(...stored.filter((event) => topics.has(event.topic)).map((event) => event.id));
       }
       return ids;
@@ -88,8 +88,8 @@ describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
     hubs.push(hub);
     const admin = new Redis(REDIS_URL);
     try {
-      const topics = new Set<string>([TOPICS[0]]);
-      const before = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+      const topics = new Set<string>([PRICE_TOPICS[0]]);
+      const before = await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[0])]);
       const following = itemsOf(await hub.subscribe({ topics, lastEventId: before[0]?.id ?? 0 }));
       expect(await take(following, 1)).toEqual([before[1]?.id]);
 
@@ -98,7 +98,7 @@ describe('PriceHub on RedisPriceLog, after Redis lost the stream', () => {
       // A new log counts from its creation time in ms × 1000: 20 ms later its ids are more than the
       // 5,000 retained events above the old ones, which is how the hub tells a loss from a gap.
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const after = await log.append([eventOnTopic(TOPICS[0]), eventOnTopic(TOPICS[0])]);
+      const after = await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[0])]);
       expect(after[0]?.id).toBeGreaterThan(before[1]?.id ?? Infinity);
       await expect(following.next()).rejects.toThrow(/unavailable/);
 

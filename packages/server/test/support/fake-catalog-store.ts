@@ -1,4 +1,4 @@
-// An in-memory CatalogStore for transport and service tests (the builders live in builders.ts). It pages
+// An in-memory CatalogStore for transport and service tests (data from `@catalog/contract/testing`). It pages
 // and matches just enough (sku, gtin substring, shop name, cursor comparisons) for those tests;
 // the real semantics are proven by the adapters' conformance suite.
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
@@ -8,24 +8,6 @@ import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
 import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import type { Plan } from '../../src/catalog/model.ts';
-
-let sequence = 0;
-
-import { buildStorefrontProduct as buildStorefrontInput } from './builders.ts';
-
-export { buildCatalogProduct, buildCatalogVariant } from './builders.ts';
-
-/** A storefront product as the store returns it: the shared builder plus the service-assigned fields. */
-export function buildStorefrontProduct(overrides: Partial<StorefrontProduct> = {}): StorefrontProduct {
-  sequence += 1;
-  return {
-    ...buildStorefrontInput(overrides.id === undefined ? {} : { id: overrides.id }),
-    created_at: '2026-01-05T12:00:00.000Z',
-    updated_at: '2026-11-20T09:14:02.512Z',
-    cursor: 17000000000000000 + sequence * 16,
-    ...overrides,
-  };
-}
 
 export interface FakeCatalogStoreOptions {
   catalog?: CatalogProductPro[];

@@ -1,13 +1,18 @@
-// Small builders of valid resources (per the OpenAPI schemas); override only what a test is about.
-// Each call yields fresh ids, so products built in one test never collide.
+// The one set of test builders for every package (`@catalog/contract/testing`): small, valid
+// resources per the contract's schemas; override only what a test is about. Each call yields fresh
+// ids, slugs, GTINs and cursors, so resources built in one test process never collide; a test that
+// asserts exact values passes them as overrides. Tests and benches only: nothing the server runs or
+// the published client ships reaches this module.
 import { randomUUID } from 'node:crypto';
-import { gtinCheckDigit } from '../../src/catalog/gtin.ts';
+import { gtinCheckDigit } from '../gtin.ts';
 import type {
   CatalogProductPro,
   CatalogVariant,
+  PriceEvent,
+  StorefrontProduct,
   StorefrontProductInput,
   StorefrontVariant,
-} from '../../src/catalog/model.ts';
+} from '../index.ts';
 
 let sequence = 0;
 function next(): number {
@@ -46,6 +51,7 @@ export function buildCatalogVariant(overrides: Partial<CatalogVariant> = {}): Ca
   };
 }
 
+/** A catalog product exactly as Pro `getProduct` returns it, with two variants from two sources. */
 export function buildCatalogProduct(overrides: Partial<CatalogProductPro> = {}): CatalogProductPro {
   const n = next();
   const id = overrides.id ?? randomUUID();
@@ -111,7 +117,7 @@ export function buildStorefrontVariant(overrides: Partial<StorefrontVariant> = {
 }
 
 /** A storefront product as imported: no `cursor`, no `created_at`/`updated_at` unless overridden. */
-export function buildStorefrontProduct(overrides: Partial<StorefrontProductInput> = {}): StorefrontProductInput {
+export function buildStorefrontProductInput(overrides: Partial<StorefrontProductInput> = {}): StorefrontProductInput {
   const n = next();
   const id = overrides.id ?? `sp_${n}`;
   return {
@@ -136,4 +142,42 @@ export function buildStorefrontProduct(overrides: Partial<StorefrontProductInput
     variants: [buildStorefrontVariant({ parent_id: id }), buildStorefrontVariant({ parent_id: id, available: false, price: 0 })],
     ...overrides,
   };
+}
+
+/** First cursor the builders assign; 17 digits, and every step of 16 stays exact as a double. */
+export const FIRST_STOREFRONT_CURSOR = 17_000_000_000_000_000;
+
+/** A storefront product as `listStorefrontProducts` returns it: the input plus the service-assigned fields, cursors increasing per call. */
+export function buildStorefrontProduct(overrides: Partial<StorefrontProduct> = {}): StorefrontProduct {
+  return {
+    ...buildStorefrontProductInput(overrides.id === undefined ? {} : { id: overrides.id }),
+    created_at: '2026-01-05T12:00:00.000Z',
+    updated_at: '2026-11-20T09:14:02.512Z',
+    cursor: FIRST_STOREFRONT_CURSOR + next() * 16,
+    ...overrides,
+  };
+}
+
+/** Topics of both sources in two markets each (`price:<source>:<market>`). */
+export const PRICE_TOPICS = ['price:marketplacea:us', 'price:marketplacea:uk', 'price:marketplaceb:us', 'price:marketplaceb:nl'] as const;
+
+export function buildPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent {
+  return {
+    source: 'marketplacea',
+    product_id: '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f',
+    variant_id: `variant-${next()}`,
+    size: '10.5',
+    price: 189.99,
+    currency: 'USD',
+    market: 'US',
+    sku: 'DD1391-100',
+    timestamp: '2026-11-23T14:03:07.123456789Z',
+    ...overrides,
+  };
+}
+
+/** A price event on `topic` (`price:<source>:<market>`; the first of PRICE_TOPICS when absent). */
+export function buildPriceEventOnTopic(topic: string | undefined): PriceEvent {
+  const [, source = 'marketplacea', market = 'us'] = (topic ?? PRICE_TOPICS[0]).split(':');
+  return buildPriceEvent({ source: source as PriceEvent['source'], market: market.toUpperCase() });
 }
