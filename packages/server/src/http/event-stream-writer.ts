@@ -77,7 +77,12 @@ export async function writeFrames(res: ServerResponse, body: FrameStream, option
         break;
       }
       if (res.destroyed) break;
+      // res.write corks the socket and schedules its uncork for the next tick on every call;
+      // corking around the one write sends the chunk's framing and bytes at once, without the
+      // scheduled uncork, which halves what a write allocates on the fan-out's hot path.
+      res.cork();
       res.write(result.value);
+      res.uncork();
       if (res.writableLength + body.pendingBytes > maxBufferBytes) {
         cut(0);
         break;
