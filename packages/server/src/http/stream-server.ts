@@ -38,7 +38,7 @@ import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
 import { answerPreflight } from './cors.ts';
 import { HttpRefusal } from './errors.ts';
-import { sendError } from './exchange.ts';
+import { exchangeOf, sendError } from './exchange.ts';
 import type { FrameStream } from './event-stream-writer.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
@@ -46,7 +46,6 @@ import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './list
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { requestValidator } from './request-validation.ts';
-import { exchangeOf } from './exchange.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
