@@ -49,7 +49,6 @@ export interface AppDeps {
 }
 
 const ALLOW = 'GET, HEAD';
-export { DEFAULT_REQUEST_TIMEOUT_MS };
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
 

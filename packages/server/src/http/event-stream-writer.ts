@@ -35,6 +35,11 @@ export function isFrameStream(body: unknown): body is FrameStream {
   return typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
 }
 
+/** Ends a body that will not be written (or no further): its iterator's return() releases it, iterated or not. */
+export async function closeFrames(body: FrameStream): Promise<void> {
+  await body[Symbol.asyncIterator]().return?.();
+}
+
 export interface WriteFramesOptions {
   heartbeatMs: number;
   heartbeatFrame: string | Buffer;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { CORS_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
-import { writeFrames, type FrameStream, type WriteFramesOptions } from './event-stream-writer.ts';
+import { closeFrames, writeFrames, type FrameStream, type WriteFramesOptions } from './event-stream-writer.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -103,14 +103,14 @@ export async function sendStream(
 ): Promise<void> {
   const exchange = exchangeOf(req);
   if (res.destroyed) {
-    await body[Symbol.asyncIterator]().return?.();
+    await closeFrames(body);
     return;
   }
   writeHead(req, res, exchange, status, headers);
   logAccess(logger, req, exchange, status);
   if (req.method === 'HEAD') {
     res.end();
-    await body[Symbol.asyncIterator]().return?.();
+    await closeFrames(body);
     return;
   }
   await writeFrames(res, body, { ...writing, log: logger.child({ request_id: exchange.requestId }) });

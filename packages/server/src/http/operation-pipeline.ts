@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
-import { isFrameStream } from './event-stream-writer.ts';
+import { closeFrames, isFrameStream } from './event-stream-writer.ts';
 import type { Handler, Handlers } from './handler-types.ts';
 import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
@@ -98,7 +98,7 @@ function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServ
       const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
       if (isFrameStream(result.body)) {
         if (timedOut || deps.streaming === undefined) {
-          await result.body[Symbol.asyncIterator]().return?.();
+          await closeFrames(result.body);
           if (timedOut) return;
           throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         }

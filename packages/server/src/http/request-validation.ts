@@ -66,9 +66,10 @@ export function createRequestValidator(operationIds: readonly OperationId[]): Re
   }
   const definition = backend.definition as unknown as Record<string, unknown>;
   const parameters = contractParameters(definition);
-  const integers = integerQueryParameters(definition);
-  const headerNames = headerParameters(definition);
-  const freeForm = freeFormQueryParameters(definition);
+  const integers = parameterNames(definition, (parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer');
+  const headerNames = parameterNames(definition, (parameter) => parameter.in === 'header');
+  // A free-form parameter (an object, style form, explode) is serialised as its own keys.
+  const freeForm = parameterNames(definition, (parameter) => parameter.in === 'query' && parameter.schema?.type === 'object');
   return (operationId, path, query, received) => {
     // Ajv's coercion takes anything `==` to a number ("0x10", " 1", "1e3"); integers must be digits.
     for (const name of integers.get(operationId) ?? []) {
@@ -90,9 +91,8 @@ export function createRequestValidator(operationIds: readonly OperationId[]): Re
     }
     // Ajv coerces and fills defaults in place: validate a copy so error bodies echo the raw query.
     const request = { path: { ...path }, query: { ...query }, header };
-    // A free-form parameter (an object, style form, explode) is serialised as its own keys, so
-    // its name is one more free-form key; openapi-backend would check that key against the
-    // object's schema.
+    // A free-form parameter's name is one more of its keys; openapi-backend would check that key
+    // against the object's schema.
     for (const name of freeForm.get(operationId) ?? []) delete request.query[name];
     for (const validate of compiled.get(operationId) ?? []) {
       if (!validate(request)) throw refusalFor(operationId, validate.errors ?? [], query, header, parameters);
@@ -110,13 +110,6 @@ interface ContractParameter {
   errorCode?: ErrorCode;
 }
 
-function headerParameters(definition: Record<string, unknown>): Map<string, string[]> {
-  const result = new Map<string, string[]>();
-  for (const { operationId, parameters } of operationParameters(definition)) {
-    result.set(operationId, parameters.filter((parameter) => parameter.in === 'header').map((parameter) => String(parameter.name)));
-  }
-  return result;
-}
 
 const DECIMAL_INTEGER = /^-?[0-9]+$/;
 
@@ -139,20 +132,13 @@ function operationParameters(definition: Record<string, unknown>): { operationId
   return result;
 }
 
-function freeFormQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
-  const result = new Map<string, string[]>();
-  for (const { operationId, parameters } of operationParameters(definition)) {
-    const names = parameters.filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'object').map((parameter) => String(parameter.name));
-    if (names.length > 0) result.set(operationId, names);
-  }
-  return result;
-}
 
-function integerQueryParameters(definition: Record<string, unknown>): Map<string, string[]> {
+
+/** The names of each operation's parameters that `matches`, by operationId. */
+function parameterNames(definition: Record<string, unknown>, matches: (parameter: RawParameter) => boolean): Map<string, string[]> {
   const result = new Map<string, string[]>();
   for (const { operationId, parameters } of operationParameters(definition)) {
-    const names = parameters.filter((parameter) => parameter.in === 'query' && parameter.schema?.type === 'integer').map((parameter) => String(parameter.name));
-    result.set(operationId, names);
+    result.set(operationId, parameters.filter(matches).map((parameter) => String(parameter.name)));
   }
   return result;
 }
