@@ -1,9 +1,12 @@
 // Starts the Prism mock of the bundled OpenAPI document on a free port, for tests of the HTTP methods.
+// Prism serves a private copy of the document: it restarts its listener whenever the file it was given
+// changes, and other packages' tests rewrite specs/dist while this one runs.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -29,22 +32,30 @@ export interface PrismMock {
 export async function startPrism(): Promise<PrismMock> {
   if (!existsSync(openapiJson)) throw new Error(`${openapiJson} is missing: run \`pnpm --filter @catalog/specs bundle\` first`);
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [prismCli, 'mock', openapiJson, '--host', '127.0.0.1', '--port', String(port)], {
+  const dir = mkdtempSync(join(tmpdir(), 'prism-'));
+  const document = join(dir, 'openapi.json');
+  copyFileSync(openapiJson, document);
+  const child: ChildProcess = spawn(process.execPath, [prismCli, 'mock', document, '--host', '127.0.0.1', '--port', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((done) => {
+  const stop = async () => {
+    await new Promise<void>((done) => {
       if (child.exitCode !== null) return done();
       child.once('exit', () => done());
       child.kill('SIGTERM');
     });
+    rmSync(dir, { recursive: true, force: true });
+  };
 
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`prism exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`prism exited with ${child.exitCode}: ${stderr}`);
+    }
     try {
       await fetch(`${baseUrl}/v2/brands`);
       return { baseUrl, stop };

@@ -3,10 +3,15 @@
 // response header; `fetch` here records every one. Prism is a separate process bound to 127.0.0.1 on
 // a free port; startup takes a few seconds, so start it once per file (beforeAll) and stop it in
 // afterAll. A Prism that exits early or never answers fails `startPrism` with its output.
+//
+// Prism serves a private copy of the document: it watches the file it was given and restarts its
+// listener when the file changes, and other tests rewrite specs/dist (the deploy test's turbo run
+// replays the bundle), which reset every connection open at that moment.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { OPENAPI_PATH, REPO_ROOT } from './spec.ts';
 
 const CANDIDATE_BINS = [
@@ -81,7 +86,10 @@ export async function startPrism(options: PrismMode, spec: string = OPENAPI_PATH
   const bin = CANDIDATE_BINS.find((path) => existsSync(path));
   if (bin === undefined) throw new Error(`prism is not installed (looked in ${CANDIDATE_BINS.join(', ')})`);
   const port = await freePort();
-  const args = options.mode === 'mock' ? ['mock', spec] : ['proxy', spec, options.upstream];
+  const dir = mkdtempSync(join(tmpdir(), 'prism-'));
+  const document = join(dir, basename(spec));
+  copyFileSync(spec, document);
+  const args = options.mode === 'mock' ? ['mock', document] : ['proxy', document, options.upstream];
   const child = spawn(bin, [...args, '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -89,14 +97,24 @@ export async function startPrism(options: PrismMode, spec: string = OPENAPI_PATH
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`prism exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`prism exited with ${child.exitCode}:\n${output}`);
+    }
     if (/Prism is listening/.test(output)) break;
     if (Date.now() > deadline) {
       await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
       throw new Error(`prism did not start within 30 s:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  // A Prism that dies while a test is using it leaves only ECONNRESET/ECONNREFUSED in the test's
+  // failure; its own last words are the diagnosis, so they go to stderr.
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`prism on ${url} exited (code ${code}, signal ${signal}) while in use:\n${output.slice(-4000)}\n`);
+  });
   const exchanges: RecordedExchange[] = [];
   return {
     url,
@@ -111,6 +129,10 @@ export async function startPrism(options: PrismMode, spec: string = OPENAPI_PATH
       });
       return response;
     },
-    stop: () => stopChild(child),
+    async stop() {
+      stopping = true;
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
