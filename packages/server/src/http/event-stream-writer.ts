@@ -5,7 +5,9 @@
 // Guarantees and limits:
 // - every byte goes through res.write/res.end, so Node frames the chunked body and a response
 //   queued behind another on the connection waits its turn;
-// - each pull takes everything the body has ready (a batch), which goes out as one write;
+// - each pull takes everything the body has ready (a batch), which goes out as one write; a body
+//   that can say when it is readable (whenReadable) is pulled only then, so an idle subscriber
+//   holds no pending promise;
 // - above WRITE_HIGH_WATER bytes in the response's buffer the writer waits for 'drain' before
 //   pulling again, so whatever arrives meanwhile waits upstream (`pendingBytes`), where it counts
 //   toward the limit too; the body's `signal` ends that wait when the body ends;
@@ -29,6 +31,14 @@ export interface FrameStream extends AsyncIterable<string | Buffer> {
   readonly pendingBytes: number;
   /** Aborted when the body ends upstream, so a wait for 'drain' does not outlast it. */
   readonly signal?: AbortSignal;
+  /**
+   * True when a next() would settle at once; otherwise false, and `listener` is called once
+   * when it would. The writer then pulls only when there is something to take, instead of
+   * holding a pending next() per idle subscriber across turns of the event loop (at fan-out
+   * scale the scavenger promotes those, and they die in the old generation). Without it, the
+   * writer pulls right after each write.
+   */
+  whenReadable?(listener: () => void): boolean;
 }
 
 export function isFrameStream(body: unknown): body is FrameStream {
@@ -51,8 +61,9 @@ export interface WriteFramesOptions {
 /** Above this many bytes in the response's buffer the writer waits for 'drain' before pulling. */
 export const WRITE_HIGH_WATER = 64 * 1024;
 
-export async function writeFrames(res: ServerResponse, body: FrameStream, options: WriteFramesOptions): Promise<void> {
+export function writeFrames(res: ServerResponse, body: FrameStream, options: WriteFramesOptions): Promise<void> {
   const { heartbeatMs, heartbeatFrame, maxBufferBytes, kernelQueues, log } = options;
+  const written = Promise.withResolvers<void>();
   const frames = body[Symbol.asyncIterator]();
   let bodyDone = false;
   const stopBody = (): void => {
@@ -73,29 +84,22 @@ export async function writeFrames(res: ServerResponse, body: FrameStream, option
     if (res.writableLength + body.pendingBytes + inKernel > maxBufferBytes) cut(inKernel);
   }, heartbeatMs);
   heartbeat.unref();
-  res.once('close', stopBody);
-  try {
-    for (;;) {
-      const result = await frames.next();
-      if (result.done === true) {
-        bodyDone = true;
-        break;
-      }
-      if (res.destroyed) break;
-      // res.write corks the socket and schedules its uncork for the next tick on every call;
-      // corking around the one write sends the chunk's framing and bytes at once, without the
-      // scheduled uncork, which halves what a write allocates on the fan-out's hot path.
-      res.cork();
-      res.write(result.value);
-      res.uncork();
-      if (res.writableLength + body.pendingBytes > maxBufferBytes) {
-        cut(0);
-        break;
-      }
-      if (res.writableLength > WRITE_HIGH_WATER) await drained(res, body.signal);
-    }
-    if (!res.destroyed) res.end();
-  } catch (error) {
+  // Gone: the body is returned, and a writer waiting for it to be readable pulls its end.
+  const onClose = (): void => {
+    stopBody();
+    if (awaitingReadable) onReadable();
+  };
+  res.once('close', onClose);
+  let finished = false;
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    clearInterval(heartbeat);
+    res.off('close', onClose);
+    stopBody();
+    written.resolve();
+  };
+  const fail = (error: unknown): void => {
     bodyDone = true;
     if (!res.destroyed) {
       if (error instanceof SubscriberOverflow) cut(0);
@@ -104,11 +108,65 @@ export async function writeFrames(res: ServerResponse, body: FrameStream, option
         res.destroy();
       }
     }
-  } finally {
-    clearInterval(heartbeat);
-    res.off('close', stopBody);
-    stopBody();
-  }
+    finish();
+  };
+  // A loop of then() callbacks made once, rather than an async function, so that a pull
+  // allocates only its promise and reaction, which die within the turn.
+  const pull = (): void => {
+    try {
+      frames.next().then(onFrames, fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  let awaitingReadable = false;
+  const onReadable = (): void => {
+    awaitingReadable = false;
+    pull();
+  };
+  const pullWhenReadable = (): void => {
+    try {
+      if (body.whenReadable === undefined || body.whenReadable(onReadable)) pull();
+      else awaitingReadable = true;
+    } catch (error) {
+      fail(error);
+    }
+  };
+  const onFrames = (result: IteratorResult<string | Buffer>): void => {
+    try {
+      if (result.done === true) {
+        bodyDone = true;
+        if (!res.destroyed) res.end();
+        finish();
+        return;
+      }
+      if (res.destroyed) {
+        finish();
+        return;
+      }
+      // res.write frames a chunk as three socket writes (size line, bytes, CRLF). It corks the
+      // socket and schedules the uncork for the next tick unless the socket is corked already;
+      // corking it here sends the three as one writev now, without the scheduled uncork.
+      // (res.cork() would not: a corked response holds the chunk and writes its framing after
+      // it has uncorked the socket, as separate writes.)
+      const socket = res.socket;
+      socket?.cork();
+      res.write(result.value);
+      socket?.uncork();
+      if (res.writableLength + body.pendingBytes > maxBufferBytes) {
+        cut(0);
+        finish();
+      } else if (res.writableLength > WRITE_HIGH_WATER) {
+        void drained(res, body.signal).then(pullWhenReadable);
+      } else {
+        pullWhenReadable();
+      }
+    } catch (error) {
+      fail(error);
+    }
+  };
+  pull();
+  return written.promise;
 }
 
 /** Settles when the response's buffer drains, the connection closes or `signal` aborts. */

@@ -5,8 +5,8 @@
 // - an event's frame is encoded once, however many subscribers it goes to;
 // - within one turn of the event loop, the bytes of a run of frames (a batch of events) are
 //   concatenated once and the same Buffer is returned to every subscriber that gets the same
-//   run, i.e. the same events in the same order (the same topics). The hub wakes all consumers
-//   waiting for live events in the same turn, so they share the runs of that turn.
+//   run, i.e. the same events in the same order (the same topics). The hub wakes the consumers
+//   waiting for live events a slice per turn, so those of a slice share the runs of that turn.
 // The run cache is dropped at the end of each turn; the frame cache lives as long as the events.
 // A batch with a `reset` (replay only, rare) is encoded directly, without the run cache.
 import { encodeEvent, encodeReset } from './frames.ts';

@@ -13,13 +13,15 @@ import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
 import type { BatchEncoder } from './batch-encoder.ts';
 import { encodeRetry } from './frames.ts';
-import type { StreamItem, Subscription } from './subscription.ts';
+import type { Subscription } from './subscription.ts';
 
 export interface EncodedSubscription extends AsyncIterable<Buffer | string> {
   /** Bytes of events queued for the subscriber and not yet taken. */
   readonly pendingBytes: number;
   /** Aborted when the subscription ends, however it ends. */
   readonly signal: AbortSignal;
+  /** See FrameStream.whenReadable (http/event-stream-writer.ts). */
+  whenReadable(listener: () => void): boolean;
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
@@ -34,6 +36,8 @@ export interface EncodeSubscriptionOptions {
 
 export function encodeSubscription(subscription: Subscription, encoder: BatchEncoder, options: EncodeSubscriptionOptions): EncodedSubscription {
   let closed = false;
+  let opened = false;
+  let finished = false;
   const close = (): void => {
     if (closed) return;
     closed = true;
@@ -45,30 +49,26 @@ export function encodeSubscription(subscription: Subscription, encoder: BatchEnc
       return subscription.queuedBytes;
     },
     signal: subscription.signal,
+    whenReadable: (listener) => !opened || finished || subscription.whenReadable(listener),
     [Symbol.asyncIterator]() {
-      const batches = subscription[Symbol.asyncIterator]();
-      let opened = false;
-      let finished = false;
-      // By hand rather than an async generator: one promise per batch on the live path, and a
-      // return() that ends the subscription at once, even while a pull waits for events.
-      const encoded = (result: IteratorResult<readonly StreamItem[]>): IteratorResult<Buffer | string> => {
-        if (result.done === true) {
-          close();
-          return DONE;
-        }
-        streamMetrics.delivered(result.value.length);
-        return { done: false, value: encoder.encode(result.value) };
-      };
-      const retryHint = (error: unknown): IteratorResult<Buffer | string> => {
-        if (!(error instanceof ServiceUnavailable)) {
-          close();
-          throw error;
-        }
-        // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
-        options.log.warn('price log unavailable; stream ended with a retry hint', { error });
-        finished = true;
-        return { done: false, value: encodeRetry(options.unavailableRetryMs) };
-      };
+      // The batches are encoded as the subscription settles each next(): one promise per batch.
+      const batches = subscription.map<Buffer | string>({
+        batch: (items) => {
+          streamMetrics.delivered(items.length);
+          return encoder.encode(items);
+        },
+        failed: (error) => {
+          if (!(error instanceof ServiceUnavailable)) {
+            close();
+            throw error;
+          }
+          // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
+          options.log.warn('price log unavailable; stream ended with a retry hint', { error });
+          finished = true;
+          return { done: false, value: encodeRetry(options.unavailableRetryMs) };
+        },
+        done: close,
+      });
       return {
         next: () => {
           if (finished) {
@@ -79,7 +79,7 @@ export function encodeSubscription(subscription: Subscription, encoder: BatchEnc
             opened = true;
             return Promise.resolve({ done: false, value: options.opening });
           }
-          return batches.next().then(encoded, retryHint);
+          return batches.next();
         },
         return: async () => {
           finished = true;

@@ -2,8 +2,9 @@
 // filtered by topic. Offering an event to a subscription only appends to its queue (O(1), never
 // waits), so a slow subscriber never delays the others; a subscription whose queue exceeds
 // `maxQueuedBytes` is ended with SubscriberOverflow. Consumers waiting for live events are woken
-// once the events of the current turn of the event loop are all offered, so each takes them as
-// one batch, and subscribers with the same topics take the same run of events. When the log fails, every subscription ends with
+// once the events of the current turn of the event loop are all offered, a slice of them per
+// turn (see #wakeAll), so each takes them as one batch, and the subscribers of a slice with the
+// same topics take the same run of events. When the log fails, every subscription ends with
 // ServiceUnavailable (clients reconnect and resume) and the next subscribe starts over.
 // A log that lost its data (Redis flushed or restarted empty) starts its ids above every earlier
 // id (see price-log.ts), so the next event jumps past the retained window: the hub ends every
@@ -16,6 +17,9 @@ import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
 import { Subscription, type EventItem, type SubscriptionOptions } from './subscription.ts';
 
 const YIELD_EVERY_BYTES = 64 * 1024;
+
+const NOT_WAITING = (): void => {};
+const WAKE_SLICE = 500;
 
 /** The log no longer holds the events after the last one the hub offered. */
 class PriceLogLost extends Error {
@@ -41,12 +45,45 @@ export class PriceHub {
   #started: Promise<void> | null = null;
   #controller: AbortController | null = null;
   #stopped = false;
-  /** Consumers to resume at the end of this turn, once its events are all offered. */
+  /**
+   * Consumers to resume once the events of this turn are all offered. They are resumed
+   * WAKE_SLICE at a time, with a turn of the event loop between slices: each resumed consumer
+   * writes, and a write holds a little of its own until the ticks that follow it run, which is
+   * only once the slice is done. Over ten thousand consumers in one go, that would span
+   * scavenges and be promoted, to die in the old generation.
+   * Offers append to `#toWake`; a run resumes `#waking` from `#wakeFrom`, and takes over what
+   * was appended meanwhile once it is through. Both arrays keep their room from run to run.
+   */
   #toWake: (() => void)[] = [];
+  #toWakeCount = 0;
+  #waking: (() => void)[] = [];
+  #wakingCount = 0;
+  #wakeFrom = 0;
+  #wakeScheduled = false;
   readonly #wakeAll = (): void => {
-    const toWake = this.#toWake;
-    this.#toWake = [];
-    for (const wake of toWake) wake();
+    if (this.#wakeFrom === this.#wakingCount) {
+      const appended = this.#toWake;
+      this.#toWake = this.#waking;
+      this.#waking = appended;
+      this.#wakingCount = this.#toWakeCount;
+      this.#toWakeCount = 0;
+      this.#wakeFrom = 0;
+    }
+    const waking = this.#waking;
+    const end = Math.min(this.#wakingCount, this.#wakeFrom + WAKE_SLICE);
+    for (let at = this.#wakeFrom; at < end; at += 1) {
+      const wake = waking[at] as () => void;
+      waking[at] = NOT_WAITING;
+      wake();
+    }
+    this.#wakeFrom = end;
+    if (end < this.#wakingCount || this.#toWakeCount > 0) {
+      setImmediate(this.#wakeAll);
+      return;
+    }
+    this.#wakeFrom = 0;
+    this.#wakingCount = 0;
+    this.#wakeScheduled = false;
   };
 
   constructor(log: PriceLog, logger: Logger, options: PriceHubOptions = {}) {
@@ -149,7 +186,12 @@ export class PriceHub {
           const wake = subscription.offer(item);
           // A nextTick runs once the microtasks of this turn are done, i.e. once this loop waits
           // for the log: every event read so far is then queued.
-          if (wake !== null && this.#toWake.push(wake) === 1) process.nextTick(this.#wakeAll);
+          if (wake === null) continue;
+          this.#toWake[this.#toWakeCount++] = wake;
+          if (!this.#wakeScheduled) {
+            this.#wakeScheduled = true;
+            process.nextTick(this.#wakeAll);
+          }
         }
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
         // instead of every queue filling at once.

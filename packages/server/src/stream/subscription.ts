@@ -1,7 +1,9 @@
 // One subscriber's view of the price log, pulled only: an AsyncIterable of batches. Each next()
 // resolves with every item there is at that moment: a page of the replay after Last-Event-ID, or
 // all the live events the hub queued since the last pull, in id order, with no gap and no
-// duplicate. It waits only when there is nothing to take.
+// duplicate. It waits only when there is nothing to take. map() applies a function to each batch
+// as it settles (the encoder's), and whenReadable() lets a consumer wait without a pending
+// next(), which at fan-out scale is what keeps idle subscribers' memory flat.
 //
 // Guarantees and failure modes:
 // - the hub registers the subscription BEFORE the replay reads the log, so every event appended
@@ -50,6 +52,19 @@ export interface SubscriptionOptions {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/** What a consumer makes of each batch, and of the error the subscription ended with. */
+export interface BatchMapping<T> {
+  batch(items: readonly StreamItem[]): T;
+  /** The last result for that error; without it (or when it throws) next() rejects. */
+  failed?(error: Error): IteratorResult<T>;
+  /** Called as next() yields the end (cleanly, or after `failed`'s result). */
+  done?(): void;
+}
+
+const NOTHING: readonly EventItem[] = [];
+
+const AS_IS: BatchMapping<readonly StreamItem[]> = { batch: (items) => items };
+
 const sizeOf = ({ event }: EventItem): number => event.data.length + event.topic.length;
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
@@ -60,15 +75,27 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   readonly #ended = new AbortController();
   /** The error to throw once to the consumer; null after a clean end or once thrown. */
   #error: Error | null = null;
-  /** Live events offered and not yet taken, in id order. */
-  #queue: EventItem[] = [];
+  /**
+   * Live events offered and not yet taken, in id order: the first `#queued` entries. The array
+   * keeps its room from one take to the next. An array per take would outlive scavenges (it
+   * waits for the next event), which gets its allocation site pretenured by V8: every queue
+   * would then be born, and die, in the old generation, and memory under load would grow with
+   * the event rate until the next full collection.
+   */
+  readonly #queue: (EventItem | undefined)[] = [];
+  #queued = 0;
   #queuedBytes = 0;
   /** The newest id handed out (or skipped by the replay's start): nothing at or below it again. */
   #lastId = 0;
   /** Pages still to replay; null once live; undefined until iterated. */
   #replay: AsyncGenerator<StreamItem[]> | null | undefined = undefined;
-  /** Resumes a consumer waiting for live events; set while it waits. */
-  #wake: (() => void) | null = null;
+  /** Whether a consumer waits for live events, and how to resume it. */
+  #waiting = false;
+  /** Told once when a next() would settle at once (see whenReadable). */
+  #readable: (() => void) | null = null;
+  #resolveWait: ((result: IteratorResult<unknown>) => void) | null = null;
+  #rejectWait: ((error: Error) => void) | null = null;
+  #mapping: BatchMapping<unknown> = AS_IS;
 
   constructor(options: SubscriptionOptions) {
     this.topics = options.topics;
@@ -93,11 +120,11 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
    */
   offer(item: EventItem): (() => void) | null {
     if (this.#ended.signal.aborted) return null;
-    this.#queue.push(item);
+    this.#queue[this.#queued++] = item;
     this.#queuedBytes += sizeOf(item);
-    // A consumer that waits takes the whole queue at the end of this turn, so the limit is for
-    // events piling up while it does not (a turn offers a bounded slice, see hub.ts).
-    if (this.#wake !== null) return this.#queue.length === 1 ? this.#wake : null;
+    // A consumer that waits takes the whole queue when the hub wakes it (within a few turns, see
+    // hub.ts), so the limit is for events piling up while it does not wait.
+    if (this.#waiting || this.#readable !== null) return this.#queued === 1 ? this.#wake : null;
     if (this.#queuedBytes > this.#options.maxQueuedBytes) this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
     return null;
   }
@@ -106,14 +133,39 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   end(error?: Error): void {
     if (this.#ended.signal.aborted) return;
     this.#error = error ?? null;
-    this.#queue = [];
+    this.#queue.fill(undefined, 0, this.#queued);
+    this.#queued = 0;
     this.#queuedBytes = 0;
     this.#options.onEnd(this);
     this.#ended.abort();
-    this.#wake?.();
+    this.#wake();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<readonly StreamItem[]> {
+    return this.map(AS_IS);
+  }
+
+  /**
+   * For a consumer that waits without a pending next(): true when a next() would settle without
+   * waiting for live events (some are queued, a replay is under way, or the subscription ended);
+   * otherwise false, and `listener` is called once, at the end of the turn that makes it so. A
+   * pending next() per waiting subscriber would be held across turns, and at fan-out scale the
+   * scavenger promotes what it holds, which then dies in the old generation.
+   */
+  whenReadable(listener: () => void): boolean {
+    if (this.#queued > 0 || this.#replay !== null || this.#ended.signal.aborted) return true;
+    this.#readable = listener;
+    return false;
+  }
+
+  /**
+   * Iterates the batches through `mapping`: next() yields `mapping.batch(items)` for each batch,
+   * and, when the subscription ended with an error, `mapping.failed(error)` instead of rejecting
+   * (a mapping without `failed`, or whose `failed` throws, rejects). A consumer that turns each
+   * batch into something else (the bytes of its frames) does so here, without a second promise
+   * per batch. The subscription can be iterated once, through this or [Symbol.asyncIterator].
+   */
+  map<T>(mapping: BatchMapping<T>): AsyncIterator<T> {
     if (this.#replay !== undefined) throw new Error('a subscription can be iterated once');
     const { lastEventId, liveAfter, bounds } = this.#options;
     if (lastEventId === null) {
@@ -123,8 +175,9 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     } else {
       this.#replay = this.#replayFrom(lastEventId);
     }
+    this.#mapping = mapping as BatchMapping<unknown>;
     return {
-      next: () => this.#next(),
+      next: () => (this.#replay != null ? this.#nextReplayed() : this.#nextLive()) as Promise<IteratorResult<T>>,
       return: async () => {
         this.end();
         await this.#replay?.return(undefined);
@@ -133,11 +186,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     };
   }
 
-  #next(): Promise<IteratorResult<readonly StreamItem[]>> {
-    return this.#replay != null ? this.#nextReplayed() : this.#nextLive();
-  }
-
-  async #nextReplayed(): Promise<IteratorResult<readonly StreamItem[]>> {
+  async #nextReplayed(): Promise<IteratorResult<unknown>> {
     for (;;) {
       const replay = this.#replay;
       if (this.#ended.signal.aborted) return this.#finished();
@@ -150,54 +199,101 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
         continue;
       }
       if (page.done === true) this.#replay = null;
-      else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: page.value };
+      else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: this.#mapping.batch(page.value) };
     }
   }
 
   /**
-   * Live: what is queued, or a promise that the wake settles directly with the batch. Written
-   * without an async function: a subscriber waits like this between every two turns with events,
-   * and a wait that holds only one promise and one closure keeps what survives a garbage
-   * collection small.
+   * Live: what is queued, or a promise that the wake settles directly with the mapped batch.
+   * A subscriber waits like this between every two turns with events, so a wait allocates only
+   * the promise: its executor and the wake are made once per subscription. What a wait holds
+   * outlives a scavenge or two when events are sparse and is then promoted to the old
+   * generation; in a fan-out, that is most of the memory per connection under load.
    */
-  #nextLive(): Promise<IteratorResult<readonly StreamItem[]>> {
+  #nextLive(): Promise<IteratorResult<unknown>> {
     const live = this.#takeQueue();
-    if (live.length > 0) return Promise.resolve({ done: false, value: live });
-    if (this.#ended.signal.aborted) return this.#finished();
-    return new Promise((resolve, reject) => {
-      const wake = (): void => {
-        if (this.#wake !== wake) return;
-        this.#wake = null;
-        const batch = this.#takeQueue();
-        if (batch.length > 0) resolve({ done: false, value: batch });
-        else if (this.#ended.signal.aborted) this.#finished().then(resolve, reject);
-        else this.#wake = wake;
-      };
-      this.#wake = wake;
-    });
+    if (live.length > 0 || this.#ended.signal.aborted) {
+      try {
+        return Promise.resolve(this.#resultFor(live));
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+    }
+    this.#waiting = true;
+    return new Promise(this.#awaitWake);
+  }
+
+  readonly #awaitWake = (resolve: (result: IteratorResult<unknown>) => void, reject: (error: Error) => void): void => {
+    this.#resolveWait = resolve;
+    this.#rejectWait = reject;
+  };
+
+  /** Resumes the waiting consumer with what is queued, or with the end; a no-op when none waits. */
+  readonly #wake = (): void => {
+    const readable = this.#readable;
+    if (readable !== null) {
+      if (this.#queued === 0 && !this.#ended.signal.aborted) return;
+      this.#readable = null;
+      readable();
+      return;
+    }
+    if (!this.#waiting) return;
+    const batch = this.#takeQueue();
+    if (batch.length === 0 && !this.#ended.signal.aborted) return;
+    this.#waiting = false;
+    const resolve = this.#resolveWait as (result: IteratorResult<unknown>) => void;
+    const reject = this.#rejectWait as (error: Error) => void;
+    this.#resolveWait = null;
+    this.#rejectWait = null;
+    try {
+      resolve(this.#resultFor(batch));
+    } catch (error) {
+      reject(asError(error));
+    }
+  };
+
+  /**
+   * next()'s result for a batch taken from the queue: the mapped batch, or once the queue is
+   * empty and the subscription ended, the end (see #finished). Throws what next() rejects with.
+   */
+  #resultFor(batch: readonly StreamItem[]): IteratorResult<unknown> {
+    if (batch.length > 0) return { done: false, value: this.#mapping.batch(batch) };
+    const error = this.#error;
+    if (error === null) {
+      this.#mapping.done?.();
+      return DONE;
+    }
+    this.#error = null;
+    const failed = this.#mapping.failed;
+    if (failed === undefined) throw error;
+    return failed(error);
   }
 
   /**
-   * The queued live events not yet handed out: the replay may have yielded the first ones, and
-   * only those, as ids only grow. The queue itself is the batch (no copy) in the common case.
+   * The queued live events not yet handed out, as a new array: the replay may have yielded the
+   * first ones, and only those, as ids only grow.
    */
   #takeQueue(): readonly EventItem[] {
+    const count = this.#queued;
+    if (count === 0) return NOTHING;
     const queue = this.#queue;
-    if (queue.length === 0) return queue;
-    this.#queue = [];
+    this.#queued = 0;
     this.#queuedBytes = 0;
     let start = 0;
-    while (start < queue.length && (queue[start] as EventItem).event.id <= this.#lastId) start += 1;
-    this.#lastId = Math.max(this.#lastId, (queue.at(-1) as EventItem).event.id);
-    return start === 0 ? queue : queue.slice(start);
+    while (start < count && (queue[start] as EventItem).event.id <= this.#lastId) start += 1;
+    this.#lastId = Math.max(this.#lastId, (queue[count - 1] as EventItem).event.id);
+    const batch = queue.slice(start, count) as EventItem[];
+    queue.fill(undefined, 0, count);
+    return batch;
   }
 
-  /** After the end: the error once (if any), then done. */
-  #finished(): Promise<IteratorResult<readonly StreamItem[]>> {
-    const error = this.#error;
-    if (error === null) return Promise.resolve(DONE);
-    this.#error = null;
-    return Promise.reject(error);
+  /** After the end: the error once (if any, through the mapping's `failed`), then done. */
+  #finished(): Promise<IteratorResult<unknown>> {
+    try {
+      return Promise.resolve(this.#resultFor([]));
+    } catch (error) {
+      return Promise.reject(asError(error));
+    }
   }
 
   /**

@@ -127,4 +127,45 @@ describe('writeFrames', () => {
     expect(await written).toBe('resolved');
     expect(body.state.returned).toBe(true);
   });
+
+  it('with whenReadable, pulls only when the body says a pull would not wait, and writes what it then takes', async () => {
+    const body = controlledBody();
+    let pulls = 0;
+    let listener: (() => void) | null = null;
+    const readableBody: FrameStream = {
+      get pendingBytes() {
+        return 0;
+      },
+      whenReadable(onReadable) {
+        if (body.state.returned) return true;
+        listener = onReadable;
+        return false;
+      },
+      [Symbol.asyncIterator]() {
+        const frames = body[Symbol.asyncIterator]();
+        return {
+          next: () => {
+            pulls += 1;
+            return frames.next();
+          },
+          return: () => frames.return!(),
+        };
+      },
+    };
+    body.push('retry: 1000\n\n');
+    const { url, written } = await serve(readableBody);
+    const stream = await openStream(url, {});
+    await stream.frames(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The opening frame was pulled, and then nothing until the body is readable.
+    expect(pulls).toBe(1);
+    expect(listener).not.toBeNull();
+    body.push('id: 1\ndata: a\n\n');
+    listener!();
+    expect(await stream.frames(1)).toEqual([{ id: '1', data: 'a', comments: [] }]);
+    expect(pulls).toBe(2);
+    stream.close();
+    expect(await written).toBe('resolved');
+    expect(body.state.returned).toBe(true);
+  });
 });

@@ -193,4 +193,46 @@ describe('Subscription batches', () => {
     expect(subscription.signal.aborted).toBe(true);
     expect(await batches.next()).toEqual({ done: true, value: undefined });
   });
+
+  it('tells a consumer waiting with whenReadable once events are queued, and again when it ends', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const batches = subscription[Symbol.asyncIterator]();
+    let told = 0;
+    expect(subscription.whenReadable(() => (told += 1))).toBe(false);
+    const [event] = await log.append([buildPriceEventOnTopic(US)]);
+    await expect.poll(() => told).toBe(1);
+    expect(subscription.whenReadable(() => (told += 1))).toBe(true);
+    expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual([event?.id]);
+    expect(subscription.whenReadable(() => (told += 1))).toBe(false);
+    subscription.end();
+    expect(told).toBe(2);
+    expect(await batches.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('maps each batch as it settles, the end with done(), and an error through failed()', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    let ended = 0;
+    const counts = subscription.map<string>({
+      batch: (items) => `${items.length} events`,
+      failed: (error) => ({ done: false, value: `failed: ${error.name}` }),
+      done: () => (ended += 1),
+    });
+    const waiting = counts.next();
+    await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US)]);
+    expect(await waiting).toEqual({ done: false, value: '2 events' });
+    const failing = counts.next();
+    subscription.end(new SubscriberOverflow(10));
+    expect(await failing).toEqual({ done: false, value: 'failed: SubscriberOverflow' });
+    expect(ended).toBe(0);
+    expect(await counts.next()).toEqual({ done: true, value: undefined });
+    expect(ended).toBe(1);
+  });
+
+  it('resumes more waiting consumers than one slice holds, each with every event in order', async () => {
+    const subscriptions = await Promise.all(Array.from({ length: 1_200 }, () => hub.subscribe({ topics: new Set([US]), lastEventId: null })));
+    const waiting = subscriptions.map((subscription) => subscription[Symbol.asyncIterator]().next());
+    const stored = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(US)]);
+    const batches = await Promise.all(waiting);
+    expect(new Set(batches.map((result) => JSON.stringify(batchIds(result.value as readonly StreamItem[]))))).toEqual(new Set([JSON.stringify(stored.map((event) => event.id))]));
+  });
 });
