@@ -148,7 +148,8 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   /**
    * For a consumer that waits without a pending next(): true when a next() would settle without
    * waiting for live events (some are queued, a replay is under way, or the subscription ended);
-   * otherwise false, and `listener` is called once, at the end of the turn that makes it so. A
+   * otherwise false, and `listener` is called once, when the hub wakes it for the events that
+   * make it so, or at the end. Not for a consumer with a next() pending. A
    * pending next() per waiting subscriber would be held across turns, and at fan-out scale the
    * scavenger promotes what it holds, which then dies in the old generation.
    */
