@@ -47,7 +47,7 @@ export class PriceHub {
   #stopped = false;
   /**
    * Consumers to resume once the events of this turn are all offered. They are resumed
-   * WAKE_SLICE at a time, with a turn of the event loop between slices: each resumed consumer
+   * WAKE_SLICE at a time, a slice per turn of the event loop (setImmediate): each resumed consumer
    * writes, and a write holds a little of its own until the ticks that follow it run, which is
    * only once the slice is done. Over ten thousand consumers in one go, that would span
    * scavenges and be promoted, to die in the old generation.
@@ -184,13 +184,14 @@ export class PriceHub {
         for (const subscription of this.#subscriptions) {
           if (!subscription.topics.has(event.topic)) continue;
           const wake = subscription.offer(item);
-          // A nextTick runs once the microtasks of this turn are done, i.e. once this loop waits
-          // for the log: every event read so far is then queued.
+          // Woken in the check phase of this turn of the event loop, after its I/O: every event
+          // read so far is queued by then, and a log that delivers events one by one (Redis)
+          // gets those that arrived meanwhile into the same batch.
           if (wake === null) continue;
           this.#toWake[this.#toWakeCount++] = wake;
           if (!this.#wakeScheduled) {
             this.#wakeScheduled = true;
-            process.nextTick(this.#wakeAll);
+            setImmediate(this.#wakeAll);
           }
         }
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
