@@ -206,10 +206,9 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
 
   /**
    * Live: what is queued, or a promise that the wake settles directly with the mapped batch.
-   * A subscriber waits like this between every two turns with events, so a wait allocates only
-   * the promise: its executor and the wake are made once per subscription. What a wait holds
-   * outlives a scavenge or two when events are sparse and is then promoted to the old
-   * generation; in a fan-out, that is most of the memory per connection under load.
+   * A wait allocates only the promise (its executor and the wake are made once per
+   * subscription), but holds it across turns; the stream's writer waits with whenReadable
+   * instead, and pulls only what settles at once.
    */
   #nextLive(): Promise<IteratorResult<unknown>> {
     const live = this.#takeQueue();
@@ -235,7 +234,12 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     if (readable !== null) {
       if (this.#queued === 0 && !this.#ended.signal.aborted) return;
       this.#readable = null;
-      readable();
+      // Called from the hub's wake loop: a listener that throws ends this subscription only.
+      try {
+        readable();
+      } catch (error) {
+        this.end(asError(error));
+      }
       return;
     }
     if (!this.#waiting) return;
