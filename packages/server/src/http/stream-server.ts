@@ -9,7 +9,8 @@
 // - an event's path: hub → subscription (an async iterable of batches) → batch encoder
 //   (stream/batch-encoder.ts) → the one writer (exchange.ts, event-stream-writer.ts: res.write
 //   only). Live events offered in one turn of the event loop reach each subscriber in one write,
-//   of bytes encoded once and shared by the subscribers with the same topics;
+//   of bytes encoded once and shared by the subscribers with the same topics that the hub wakes
+//   in the same slice;
 // - a subscriber that stops reading is disconnected once more than `maxBufferBytes` are held for
 //   it: queued live events and the response's buffer, checked at every write, plus what the kernel
 //   holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat. Bytes the
