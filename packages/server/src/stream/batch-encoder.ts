@@ -3,11 +3,15 @@
 // anywhere; what it keeps is a cache, so that a fan-out to thousands of subscribers encodes
 // each thing once:
 // - an event's frame is encoded once, however many subscribers it goes to;
-// - within one turn of the event loop, the bytes of a run of frames (a batch of events) are
-//   concatenated once and the same Buffer is returned to every subscriber that gets the same
-//   run, i.e. the same events in the same order (the same topics). The hub wakes the consumers
-//   waiting for live events a slice per turn, so those of a slice share the runs of that turn.
-// The run cache is dropped at the end of each turn; the frame cache lives as long as the events.
+// - the bytes of a run of frames (a batch of events) are concatenated once and the same Buffer
+//   is returned to every subscriber that gets the same run, i.e. the same events in the same
+//   order (the same topics).
+// Runs are kept as long as they are in use: at the end of each turn of the event loop in which
+// something was encoded, the runs that turn did not use are dropped. The hub wakes consumers a
+// slice per turn, so every slice of one round of events shares its runs (a Buffer per slice
+// would be held by the writes in flight, promoted and kept until a full collection), and a
+// round's runs go at the end of the next round's first turn. The frame cache lives as long as
+// the events.
 // A batch with a `reset` (replay only, rare) is encoded directly, without the run cache.
 import { encodeEvent, encodeReset } from './frames.ts';
 import type { EventItem, StreamItem } from './subscription.ts';
@@ -24,6 +28,8 @@ class Run {
   #onlyFrame: Run | null = null;
   #onlyNext: Run | null = null;
   #next: Map<Run, Run> | null = null;
+  /** The turn that last used this run as a start (BatchEncoder's count). */
+  usedInTurn = 0;
 
   constructor(text: string, bytes: Buffer | null = null) {
     this.text = text;
@@ -62,10 +68,14 @@ class Run {
 export class BatchEncoder {
   /** Each event's frame, as a one-frame run: its bytes are the start of every run through it. */
   readonly #frames = new WeakMap<StoredPriceEvent, Run>();
-  /** Runs of more than one frame, by their first frame, for the current turn. */
-  #starts = new Map<Run, Run>();
+  /** Runs of more than one frame, by their first frame, each with the turn that last used it. */
+  readonly #starts = new Map<Run, Run>();
+  #turn = 0;
+  #endScheduled = false;
   readonly #endTurn = (): void => {
-    this.#starts = new Map();
+    this.#endScheduled = false;
+    for (const [frame, run] of this.#starts) if (run.usedInTurn !== this.#turn) this.#starts.delete(frame);
+    this.#turn += 1;
   };
 
   /** The bytes of `batch`'s frames, in order; empty for an empty batch. */
@@ -77,9 +87,13 @@ export class BatchEncoder {
     if (batch.length === 1) return start.bytes;
     let run = this.#starts.get(start);
     if (run === undefined) {
-      if (this.#starts.size === 0) process.nextTick(this.#endTurn);
       run = new Run(start.text, start.bytes);
       this.#starts.set(start, run);
+    }
+    run.usedInTurn = this.#turn;
+    if (!this.#endScheduled) {
+      this.#endScheduled = true;
+      process.nextTick(this.#endTurn);
     }
     for (let at = 1; at < batch.length; at += 1) run = run.followedBy(this.#frameOf(batch[at]!));
     return run.bytes;

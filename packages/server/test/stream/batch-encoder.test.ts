@@ -47,9 +47,20 @@ describe('BatchEncoder', () => {
     expect(encoder.encode([a1, b2]).toString()).toBe(frameOf(a1) + frameOf(b2));
   });
 
-  it('starts its runs afresh each turn, with the same bytes', async () => {
+  it('keeps a run across the turns that use it (the slices of one round of wakes)', async () => {
+    const encoder = new BatchEncoder();
+    const first = encoder.encode([a1, b2]);
+    await nextTurn();
+    expect(encoder.encode([a1, b2])).toBe(first);
+    await nextTurn();
+    expect(encoder.encode([a1, b2, a3])).toEqual(Buffer.from(frameOf(a1) + frameOf(b2) + frameOf(a3)));
+  });
+
+  it('drops a run after a turn that encodes without using it, and makes the same bytes again', async () => {
     const encoder = new BatchEncoder();
     const before = encoder.encode([a1, b2]);
+    await nextTurn();
+    encoder.encode([b2, a3]);
     await nextTurn();
     const after = encoder.encode([a1, b2]);
     expect(after).not.toBe(before);
