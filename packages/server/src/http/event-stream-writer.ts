@@ -8,9 +8,11 @@
 // - each pull takes everything the body has ready (a batch), which goes out as one write; a body
 //   that can say when it is readable (whenReadable) is pulled only then, so an idle subscriber
 //   holds no pending promise;
-// - above WRITE_HIGH_WATER bytes in the response's buffer the writer waits for 'drain' before
-//   pulling again, so whatever arrives meanwhile waits upstream (`pendingBytes`), where it counts
-//   toward the limit too; the body's `signal` ends that wait when the body ends;
+// - one write at a time: the writer pulls again once the previous write has been handed to the
+//   kernel (its callback), so whatever arrives meanwhile waits upstream (`pendingBytes`), where
+//   it counts toward the limit too, and goes out as the next batch. A consumer that reads slowly
+//   thus gets fewer, larger writes instead of a pile of small ones in the response's buffer;
+//   the body's `signal` ends that wait when the body ends;
 // - a heartbeat frame goes out every `heartbeatMs`, also while waiting;
 // - a consumer is cut (metrics, one warning, socket destroyed) once more than `maxBufferBytes`
 //   are held for it: the response's buffer and `pendingBytes`, checked at every write, plus what
@@ -29,7 +31,7 @@ import type { KernelSendQueues } from './kernel-send-queue.ts';
 export interface FrameStream extends AsyncIterable<string | Buffer> {
   /** Bytes queued upstream and not yet pulled; they count toward the buffer limit. */
   readonly pendingBytes: number;
-  /** Aborted when the body ends upstream, so a wait for 'drain' does not outlast it. */
+  /** Aborted when the body ends upstream, so a wait for a write to reach the kernel does not outlast it. */
   readonly signal?: AbortSignal;
   /**
    * True when a next() would settle at once; otherwise false, and `listener` is called once
@@ -56,92 +58,159 @@ export interface WriteFramesOptions {
   maxBufferBytes: number;
   kernelQueues: Pick<KernelSendQueues, 'bytes'>;
   log: Logger;
+  /** Named in the writer's warnings (`request_id`). */
+  requestId?: string;
 }
 
-/** Above this many bytes in the response's buffer the writer waits for 'drain' before pulling. */
-export const WRITE_HIGH_WATER = 64 * 1024;
-
 export function writeFrames(res: ServerResponse, body: FrameStream, options: WriteFramesOptions): Promise<void> {
-  const { heartbeatMs, heartbeatFrame, maxBufferBytes, kernelQueues, log } = options;
-  const written = Promise.withResolvers<void>();
-  const frames = body[Symbol.asyncIterator]();
-  let bodyDone = false;
-  const stopBody = (): void => {
-    if (bodyDone) return;
-    bodyDone = true;
-    frames.return?.().catch((error: unknown) => log.warn('stream body failed to stop', { error }));
+  return new FrameWriter(res, body, options).written;
+}
+
+/**
+ * One response's writer: a loop of then() callbacks made once per writer, rather than an async
+ * function, so that a pull allocates only its promise and reaction, which die within the turn.
+ * It is an object with its methods on the prototype, not a set of closures, because one lives
+ * for every open stream, idle or not: at fan-out scale its size is the stream's memory.
+ */
+class FrameWriter {
+  readonly written: Promise<void>;
+  readonly #res: ServerResponse;
+  readonly #body: FrameStream;
+  readonly #frames: AsyncIterator<string | Buffer>;
+  readonly #heartbeatFrame: string | Buffer;
+  readonly #maxBufferBytes: number;
+  readonly #kernelQueues: Pick<KernelSendQueues, 'bytes'>;
+  readonly #log: Logger;
+  readonly #requestId: string | undefined;
+  readonly #heartbeat: NodeJS.Timeout;
+  #resolveWritten!: () => void;
+  #bodyDone = false;
+  #finished = false;
+  #awaitingReadable = false;
+  /** A write is not yet handed to the kernel; the next pull waits for it. */
+  #writing = false;
+  /** Whether #onWritten listens to the body's signal (only while a write waits for the kernel). */
+  #watchingSignal = false;
+  // The callbacks handed out (promise reactions, the readable listener, the close listener).
+  readonly #onFrames = (result: IteratorResult<string | Buffer>): void => this.#write(result);
+  readonly #fail = (error: unknown): void => this.#failWith(error);
+  readonly #onReadable = (): void => {
+    this.#awaitingReadable = false;
+    this.#pull();
   };
-  const cut = (kernelBytes: number): void => {
-    streamMetrics.slowConsumerCut();
-    log.warn('slow subscriber disconnected', { buffered_bytes: res.writableLength + body.pendingBytes, kernel_bytes: kernelBytes });
-    res.destroy();
-    stopBody();
+  // The write is out (or failed: the socket is gone), or the body ended while it waited.
+  readonly #onWritten = (): void => {
+    if (!this.#writing) return;
+    this.#writing = false;
+    if (this.#watchingSignal) {
+      this.#watchingSignal = false;
+      this.#body.signal?.removeEventListener('abort', this.#onWritten);
+    }
+    this.#pullOnceReadable();
   };
-  const heartbeat = setInterval(() => {
+  // Gone: the body is returned, and a writer waiting for it to be readable, or for its last
+  // write, pulls its end.
+  readonly #onClose = (): void => {
+    this.#stopBody();
+    if (this.#awaitingReadable) this.#onReadable();
+    else this.#onWritten();
+  };
+
+  constructor(res: ServerResponse, body: FrameStream, options: WriteFramesOptions) {
+    this.#res = res;
+    this.#body = body;
+    this.#frames = body[Symbol.asyncIterator]();
+    this.#heartbeatFrame = options.heartbeatFrame;
+    this.#maxBufferBytes = options.maxBufferBytes;
+    this.#kernelQueues = options.kernelQueues;
+    this.#log = options.log;
+    this.#requestId = options.requestId;
+    this.written = new Promise((resolve) => (this.#resolveWritten = resolve));
+    this.#heartbeat = setInterval(FrameWriter.#beat, options.heartbeatMs, this);
+    this.#heartbeat.unref();
+    res.on('close', this.#onClose);
+    this.#pull();
+  }
+
+  /**
+   * The heartbeat timer's callback, one function for every writer (the timer passes the writer):
+   * writes a heartbeat, and cuts the consumer when too much is held for it.
+   */
+  static #beat(writer: FrameWriter): void {
+    const res = writer.#res;
     if (res.destroyed) return;
-    res.write(heartbeatFrame);
-    const inKernel = res.socket === null ? 0 : kernelQueues.bytes(res.socket);
-    if (res.writableLength + body.pendingBytes + inKernel > maxBufferBytes) cut(inKernel);
-  }, heartbeatMs);
-  heartbeat.unref();
-  // Gone: the body is returned, and a writer waiting for it to be readable pulls its end.
-  const onClose = (): void => {
-    stopBody();
-    if (awaitingReadable) onReadable();
-  };
-  res.once('close', onClose);
-  let finished = false;
-  const finish = (): void => {
-    if (finished) return;
-    finished = true;
-    clearInterval(heartbeat);
-    res.off('close', onClose);
-    stopBody();
-    written.resolve();
-  };
-  const fail = (error: unknown): void => {
-    bodyDone = true;
-    if (!res.destroyed) {
-      if (error instanceof SubscriberOverflow) cut(0);
+    res.write(writer.#heartbeatFrame);
+    const inKernel = res.socket === null ? 0 : writer.#kernelQueues.bytes(res.socket);
+    if (res.writableLength + writer.#body.pendingBytes + inKernel > writer.#maxBufferBytes) writer.#cut(inKernel);
+  }
+
+  #warn(message: string, fields: Record<string, unknown>): void {
+    this.#log.warn(message, this.#requestId === undefined ? fields : { request_id: this.#requestId, ...fields });
+  }
+
+  #stopBody(): void {
+    if (this.#bodyDone) return;
+    this.#bodyDone = true;
+    this.#frames.return?.().catch((error: unknown) => this.#warn('stream body failed to stop', { error }));
+  }
+
+  #cut(kernelBytes: number): void {
+    streamMetrics.slowConsumerCut();
+    this.#warn('slow subscriber disconnected', { buffered_bytes: this.#res.writableLength + this.#body.pendingBytes, kernel_bytes: kernelBytes });
+    this.#res.destroy();
+    this.#stopBody();
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearInterval(this.#heartbeat);
+    this.#res.off('close', this.#onClose);
+    this.#stopBody();
+    this.#resolveWritten();
+  }
+
+  #failWith(error: unknown): void {
+    this.#bodyDone = true;
+    if (!this.#res.destroyed) {
+      if (error instanceof SubscriberOverflow) this.#cut(0);
       else {
-        log.warn('stream ended by an error', { error });
-        res.destroy();
+        this.#warn('stream ended by an error', { error });
+        this.#res.destroy();
       }
     }
-    finish();
-  };
-  // A loop of then() callbacks made once, rather than an async function, so that a pull
-  // allocates only its promise and reaction, which die within the turn.
-  const pull = (): void => {
+    this.#finish();
+  }
+
+  #pull(): void {
     try {
-      frames.next().then(onFrames, fail);
+      this.#frames.next().then(this.#onFrames, this.#fail);
     } catch (error) {
-      fail(error);
+      this.#failWith(error);
     }
-  };
-  let awaitingReadable = false;
-  const onReadable = (): void => {
-    awaitingReadable = false;
-    pull();
-  };
-  const pullWhenReadable = (): void => {
+  }
+
+  #pullOnceReadable(): void {
     try {
-      if (body.whenReadable === undefined || body.whenReadable(onReadable)) pull();
-      else awaitingReadable = true;
+      const body = this.#body;
+      if (body.whenReadable === undefined || body.whenReadable(this.#onReadable)) this.#pull();
+      else this.#awaitingReadable = true;
     } catch (error) {
-      fail(error);
+      this.#failWith(error);
     }
-  };
-  const onFrames = (result: IteratorResult<string | Buffer>): void => {
+  }
+
+  #write(result: IteratorResult<string | Buffer>): void {
+    const res = this.#res;
     try {
       if (result.done === true) {
-        bodyDone = true;
+        this.#bodyDone = true;
         if (!res.destroyed) res.end();
-        finish();
+        this.#finish();
         return;
       }
       if (res.destroyed) {
-        finish();
+        this.#finish();
         return;
       }
       // res.write frames a chunk as three socket writes (size line, bytes, CRLF). It corks the
@@ -150,37 +219,21 @@ export function writeFrames(res: ServerResponse, body: FrameStream, options: Wri
       // (res.cork() would not: a corked response holds the chunk and writes its framing after
       // it has uncorked the socket, as separate writes.)
       const socket = res.socket;
+      this.#writing = true;
       socket?.cork();
-      res.write(result.value);
+      res.write(result.value, this.#onWritten);
       socket?.uncork();
-      if (res.writableLength + body.pendingBytes > maxBufferBytes) {
-        cut(0);
-        finish();
-      } else if (res.writableLength > WRITE_HIGH_WATER) {
-        void drained(res, body.signal).then(pullWhenReadable);
-      } else {
-        pullWhenReadable();
+      if (res.writableLength + this.#body.pendingBytes > this.#maxBufferBytes) {
+        this.#cut(0);
+        this.#finish();
+      } else if (res.writableLength > 0 && this.#body.signal !== undefined && !this.#watchingSignal) {
+        // The kernel did not take it all: the callback waits for the client to read, and the
+        // body may end (overflow) meanwhile.
+        this.#watchingSignal = true;
+        this.#body.signal.addEventListener('abort', this.#onWritten, { once: true });
       }
     } catch (error) {
-      fail(error);
+      this.#failWith(error);
     }
-  };
-  pull();
-  return written.promise;
-}
-
-/** Settles when the response's buffer drains, the connection closes or `signal` aborts. */
-function drained(res: ServerResponse, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-    signal?.addEventListener('abort', done, { once: true });
-    if (signal?.aborted === true) done();
-  });
+  }
 }

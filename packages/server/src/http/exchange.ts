@@ -85,14 +85,15 @@ function writeJson(
 }
 
 /** How a streamed body is written: the heartbeat and the byte limit of one subscriber. */
-export type StreamWriting = Omit<WriteFramesOptions, 'log'>;
+export type StreamWriting = Omit<WriteFramesOptions, 'log' | 'requestId'>;
 
 /**
  * Sends the head, then copies `body` to the socket until it ends, the client leaves or the
  * subscriber falls too far behind (event-stream-writer.ts). Never rejects. The access line is
- * written with the head: a stream's answer is its status.
+ * written with the head: a stream's answer is its status. Not an async function: nothing here
+ * waits for the stream, so nothing of this call outlives it but the writer.
  */
-export async function sendStream(
+export function sendStream(
   logger: Logger,
   req: IncomingMessage,
   res: ServerResponse,
@@ -102,18 +103,14 @@ export async function sendStream(
   writing: StreamWriting,
 ): Promise<void> {
   const exchange = exchangeOf(req);
-  if (res.destroyed) {
-    await closeFrames(body);
-    return;
-  }
+  if (res.destroyed) return closeFrames(body);
   writeHead(req, res, exchange, status, headers);
   logAccess(logger, req, exchange, status);
   if (req.method === 'HEAD') {
     res.end();
-    await closeFrames(body);
-    return;
+    return closeFrames(body);
   }
-  await writeFrames(res, body, { ...writing, log: logger.child({ request_id: exchange.requestId }) });
+  return writeFrames(res, body, { ...writing, log: logger, requestId: exchange.requestId });
 }
 
 function writeHead(req: IncomingMessage, res: ServerResponse, exchange: Exchange, status: number, headers: Record<string, string>): void {

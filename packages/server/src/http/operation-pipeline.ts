@@ -103,7 +103,9 @@ function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServ
           throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         }
         clearTimeout(deadline);
-        await sendStream(logger, req, res, result.status, answerHeaders, result.body, deps.streaming);
+        // Not awaited: sendStream never rejects, and this request's state (its deadline, its
+        // headers, this frame) is not kept for as long as the stream is open.
+        void sendStream(logger, req, res, result.status, answerHeaders, result.body, deps.streaming);
         return;
       }
       if (!timedOut) sendJson(logger, req, res, result.status, result.body, answerHeaders);

@@ -74,6 +74,7 @@ export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, h
 
 export const STREAM_PATH = '/v1/stream';
 export const RETRY_MS = 2000;
+const OPENING = encodeRetry(RETRY_MS);
 /** The reconnect delay suggested when the price log is unreachable. */
 export const UNAVAILABLE_RETRY_MS = 5000;
 
@@ -97,8 +98,10 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   const hub = new PriceHub(priceLog, logger, { maxQueuedBytes: deps.maxBufferBytes });
   /** Encodes each event, and each run of events a turn sends, once for all subscribers. */
   const encoder = new BatchEncoder();
-  /** Open streams, each settling once its body is finished (ended and written, or cut). */
-  const open = new Map<Subscription, Promise<void>>();
+  /** Open streams, until each body is finished (ended and written, or cut). */
+  const open = new Set<Subscription>();
+  /** Settled once `closing` and no stream is open. */
+  const allClosed = Promise.withResolvers<void>();
   let closing = false;
 
   const shuttingDown = (): HttpRefusal => new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
@@ -150,17 +153,17 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
         release(key);
         throw shuttingDown();
       }
-      const closed = Promise.withResolvers<void>();
-      open.set(subscription, closed.promise);
+      open.add(subscription);
       logger.debug('stream opened', { request_id: requestId, topics: topics.size, lastEventId });
       return encodeSubscription(subscription, encoder, {
-        opening: encodeRetry(RETRY_MS),
+        opening: OPENING,
         unavailableRetryMs: UNAVAILABLE_RETRY_MS,
-        log: logger.child({ request_id: requestId }),
+        log: logger,
+        requestId,
         onClose: () => {
           open.delete(subscription);
           release(key);
-          closed.resolve();
+          if (closing && open.size === 0) allClosed.resolve();
         },
       });
     },
@@ -194,10 +197,10 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     server,
     async close(): Promise<void> {
       closing = true;
-      const pending = [...open.values()];
-      for (const subscription of open.keys()) subscription.end();
+      if (open.size === 0) allClosed.resolve();
+      for (const subscription of [...open]) subscription.end();
       await hub.stop();
-      await Promise.allSettled(pending);
+      await allClosed.promise;
       if (server.listening) {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -13,7 +13,7 @@ import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
 import type { BatchEncoder } from './batch-encoder.ts';
 import { encodeRetry } from './frames.ts';
-import type { Subscription } from './subscription.ts';
+import type { BatchMapping, StreamItem, Subscription } from './subscription.ts';
 
 export interface EncodedSubscription extends AsyncIterable<Buffer | string> {
   /** Bytes of events queued for the subscriber and not yet taken. */
@@ -31,63 +31,107 @@ export interface EncodeSubscriptionOptions {
   opening: string;
   unavailableRetryMs: number;
   log: Logger;
+  /** Named in the body's warnings (`request_id`). */
+  requestId?: string;
   onClose?: () => void;
 }
 
 export function encodeSubscription(subscription: Subscription, encoder: BatchEncoder, options: EncodeSubscriptionOptions): EncodedSubscription {
-  let closed = false;
-  let opened = false;
-  let finished = false;
-  const close = (): void => {
-    if (closed) return;
-    closed = true;
-    subscription.end();
-    options.onClose?.();
-  };
-  return {
-    get pendingBytes() {
-      return subscription.queuedBytes;
-    },
-    signal: subscription.signal,
-    whenReadable: (listener) => !opened || finished || subscription.whenReadable(listener),
-    [Symbol.asyncIterator]() {
-      // The batches are encoded as the subscription settles each next(): one promise per batch.
-      const batches = subscription.map<Buffer | string>({
-        batch: (items) => {
-          streamMetrics.delivered(items.length);
-          return encoder.encode(items);
-        },
-        failed: (error) => {
-          if (!(error instanceof ServiceUnavailable)) {
-            close();
-            throw error;
-          }
-          // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
-          options.log.warn('price log unavailable; stream ended with a retry hint', { error });
-          finished = true;
-          return { done: false, value: encodeRetry(options.unavailableRetryMs) };
-        },
-        done: close,
-      });
-      return {
-        next: () => {
-          if (finished) {
-            close();
-            return Promise.resolve(DONE);
-          }
-          if (!opened) {
-            opened = true;
-            return Promise.resolve({ done: false, value: options.opening });
-          }
-          return batches.next();
-        },
-        return: async () => {
-          finished = true;
-          await batches.return?.();
-          close();
-          return DONE;
-        },
-      };
-    },
-  };
+  return new SubscriptionBody(subscription, encoder, options);
+}
+
+/**
+ * The body is its own iterator and the subscription's batch mapping: one object with its
+ * methods on the prototype, since one lives for every open stream, idle or not.
+ */
+class SubscriptionBody implements EncodedSubscription, AsyncIterator<Buffer | string>, BatchMapping<Buffer | string> {
+  readonly #subscription: Subscription;
+  readonly #encoder: BatchEncoder;
+  readonly #opening: string;
+  readonly #unavailableRetryMs: number;
+  readonly #log: Logger;
+  readonly #requestId: string | undefined;
+  readonly #onClose: (() => void) | undefined;
+  /** The subscription's batches, encoded as each next() settles; made on first iteration. */
+  #batches: AsyncIterator<Buffer | string> | null = null;
+  #closed = false;
+  #opened = false;
+  #finished = false;
+
+  constructor(subscription: Subscription, encoder: BatchEncoder, options: EncodeSubscriptionOptions) {
+    this.#subscription = subscription;
+    this.#encoder = encoder;
+    this.#opening = options.opening;
+    this.#unavailableRetryMs = options.unavailableRetryMs;
+    this.#log = options.log;
+    this.#requestId = options.requestId;
+    this.#onClose = options.onClose;
+  }
+
+  get pendingBytes(): number {
+    return this.#subscription.queuedBytes;
+  }
+
+  get signal(): AbortSignal {
+    return this.#subscription.signal;
+  }
+
+  whenReadable(listener: () => void): boolean {
+    return !this.#opened || this.#finished || this.#subscription.whenReadable(listener);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer | string> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Buffer | string>> {
+    if (this.#finished) {
+      this.#close();
+      return Promise.resolve(DONE);
+    }
+    if (!this.#opened) {
+      this.#opened = true;
+      return Promise.resolve({ done: false, value: this.#opening });
+    }
+    // The batches are encoded as the subscription settles each next(): one promise per batch.
+    this.#batches ??= this.#subscription.map<Buffer | string>(this);
+    return this.#batches.next();
+  }
+
+  async return(): Promise<IteratorResult<Buffer | string>> {
+    this.#finished = true;
+    await this.#batches?.return?.();
+    this.#close();
+    return DONE;
+  }
+
+  /** BatchMapping: a batch as the bytes of its frames. */
+  batch(items: readonly StreamItem[]): Buffer | string {
+    streamMetrics.delivered(items.length);
+    return this.#encoder.encode(items);
+  }
+
+  /** BatchMapping: the end by an error. */
+  failed(error: Error): IteratorResult<Buffer | string> {
+    if (!(error instanceof ServiceUnavailable)) {
+      this.#close();
+      throw error;
+    }
+    // The price log went away mid-stream: end cleanly with a hint, so clients come back later.
+    this.#log.warn('price log unavailable; stream ended with a retry hint', this.#requestId === undefined ? { error } : { request_id: this.#requestId, error });
+    this.#finished = true;
+    return { done: false, value: encodeRetry(this.#unavailableRetryMs) };
+  }
+
+  /** BatchMapping: the clean end. */
+  done(): void {
+    this.#close();
+  }
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#subscription.end();
+    this.#onClose?.();
+  }
 }

@@ -18,7 +18,6 @@ import { Subscription, type EventItem, type SubscriptionOptions } from './subscr
 
 const YIELD_EVERY_BYTES = 64 * 1024;
 
-const NOT_WAITING = (): void => {};
 const WAKE_SLICE = 500;
 
 /** The log no longer holds the events after the last one the hub offered. */
@@ -43,6 +42,10 @@ export class PriceHub {
   /** The id of the newest event offered to subscribers. */
   #lastSeenId = 0;
   #started: Promise<void> | null = null;
+  /** Every subscription's onEnd: one function for all of them. */
+  readonly #forget = (subscription: Subscription): void => {
+    this.#subscriptions.delete(subscription);
+  };
   #controller: AbortController | null = null;
   #stopped = false;
   /**
@@ -54,9 +57,9 @@ export class PriceHub {
    * Offers append to `#toWake`; a run resumes `#waking` from `#wakeFrom`, and takes over what
    * was appended meanwhile once it is through. Both arrays keep their room from run to run.
    */
-  #toWake: (() => void)[] = [];
+  #toWake: (Subscription | undefined)[] = [];
   #toWakeCount = 0;
-  #waking: (() => void)[] = [];
+  #waking: (Subscription | undefined)[] = [];
   #wakingCount = 0;
   #wakeFrom = 0;
   #wakeScheduled = false;
@@ -72,9 +75,9 @@ export class PriceHub {
     const waking = this.#waking;
     const end = Math.min(this.#wakingCount, this.#wakeFrom + WAKE_SLICE);
     for (let at = this.#wakeFrom; at < end; at += 1) {
-      const wake = waking[at] as () => void;
-      waking[at] = NOT_WAITING;
-      wake();
+      const subscription = waking[at] as Subscription;
+      waking[at] = undefined;
+      subscription.wake();
     }
     this.#wakeFrom = end;
     if (end < this.#wakingCount || this.#toWakeCount > 0) {
@@ -113,7 +116,7 @@ export class PriceHub {
       log: this.#log,
       replayPageSize: this.#replayPageSize,
       maxQueuedBytes: this.#maxQueuedBytes,
-      onEnd: (subscription: Subscription) => this.#subscriptions.delete(subscription),
+      onEnd: this.#forget,
     };
     const subscription = new Subscription(options);
     // Registered before the log is read, so nothing appended from here on can be missed.
@@ -183,12 +186,11 @@ export class PriceHub {
         const item: EventItem = { kind: 'event', event };
         for (const subscription of this.#subscriptions) {
           if (!subscription.topics.has(event.topic)) continue;
-          const wake = subscription.offer(item);
           // Woken in the check phase of this turn of the event loop, after its I/O: every event
           // read so far is queued by then, and a log that delivers events one by one (Redis)
           // gets those that arrived meanwhile into the same batch.
-          if (wake === null) continue;
-          this.#toWake[this.#toWakeCount++] = wake;
+          if (!subscription.offer(item)) continue;
+          this.#toWake[this.#toWakeCount++] = subscription;
           if (!this.#wakeScheduled) {
             this.#wakeScheduled = true;
             setImmediate(this.#wakeAll);

@@ -63,6 +63,20 @@ export interface BatchMapping<T> {
 
 const NOTHING: readonly EventItem[] = [];
 
+/**
+ * next()'s result for a batch. A class, not an object literal: V8 tracks survival per literal
+ * and, once most results of one literal outlive a scavenge (at fan-out scale, a slice of woken
+ * subscribers' results waits for the slice's microtasks), allocates all of them in the old
+ * generation from then on, where they die and stay until the next full collection.
+ */
+class Batch<T> implements IteratorYieldResult<T> {
+  readonly done = false;
+  readonly value: T;
+  constructor(value: T) {
+    this.value = value;
+  }
+}
+
 const AS_IS: BatchMapping<readonly StreamItem[]> = { batch: (items) => items };
 
 const sizeOf = ({ event }: EventItem): number => event.data.length + event.topic.length;
@@ -96,10 +110,12 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   #resolveWait: ((result: IteratorResult<unknown>) => void) | null = null;
   #rejectWait: ((error: Error) => void) | null = null;
   #mapping: BatchMapping<unknown> = AS_IS;
+  readonly #onEnd: (subscription: Subscription) => void;
 
   constructor(options: SubscriptionOptions) {
     this.topics = options.topics;
     this.#options = options;
+    this.#onEnd = options.onEnd;
   }
 
   /** Bytes of live events waiting to be taken. */
@@ -114,19 +130,19 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
 
   /**
    * Called by the hub for each event on one of this subscription's topics, in id order; never
-   * waits. Returns the function that resumes a consumer waiting for live events, for the first
-   * event offered while it waits (else null): the hub calls it once the current turn's events
-   * are all offered, so that the consumer takes them in one batch.
+   * waits. Returns true for the first event offered while a consumer waits for live events: the
+   * hub then calls wake() once the current turn's events are all offered, so that the consumer
+   * takes them in one batch.
    */
-  offer(item: EventItem): (() => void) | null {
-    if (this.#ended.signal.aborted) return null;
+  offer(item: EventItem): boolean {
+    if (this.#ended.signal.aborted) return false;
     this.#queue[this.#queued++] = item;
     this.#queuedBytes += sizeOf(item);
     // A consumer that waits takes the whole queue when the hub wakes it (within a few turns, see
     // hub.ts), so the limit is for events piling up while it does not wait.
-    if (this.#waiting || this.#readable !== null) return this.#queued === 1 ? this.#wake : null;
+    if (this.#waiting || this.#readable !== null) return this.#queued === 1;
     if (this.#queuedBytes > this.#options.maxQueuedBytes) this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
-    return null;
+    return false;
   }
 
   /** Ends the iteration: cleanly without an error, or by throwing `error` to the consumer once. */
@@ -136,9 +152,9 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     this.#queue.fill(undefined, 0, this.#queued);
     this.#queued = 0;
     this.#queuedBytes = 0;
-    this.#options.onEnd(this);
+    this.#onEnd(this);
     this.#ended.abort();
-    this.#wake();
+    this.wake();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<readonly StreamItem[]> {
@@ -164,7 +180,9 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
    * and, when the subscription ended with an error, `mapping.failed(error)` instead of rejecting
    * (a mapping without `failed`, or whose `failed` throws, rejects). A consumer that turns each
    * batch into something else (the bytes of its frames) does so here, without a second promise
-   * per batch. The subscription can be iterated once, through this or [Symbol.asyncIterator].
+   * per batch. The subscription can be iterated once, through this or [Symbol.asyncIterator];
+   * the iterator is the subscription itself (its next() and return()), so that iterating it
+   * allocates nothing that lives as long as the stream.
    */
   map<T>(mapping: BatchMapping<T>): AsyncIterator<T> {
     if (this.#replay !== undefined) throw new Error('a subscription can be iterated once');
@@ -177,14 +195,20 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
       this.#replay = this.#replayFrom(lastEventId);
     }
     this.#mapping = mapping as BatchMapping<unknown>;
-    return {
-      next: () => (this.#replay != null ? this.#nextReplayed() : this.#nextLive()) as Promise<IteratorResult<T>>,
-      return: async () => {
-        this.end();
-        await this.#replay?.return(undefined);
-        return DONE;
-      },
-    };
+    return this as AsyncIterator<T>;
+  }
+
+  /** The iterator's next(): the next batch through the mapping (AS_IS if not iterated yet). */
+  next(): Promise<IteratorResult<unknown>> {
+    if (this.#replay === undefined) this.map(AS_IS);
+    return this.#replay != null ? this.#nextReplayed() : this.#nextLive();
+  }
+
+  /** The iterator's return(): ends the subscription and its replay. */
+  async return(): Promise<IteratorResult<unknown>> {
+    this.end();
+    await this.#replay?.return(undefined);
+    return DONE;
   }
 
   async #nextReplayed(): Promise<IteratorResult<unknown>> {
@@ -200,15 +224,14 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
         continue;
       }
       if (page.done === true) this.#replay = null;
-      else if (page.value.length > 0 && !this.#ended.signal.aborted) return { done: false, value: this.#mapping.batch(page.value) };
+      else if (page.value.length > 0 && !this.#ended.signal.aborted) return new Batch(this.#mapping.batch(page.value));
     }
   }
 
   /**
    * Live: what is queued, or a promise that the wake settles directly with the mapped batch.
-   * A wait allocates only the promise (its executor and the wake are made once per
-   * subscription), but holds it across turns; the stream's writer waits with whenReadable
-   * instead, and pulls only what settles at once.
+   * A wait holds the promise and its resolving functions across turns; the stream's writer
+   * waits with whenReadable instead, and pulls only what settles at once.
    */
   #nextLive(): Promise<IteratorResult<unknown>> {
     const live = this.#takeQueue();
@@ -220,16 +243,17 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
       }
     }
     this.#waiting = true;
-    return new Promise(this.#awaitWake);
+    return new Promise((resolve, reject) => {
+      this.#resolveWait = resolve;
+      this.#rejectWait = reject;
+    });
   }
 
-  readonly #awaitWake = (resolve: (result: IteratorResult<unknown>) => void, reject: (error: Error) => void): void => {
-    this.#resolveWait = resolve;
-    this.#rejectWait = reject;
-  };
-
-  /** Resumes the waiting consumer with what is queued, or with the end; a no-op when none waits. */
-  readonly #wake = (): void => {
+  /**
+   * Resumes the waiting consumer with what is queued, or with the end; a no-op when none waits.
+   * The hub calls it after offer() returned true.
+   */
+  wake(): void {
     const readable = this.#readable;
     if (readable !== null) {
       if (this.#queued === 0 && !this.#ended.signal.aborted) return;
@@ -255,23 +279,23 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     } catch (error) {
       reject(asError(error));
     }
-  };
+  }
 
   /**
    * next()'s result for a batch taken from the queue: the mapped batch, or once the queue is
    * empty and the subscription ended, the end (see #finished). Throws what next() rejects with.
    */
   #resultFor(batch: readonly StreamItem[]): IteratorResult<unknown> {
-    if (batch.length > 0) return { done: false, value: this.#mapping.batch(batch) };
+    if (batch.length > 0) return new Batch(this.#mapping.batch(batch));
     const error = this.#error;
     if (error === null) {
       this.#mapping.done?.();
       return DONE;
     }
     this.#error = null;
-    const failed = this.#mapping.failed;
-    if (failed === undefined) throw error;
-    return failed(error);
+    const mapping = this.#mapping;
+    if (mapping.failed === undefined) throw error;
+    return mapping.failed(error);
   }
 
   /**

@@ -1,4 +1,5 @@
-import http from 'node:http';
+import { EventEmitter } from 'node:events';
+import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFrames, type FrameStream, type WriteFramesOptions } from '../../src/http/event-stream-writer.ts';
@@ -167,5 +168,104 @@ describe('writeFrames', () => {
     stream.close();
     expect(await written).toBe('resolved');
     expect(body.state.returned).toBe(true);
+  });
+
+  describe('one write at a time', () => {
+    /**
+     * A response whose writes reach "the kernel" only when the test says so (their callbacks
+     * run on release()); `writableLength` counts the bytes of writes not yet released.
+     */
+    function slowResponse() {
+      const waiting: { bytes: number; callback: () => void }[] = [];
+      const written: string[] = [];
+      class SlowResponse extends EventEmitter {
+        socket = null;
+        destroyed = false;
+        get writableLength(): number {
+          return waiting.reduce((sum, write) => sum + write.bytes, 0);
+        }
+        write(chunk: string | Buffer, callback?: () => void): boolean {
+          written.push(String(chunk));
+          if (callback !== undefined) waiting.push({ bytes: Buffer.byteLength(chunk), callback });
+          return true;
+        }
+        end(): void {
+          written.push('<end>');
+        }
+        destroy(): void {
+          this.destroyed = true;
+          this.emit('close');
+        }
+      }
+      const res = new SlowResponse();
+      const release = (): void => {
+        for (const write of waiting.splice(0)) write.callback();
+      };
+      return { res, written, release };
+    }
+
+    const OPTIONS = { heartbeatMs: 60_000, heartbeatFrame: ': heartbeat\n\n', maxBufferBytes: 1024 * 1024, kernelQueues: { bytes: () => 0 }, log: createLogger({ level: 'error' }) };
+    const turns = async (count = 5): Promise<void> => {
+      for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+
+    it('pulls again only once the previous write is handed to the kernel', async () => {
+      const body = controlledBody();
+      let pulls = 0;
+      const counted: FrameStream = {
+        get pendingBytes() {
+          return 0;
+        },
+        [Symbol.asyncIterator]() {
+          const frames = body[Symbol.asyncIterator]();
+          return {
+            next: () => {
+              pulls += 1;
+              return frames.next();
+            },
+            return: () => frames.return!(),
+          };
+        },
+      };
+      const { res, written, release } = slowResponse();
+      const done = writeFrames(res as unknown as ServerResponse, counted, OPTIONS);
+      body.push('id: 1\ndata: a\n\n');
+      body.push('id: 2\ndata: b\n\n');
+      await turns();
+      // The first frame is written and waits for the client: the second is not pulled yet.
+      expect(written).toEqual(['id: 1\ndata: a\n\n']);
+      expect(pulls).toBe(1);
+      release();
+      await turns();
+      expect(written).toEqual(['id: 1\ndata: a\n\n', 'id: 2\ndata: b\n\n']);
+      expect(pulls).toBe(2);
+      body.push(null);
+      release();
+      await done;
+      expect(written.at(-1)).toBe('<end>');
+    });
+
+    it('stops waiting for a write when the body ends meanwhile, and cuts a body that overflowed', async () => {
+      const body = controlledBody();
+      const ended = new AbortController();
+      const withSignal: FrameStream = {
+        get pendingBytes() {
+          return 0;
+        },
+        signal: ended.signal,
+        [Symbol.asyncIterator]: () => body[Symbol.asyncIterator](),
+      };
+      const { res, written } = slowResponse();
+      const done = writeFrames(res as unknown as ServerResponse, withSignal, OPTIONS);
+      body.push('id: 1\ndata: a\n\n');
+      await turns();
+      expect(written).toEqual(['id: 1\ndata: a\n\n']);
+      // The client never reads; the body overflows upstream and ends.
+      body.push(new SubscriberOverflow(10));
+      ended.abort();
+      await done;
+      expect(res.destroyed).toBe(true);
+      expect(written).toEqual(['id: 1\ndata: a\n\n']);
+    });
   });
 });
