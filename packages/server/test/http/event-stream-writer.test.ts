@@ -7,11 +7,11 @@ import { createLogger } from '../../src/logger.ts';
 import { SubscriberOverflow } from '../../src/stream/subscription.ts';
 import { openStream } from './sse-client.ts';
 
-/** A body fed by the test: push() frames, end() or fail() it; records whether it was returned. */
+/** A body fed by the test: push() frames, end() or fail() it; counts pulls and records whether it was returned. */
 function controlledBody(pendingBytes = 0) {
   const queued: (string | Error | null)[] = [];
   let wake: (() => void) | null = null;
-  const state = { returned: false, pendingBytes };
+  const state = { returned: false, pendingBytes, pulls: 0 };
   const body: FrameStream & { push(item: string | Error | null): void; state: typeof state } = {
     state,
     get pendingBytes() {
@@ -24,6 +24,7 @@ function controlledBody(pendingBytes = 0) {
     [Symbol.asyncIterator]() {
       return {
         next: async (): Promise<IteratorResult<string>> => {
+          state.pulls += 1;
           while (queued.length === 0 && !state.returned) await new Promise<void>((resolve) => (wake = resolve));
           const item = state.returned ? null : queued.shift();
           if (item === null || item === undefined) return { done: true, value: undefined };
@@ -131,7 +132,6 @@ describe('writeFrames', () => {
 
   it('with whenReadable, pulls only when the body says a pull would not wait, and writes what it then takes', async () => {
     const body = controlledBody();
-    let pulls = 0;
     let listener: (() => void) | null = null;
     const readableBody: FrameStream = {
       get pendingBytes() {
@@ -142,16 +142,7 @@ describe('writeFrames', () => {
         listener = onReadable;
         return false;
       },
-      [Symbol.asyncIterator]() {
-        const frames = body[Symbol.asyncIterator]();
-        return {
-          next: () => {
-            pulls += 1;
-            return frames.next();
-          },
-          return: () => frames.return!(),
-        };
-      },
+      [Symbol.asyncIterator]: () => body[Symbol.asyncIterator](),
     };
     body.push('retry: 1000\n\n');
     const { url, written } = await serve(readableBody);
@@ -159,12 +150,12 @@ describe('writeFrames', () => {
     await stream.frames(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // The opening frame was pulled, and then nothing until the body is readable.
-    expect(pulls).toBe(1);
+    expect(body.state.pulls).toBe(1);
     expect(listener).not.toBeNull();
     body.push('id: 1\ndata: a\n\n');
     listener!();
     expect(await stream.frames(1)).toEqual([{ id: '1', data: 'a', comments: [] }]);
-    expect(pulls).toBe(2);
+    expect(body.state.pulls).toBe(2);
     stream.close();
     expect(await written).toBe('resolved');
     expect(body.state.returned).toBe(true);
@@ -211,34 +202,18 @@ describe('writeFrames', () => {
 
     it('pulls again only once the previous write is handed to the kernel', async () => {
       const body = controlledBody();
-      let pulls = 0;
-      const counted: FrameStream = {
-        get pendingBytes() {
-          return 0;
-        },
-        [Symbol.asyncIterator]() {
-          const frames = body[Symbol.asyncIterator]();
-          return {
-            next: () => {
-              pulls += 1;
-              return frames.next();
-            },
-            return: () => frames.return!(),
-          };
-        },
-      };
       const { res, written, release } = slowResponse();
-      const done = writeFrames(res as unknown as ServerResponse, counted, OPTIONS);
+      const done = writeFrames(res as unknown as ServerResponse, body, OPTIONS);
       body.push('id: 1\ndata: a\n\n');
       body.push('id: 2\ndata: b\n\n');
       await turns();
       // The first frame is written and waits for the client: the second is not pulled yet.
       expect(written).toEqual(['id: 1\ndata: a\n\n']);
-      expect(pulls).toBe(1);
+      expect(body.state.pulls).toBe(1);
       release();
       await turns();
       expect(written).toEqual(['id: 1\ndata: a\n\n', 'id: 2\ndata: b\n\n']);
-      expect(pulls).toBe(2);
+      expect(body.state.pulls).toBe(2);
       body.push(null);
       release();
       await done;
