@@ -100,12 +100,8 @@ class FrameWriter {
   };
   // The write is out (or failed: the socket is gone), or the body ended while it waited.
   readonly #onWritten = (): void => {
-    if (!this.#writing) return;
-    this.#writing = false;
-    if (this.#watchingSignal) {
-      this.#watchingSignal = false;
-      this.#body.signal?.removeEventListener('abort', this.#onWritten);
-    }
+    if (!this.#writing || this.#finished) return;
+    this.#stopWaitingForWrite();
     this.#pullOnceReadable();
   };
   // Gone: the body is returned, and a writer waiting for it to be readable, or for its last
@@ -161,9 +157,18 @@ class FrameWriter {
     this.#stopBody();
   }
 
+  #stopWaitingForWrite(): void {
+    this.#writing = false;
+    if (this.#watchingSignal) {
+      this.#watchingSignal = false;
+      this.#body.signal?.removeEventListener('abort', this.#onWritten);
+    }
+  }
+
   #finish(): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#stopWaitingForWrite();
     clearInterval(this.#heartbeat);
     this.#res.off('close', this.#onClose);
     this.#stopBody();
