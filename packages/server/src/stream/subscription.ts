@@ -103,10 +103,9 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   #lastId = 0;
   /** Pages still to replay; null once live; undefined until iterated. */
   #replay: AsyncGenerator<StreamItem[]> | null | undefined = undefined;
-  /** Whether a consumer waits for live events, and how to resume it. */
-  #waiting = false;
   /** Told once when a next() would settle at once (see whenReadable). */
   #readable: (() => void) | null = null;
+  /** How to resume a consumer whose next() waits for live events; null when none waits. */
   #resolveWait: ((result: IteratorResult<unknown>) => void) | null = null;
   #rejectWait: ((error: Error) => void) | null = null;
   #mapping: BatchMapping<unknown> = AS_IS;
@@ -140,7 +139,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     this.#queuedBytes += sizeOf(item);
     // A consumer that waits takes the whole queue when the hub wakes it (within a few turns, see
     // hub.ts), so the limit is for events piling up while it does not wait.
-    if (this.#waiting || this.#readable !== null) return this.#queued === 1;
+    if (this.#resolveWait !== null || this.#readable !== null) return this.#queued === 1;
     if (this.#queuedBytes > this.#options.maxQueuedBytes) this.end(new SubscriberOverflow(this.#options.maxQueuedBytes));
     return false;
   }
@@ -214,7 +213,8 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   async #nextReplayed(): Promise<IteratorResult<unknown>> {
     for (;;) {
       const replay = this.#replay;
-      if (this.#ended.signal.aborted) return this.#finished();
+      // After the end: the error once (if any, through the mapping's `failed`), then done.
+      if (this.#ended.signal.aborted) return this.#settledWith(NOTHING);
       if (replay == null) return this.#nextLive();
       let page: IteratorResult<StreamItem[]>;
       try {
@@ -235,14 +235,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
    */
   #nextLive(): Promise<IteratorResult<unknown>> {
     const live = this.#takeQueue();
-    if (live.length > 0 || this.#ended.signal.aborted) {
-      try {
-        return Promise.resolve(this.#resultFor(live));
-      } catch (error) {
-        return Promise.reject(asError(error));
-      }
-    }
-    this.#waiting = true;
+    if (live.length > 0 || this.#ended.signal.aborted) return this.#settledWith(live);
     return new Promise((resolve, reject) => {
       this.#resolveWait = resolve;
       this.#rejectWait = reject;
@@ -266,12 +259,11 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
       }
       return;
     }
-    if (!this.#waiting) return;
+    const resolve = this.#resolveWait;
+    const reject = this.#rejectWait as (error: Error) => void;
+    if (resolve === null) return;
     const batch = this.#takeQueue();
     if (batch.length === 0 && !this.#ended.signal.aborted) return;
-    this.#waiting = false;
-    const resolve = this.#resolveWait as (result: IteratorResult<unknown>) => void;
-    const reject = this.#rejectWait as (error: Error) => void;
     this.#resolveWait = null;
     this.#rejectWait = null;
     try {
@@ -283,7 +275,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
 
   /**
    * next()'s result for a batch taken from the queue: the mapped batch, or once the queue is
-   * empty and the subscription ended, the end (see #finished). Throws what next() rejects with.
+   * empty and the subscription ended, the end: the error once, if any, then done. Throws what next() rejects with.
    */
   #resultFor(batch: readonly StreamItem[]): IteratorResult<unknown> {
     if (batch.length > 0) return new Batch(this.#mapping.batch(batch));
@@ -316,10 +308,10 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     return batch;
   }
 
-  /** After the end: the error once (if any, through the mapping's `failed`), then done. */
-  #finished(): Promise<IteratorResult<unknown>> {
+  /** #resultFor(batch) as next()'s promise: resolved with the result, or rejected with what it throws. */
+  #settledWith(batch: readonly StreamItem[]): Promise<IteratorResult<unknown>> {
     try {
-      return Promise.resolve(this.#resultFor([]));
+      return Promise.resolve(this.#resultFor(batch));
     } catch (error) {
       return Promise.reject(asError(error));
     }
