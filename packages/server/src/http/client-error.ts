@@ -3,15 +3,24 @@
 // this to every listener (listener-limits.ts does) so they too get the documented error body and an
 // X-Request-Id: 431 for oversized headers, 408 for headers that did not arrive in time, 400 for the
 // rest. The connection is closed afterwards: the parser cannot resume it.
+//
+// A socket that sent nothing at all before the headers timeout is closed without an answer (nginx's
+// `client_header_timeout`): there is no request to answer. Every refused socket is destroyed on
+// this side within CLOSE_LINGER_MS of the answer, whether or not the peer closes its own side
+// (Node's listeners allow half-open sockets, so `end()` alone would leave a silent peer holding
+// the descriptor).
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.ts';
 import { errorBody } from './errors.ts';
 import { logAnswer } from './refusal-log.ts';
 
+/** Time an answered refusal has to reach the peer before the socket is destroyed. */
+const CLOSE_LINGER_MS = 1_000;
+
 export function clientErrorHandler(logger: Logger): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    if (error.code === 'ECONNRESET' || !socket.writable || (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0)) {
       socket.destroy();
       return;
     }
@@ -31,5 +40,7 @@ export function clientErrorHandler(logger: Logger): (error: Error & { code?: str
       `HTTP/1.1 ${refusal.status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n` +
         `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${payload}`,
     );
+    const linger = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
   };
 }

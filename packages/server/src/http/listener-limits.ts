@@ -1,7 +1,8 @@
 // Bounds every listener (API and stream) applies, so that connections cannot exhaust the process:
 // - a socket that has not sent complete request headers within `headersTimeoutMs` is answered 408
-//   and closed (Node checks every `CONNECTIONS_CHECK_MS`), so idle or trickling sockets last at most
-//   headersTimeoutMs + CONNECTIONS_CHECK_MS;
+//   and closed, or closed without an answer when it sent nothing at all (Node checks every
+//   `CONNECTIONS_CHECK_MS`; client-error.ts destroys the socket whether or not the peer closes its
+//   side), so silent or trickling sockets last at most headersTimeoutMs + CONNECTIONS_CHECK_MS + 1 s;
 // - at most `maxConnections` open sockets; Node closes any socket beyond that on accept, before a
 //   byte is read, so the other listener and the sockets already open keep being served;
 // - whatever Node's parser refuses (oversized headers, broken framing, timeouts) is answered with

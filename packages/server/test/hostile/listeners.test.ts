@@ -18,6 +18,13 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/** The listeners of this test, by port, to count their open sockets. */
+const servers = new Map<number, http.Server>();
+
+async function openSockets(port: number): Promise<number> {
+  return new Promise((resolve, reject) => servers.get(port)!.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
 async function listening(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closers.push(
@@ -27,7 +34,9 @@ async function listening(server: http.Server): Promise<number> {
         server.close(() => resolve());
       }),
   );
-  return (server.address() as AddressInfo).port;
+  const { port } = server.address() as AddressInfo;
+  servers.set(port, server);
+  return port;
 }
 
 async function apiServer(limits: { maxConnections: number; headersTimeoutMs: number }): Promise<number> {
@@ -37,9 +46,16 @@ async function apiServer(limits: { maxConnections: number; headersTimeoutMs: num
   return listening(server);
 }
 
-async function streamServer(): Promise<number> {
+async function streamServer(limits?: { maxConnections: number; headersTimeoutMs: number }): Promise<number> {
   const priceLog = new SqlitePriceLog(':memory:');
-  const stream = createStreamServer({ priceLog, keys: new FakeKeyStore({ [KEY]: 'pro' }), logger: silentLogger, heartbeatMs: 1000, maxBufferBytes: 1 << 20 });
+  const stream = createStreamServer({
+    priceLog,
+    keys: new FakeKeyStore({ [KEY]: 'pro' }),
+    logger: silentLogger,
+    heartbeatMs: 1000,
+    maxBufferBytes: 1 << 20,
+    ...(limits === undefined ? {} : { limits }),
+  });
   const port = await listening(stream.server);
   closers.push(async () => {
     await stream.close();
@@ -79,6 +95,26 @@ describe('listener limits', () => {
     expect(refused.status).toBe(408);
     expect(refused.requestId).toBeTruthy();
     expect(refused.body).toMatchObject({ status: 'error', error: 'invalid_request' });
+  });
+
+  it.each([
+    ['API', apiServer],
+    ['stream', streamServer],
+  ])('closes sockets that send nothing within the header timeout on the %s port, without an answer, and answers one that sent a byte with 408', async (_port, start) => {
+    const port = await start({ maxConnections: 100, headersTimeoutMs: 300 });
+    // Half of them never read either: the server must not wait for them to close their side.
+    const unread = Array.from({ length: 20 }, () => connect(port, '127.0.0.1').pause());
+    closers.push(async () => unread.forEach((socket) => socket.destroy()));
+    const silent = Array.from({ length: 20 }, () => exchange(port, ''));
+    const closed = await Promise.all(silent);
+    for (const socket of closed) {
+      expect(socket.text).toBe('');
+      expect(socket.closedAfterMs).toBeLessThan(1_500);
+    }
+    await expect.poll(() => openSockets(port), { timeout: 1_000 }).toBe(0);
+    // A socket that has sent a byte is Node's headers timeout's to judge (a 408), not cut silently.
+    const asked = await exchange(port, 'G');
+    expect(parse(asked.text).status).toBe(408);
   });
 
   it('refuses sockets beyond the cap on accept and keeps serving the open ones', async () => {
