@@ -13,7 +13,7 @@ import { createApp } from './app.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
-import { applyListenerLimits, connectionCaps, raiseOpenFileLimit, SERVER_OPTIONS } from './http/listener-limits.ts';
+import { applyListenerLimits, fitConnectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { collectProcessMetrics, registry } from './metrics.ts';
@@ -124,11 +124,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       },
     ],
   });
-  raiseOpenFileLimit(logger);
-  const caps = connectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections });
-  if (caps.api !== config.maxConnections || caps.stream !== config.maxStreamConnections) {
-    logger.warn('connection caps lowered to fit the open-file limit', { open_file_limit: caps.limit, api: caps.api, stream: caps.stream });
-  }
+  const caps = fitConnectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections }, logger);
   const apiServer = createServer(SERVER_OPTIONS, app);
   applyListenerLimits(apiServer, { maxConnections: caps.api, headersTimeoutMs: config.headersTimeoutMs }, logger);
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.

@@ -9,7 +9,9 @@
 //   the contract's error body and an X-Request-Id (client-error.ts), on both ports.
 // The two listeners share the process's open-file limit: their caps together must stay below it,
 // with a reserve for the databases, logs and the price log (see `connectionCaps`). At start the
-// soft limit is raised to the hard limit where the system allows (`raiseOpenFileLimit`).
+// soft limit is raised to the hard limit where the system allows (`raiseOpenFileLimit`), and the
+// caps are fitted to what there is (`fitConnectionCaps`): a warning only when the limit is below
+// what the service needs to run (MIN_OPEN_FILES), saying how to raise it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type http from 'node:http';
@@ -55,6 +57,39 @@ export function connectionCaps(
   return { api: Math.max(1, Math.floor(wanted.api * share)), stream: Math.max(1, Math.floor(wanted.stream * share)), limit };
 }
 
+/**
+ * The open-file limit below which the service is not fit to run with its defaults: the reserve
+ * plus 1,024 client sockets shared by the two listeners. Above it, caps scaled down to the limit
+ * are the caps working as designed (logged at info); below it, a warning says how to raise it.
+ */
+export const MIN_OPEN_FILES = DESCRIPTOR_RESERVE + 1_024;
+
+/** What to log about the caps `connectionCaps` chose, or null when they are the wanted ones. */
+export function capsNotice(
+  wanted: { api: number; stream: number },
+  caps: { api: number; stream: number; limit: number | undefined },
+): { level: 'info' | 'warn'; message: string; fields: Record<string, number | undefined> } | null {
+  if (caps.api === wanted.api && caps.stream === wanted.stream) return null;
+  const fields = { open_file_limit: caps.limit, api: caps.api, stream: caps.stream, needed_for_configured_caps: wanted.api + wanted.stream + DESCRIPTOR_RESERVE };
+  if (caps.limit !== undefined && caps.limit < MIN_OPEN_FILES) {
+    return {
+      level: 'warn',
+      message: `open-file limit ${caps.limit} is below the ${MIN_OPEN_FILES} the service needs; raise it (ulimit -n ${fields.needed_for_configured_caps}, or LimitNOFILE= under systemd) or the listeners refuse connections early`,
+      fields,
+    };
+  }
+  return { level: 'info', message: 'connection caps fitted to the open-file limit', fields };
+}
+
+/** Raises the open-file limit where allowed and returns the caps that fit it, logging as `capsNotice` says. */
+export function fitConnectionCaps(wanted: { api: number; stream: number }, logger: Logger): { api: number; stream: number } {
+  raiseOpenFileLimit(logger);
+  const caps = connectionCaps(wanted);
+  const notice = capsNotice(wanted, caps);
+  if (notice !== null) logger[notice.level](notice.message, notice.fields);
+  return caps;
+}
+
 /** The soft limit on open files from /proc (Linux); undefined elsewhere or when unlimited. */
 function openFileLimit(): number | undefined {
   return openFileLimits()?.soft;
@@ -78,7 +113,7 @@ function openFileLimits(): { soft: number | undefined; hard: number | undefined 
 /**
  * Raises this process's soft open-file limit to its hard limit, as `ulimit -n $(ulimit -Hn)` would,
  * with util-linux's `prlimit` (Node has no setrlimit). Where that is missing or refused, or the
- * system is not Linux, the limit stays and a warning says so; the caps then fit what there is.
+ * system is not Linux, the limit stays; the caps then fit what there is.
  */
 export function raiseOpenFileLimit(logger: Logger): void {
   const limits = openFileLimits();
@@ -88,6 +123,7 @@ export function raiseOpenFileLimit(logger: Logger): void {
     execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${hard}:${hard}`], { stdio: 'ignore', timeout: 5_000 });
     logger.info('open-file limit raised', { from: limits.soft, to: openFileLimit() ?? hard });
   } catch (error) {
-    logger.warn('could not raise the open-file limit; raise it with ulimit -n or LimitNOFILE', { soft: limits.soft, hard, error: (error as Error).message });
+    // Only a problem when what there is does not suffice, which fitConnectionCaps says.
+    logger.info('could not raise the open-file limit', { soft: limits.soft, hard, error: (error as Error).message });
   }
 }

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
-import { applyListenerLimits, connectionCaps, DESCRIPTOR_RESERVE, SERVER_OPTIONS } from '../../src/http/listener-limits.ts';
+import { applyListenerLimits, capsNotice, connectionCaps, DESCRIPTOR_RESERVE, MIN_OPEN_FILES, SERVER_OPTIONS } from '../../src/http/listener-limits.ts';
 import { createStreamServer } from '../../src/http/stream-server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
@@ -160,6 +160,26 @@ describe('connectionCaps', () => {
     expect(scaled.api + scaled.stream + DESCRIPTOR_RESERVE).toBeLessThanOrEqual(20_000);
     expect(scaled.stream / scaled.api).toBeCloseTo(4, 1);
     expect(connectionCaps({ api: 10, stream: 10 }, undefined)).toMatchObject({ api: 10, stream: 10 });
+  });
+});
+
+describe('fitConnectionCaps', () => {
+  /** What a service start with the default caps logs at `warn`, under `ulimit -n soft` (hard lowered too). */
+  function warningsUnder(openFiles: number): string {
+    const script = `import { fitConnectionCaps } from ${JSON.stringify(new URL('../../src/http/listener-limits.ts', import.meta.url).pathname)};
+      import { loadConfig } from ${JSON.stringify(new URL('../../src/config.ts', import.meta.url).pathname)};
+      const config = loadConfig([], {});
+      fitConnectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections }, { info() {}, warn(msg) { process.stdout.write(msg + '\\n'); } });`;
+    return execFileSync('/bin/sh', ['-c', `ulimit -n ${openFiles}; exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: 'utf8' });
+  }
+
+  it('starts quietly with the defaults under a usual open-file limit, though the caps are fitted to it', () => {
+    expect(warningsUnder(20_000)).toBe('');
+    expect(capsNotice({ api: 4096, stream: 16384 }, connectionCaps({ api: 4096, stream: 16384 }, 20_000))?.level).toBe('info');
+  });
+
+  it('warns, saying how to raise it, when the open-file limit is below what the service needs', () => {
+    expect(warningsUnder(MIN_OPEN_FILES - 1)).toMatch(/below the \d+ the service needs; raise it \(ulimit -n \d+/u);
   });
 });
 
