@@ -29,6 +29,12 @@ const refusals = new Counter({
   labelNames: ['limit'] as const,
   registers: [registry],
 });
+/** Rate-limit counts taken in memory because the shared store (Redis) failed or did not answer. */
+export const rateLimitStoreFallbacks = new Counter({
+  name: 'catalog_rate_limit_store_failures_total',
+  help: 'Rate-limit counts the shared store (Redis) failed or did not answer in time (counted in memory instead).',
+  registers: [registry],
+});
 const subscribers = new Gauge({
   name: 'catalog_stream_subscribers',
   help: 'Open price streams.',

@@ -1,8 +1,9 @@
 // API key authentication and plan authorisation, the same for both listeners. Known keys are
 // cached for a few seconds so the hot path skips the digest and the store; unknown keys are never
 // cached, so a key created a moment ago works at once. A revoked key may keep working for at most
-// KEY_CACHE_TTL_MS. Failed authentications are counted per client address (rate-limit.ts): an
-// address over its allowance gets 429 instead of 401. A key sent from such an address is still
+// KEY_CACHE_TTL_MS, measured on the monotonic clock (a step of the wall clock does not lengthen
+// it). Failed authentications are counted per client address (rate-limit.ts): an address over its
+// allowance gets 429 instead of 401. A key sent from such an address is still
 // looked up, so a valid key is never refused for its neighbours' failures; a flood of unknown keys
 // therefore costs one digest and one indexed look-up each.
 import type { IncomingMessage } from 'node:http';
@@ -34,7 +35,7 @@ export interface Authenticator {
   authenticate(authorization: string | undefined, credential: Credential, address: string): Caller | Promise<Caller>;
 }
 
-export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, 'failedAuthentication'>, now: () => number = Date.now): Authenticator {
+export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, 'failedAuthentication'>, now: () => number = () => performance.now()): Authenticator {
   const cache = new Map<string, { plan: Plan; until: number }>();
   const refuse = async (address: string, message: string): Promise<never> => {
     throw (await limiter.failedAuthentication(address)) ?? new HttpRefusal('unauthorized', message, CHALLENGE);

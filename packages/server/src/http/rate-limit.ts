@@ -1,22 +1,28 @@
 // Request quotas per key and plan, and a failed-authentication allowance per client address, both
-// counted by rate-limiter-flexible: in this process's memory, or in Redis when the deployment has
-// one, so that every instance (and both listeners of each) share one count per key and address.
+// counted in this process's memory, or in Redis (rate-limiter-flexible's RateLimiterRedis) when the
+// deployment has one, so that every instance (and both listeners of each) share one count per key
+// and address.
 //
 // Guarantees and limits:
-// - fixed one-minute windows: a key gets at most its plan's quota in each window, so up to twice
+// - fixed windows (one minute): a key gets at most its plan's quota in each window, so up to twice
 //   that across a window boundary; a refusal says how long until the window ends (Retry-After);
+// - windows and Retry-After are measured on a clock the wall clock cannot move: Redis's own key
+//   TTLs, or `performance.now()` in memory (`MemoryWindows`); a step of the system clock neither
+//   lengthens a window nor a refusal beyond the window;
 // - stream connections are requests too: each attempt to open a stream takes one from the quota;
-// - a Redis that fails or does not answer within REDIS_TIMEOUT_MS is replaced by counting in this
-//   process's memory (per-process limits) until it answers again: limits never stall or refuse
-//   requests because Redis is down;
+// - Redis behind a circuit breaker (`RedisBreaker`): a command that fails or does not answer
+//   within REDIS_TIMEOUT_MS is counted in memory instead; after FAILURES_TO_OPEN failures in a
+//   row every count goes to memory at once (per-process limits, no wait on Redis) while a PING
+//   probes Redis every PROBE_MS in the background, and counting returns to Redis once one answers.
+//   Limits never stall or refuse requests because Redis is down or paused;
 // - a limit of 0 disables that limit.
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Plan } from '../catalog/model.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { refused } from '../metrics.ts';
+import { rateLimitStoreFallbacks, refused } from '../metrics.ts';
 import { HttpRefusal } from './errors.ts';
 
 export interface RateLimitPolicy {
@@ -48,6 +54,8 @@ export interface RateLimiter {
 const WINDOW_SECONDS = 60;
 const REDIS_TIMEOUT_MS = 250;
 const REDIS_CONNECT_WAIT_MS = 2_000;
+const FAILURES_TO_OPEN = 3;
+const PROBE_MS = 500;
 const DEFAULT_KEY_PREFIX = 'catalog:ratelimit:';
 
 export interface RateLimiterOptions {
@@ -55,11 +63,110 @@ export interface RateLimiterOptions {
   redisUrl?: string;
   keyPrefix?: string;
   logger?: Logger;
+  /** The length of a window; WINDOW_SECONDS (a minute) when absent. For tests. */
+  windowSeconds?: number;
+}
+
+/** One count: how many are left in the window (negative: this one is over the limit), and when the window ends. */
+interface Count {
+  remainingPoints: number;
+  msBeforeNext: number;
+}
+
+/**
+ * Fixed windows per key in this process's memory on the monotonic clock. Ended windows are
+ * dropped at most once per window length, so memory holds the keys of about two windows.
+ */
+export class MemoryWindows {
+  readonly #windows = new Map<string, { consumed: number; endsAt: number }>();
+  readonly #points: number;
+  readonly #windowMs: number;
+  #sweepAt: number;
+
+  constructor(points: number, windowMs: number) {
+    this.#points = points;
+    this.#windowMs = windowMs;
+    this.#sweepAt = performance.now() + windowMs;
+  }
+
+  consume(key: string): Count {
+    const now = performance.now();
+    if (now >= this.#sweepAt) {
+      for (const [name, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(name);
+      this.#sweepAt = now + this.#windowMs;
+    }
+    let window = this.#windows.get(key);
+    if (window === undefined || window.endsAt <= now) {
+      window = { consumed: 0, endsAt: now + this.#windowMs };
+      this.#windows.set(key, window);
+    }
+    window.consumed += 1;
+    return { remainingPoints: this.#points - window.consumed, msBeforeNext: window.endsAt - now };
+  }
+}
+
+/**
+ * Whether counting goes to Redis: closed (yes) until FAILURES_TO_OPEN commands in a row fail,
+ * then open (memory) until a background PING answers.
+ */
+class RedisBreaker {
+  readonly #redis: Redis;
+  readonly #logger: Logger | undefined;
+  #failures = 0;
+  #probe: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(redis: Redis, logger: Logger | undefined) {
+    this.#redis = redis;
+    this.#logger = logger;
+  }
+
+  get open(): boolean {
+    return this.#probe !== undefined;
+  }
+
+  succeeded(): void {
+    this.#failures = 0;
+  }
+
+  failed(error: unknown): void {
+    rateLimitStoreFallbacks.inc();
+    this.#failures += 1;
+    if (this.#failures < FAILURES_TO_OPEN || this.open || this.#closed) return;
+    this.#logger?.warn('rate limit store not answering; counting in memory until it does', {
+      store: 'redis',
+      failures: this.#failures,
+      error: (error as Error).message,
+    });
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    this.#probe = setTimeout(() => {
+      this.#redis.ping().then(
+        () => {
+          this.#probe = undefined;
+          this.#failures = 0;
+          this.#logger?.info('rate limit store answering again; counting in Redis', { store: 'redis' });
+        },
+        () => {
+          if (!this.#closed) this.#schedule();
+        },
+      );
+    }, PROBE_MS).unref();
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#probe);
+  }
 }
 
 export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterOptions = {}): RateLimiter {
   const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const windowSeconds = options.windowSeconds ?? WINDOW_SECONDS;
   let redis: Redis | undefined;
+  let breaker: RedisBreaker | undefined;
   if (options.redisUrl !== undefined) {
     redis = new Redis(options.redisUrl, {
       lazyConnect: false,
@@ -70,27 +177,42 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
     });
     redis.on('error', (error: Error) => options.logger?.debug('rate limit Redis connection error', { error: error.message }));
+    breaker = new RedisBreaker(redis, options.logger);
   }
-  const limiter = (name: string, points: number): RateLimiterAbstract | null => {
+  /** Counts one for `key`: resolves with the count, refused or not; never rejects. */
+  const limiter = (name: string, points: number): ((key: string) => Promise<Count>) | null => {
     if (points <= 0) return null;
-    const memory = new RateLimiterMemory({ keyPrefix: `${prefix}${name}`, points, duration: WINDOW_SECONDS });
-    if (redis === undefined) return memory;
-    return new RateLimiterRedis({
+    const memory = new MemoryWindows(points, windowSeconds * 1000);
+    if (redis === undefined || breaker === undefined) return (key) => Promise.resolve(memory.consume(key));
+    const shared = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: `${prefix}${name}`,
       points,
-      duration: WINDOW_SECONDS,
-      // Once a key is over its quota, refusals are answered from memory without asking Redis.
-      inMemoryBlockOnConsumed: points,
-      // While Redis is not connected, count in memory at once instead of waiting for a timeout.
+      duration: windowSeconds,
+      // While Redis is not connected, fail at once (the breaker counts it) instead of waiting.
       rejectIfRedisNotReady: true,
-      insuranceLimiter: memory,
     });
+    const redisBreaker = breaker;
+    return async (key) => {
+      if (redisBreaker.open) return memory.consume(key);
+      try {
+        const res = await shared.consume(key);
+        redisBreaker.succeeded();
+        return res;
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) {
+          redisBreaker.succeeded();
+          return { remainingPoints: -1, msBeforeNext: rejection.msBeforeNext };
+        }
+        redisBreaker.failed(rejection);
+        return memory.consume(key);
+      }
+    };
   };
   const plans = { free: limiter('free', policy.perMinute.free), pro: limiter('pro', policy.perMinute.pro) };
   const failures = limiter('auth-failures', policy.authFailuresPerMinute);
 
-  const failureRefusal = (res: RateLimiterRes): HttpRefusal => {
+  const failureRefusal = (res: Count): HttpRefusal => {
     const seconds = retryAfterSeconds(res);
     return new HttpRefusal(
       'rate_limited',
@@ -104,32 +226,28 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       const quota = plans[plan];
       if (quota === null) return null;
       const limit = policy.perMinute[plan];
-      const headersOf = (res: RateLimiterRes): Record<string, string> => ({
-        'ratelimit-policy': `"${plan}";q=${limit};w=${WINDOW_SECONDS}`,
+      const headersOf = (res: Count): Record<string, string> => ({
+        'ratelimit-policy': `"${plan}";q=${limit};w=${windowSeconds}`,
         ratelimit: `"${plan}";r=${Math.max(0, res.remainingPoints)};t=${retryAfterSeconds(res)}`,
       });
       // Counts are stored under a digest of the key, never the key itself (Redis holds them).
-      return quota.consume(createHash('sha256').update(key).digest('base64url')).then(headersOf, (rejection: unknown) => {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return quota(createHash('sha256').update(key).digest('base64url')).then((res) => {
+        if (res.remainingPoints >= 0) return headersOf(res);
         refused('key');
-        const seconds = retryAfterSeconds(rejection);
+        const seconds = retryAfterSeconds(res);
         throw new HttpRefusal(
           'rate_limited',
           `Rate limit of ${limit} requests per minute for the ${plan} plan exceeded; retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
-          { 'retry-after': String(seconds), ...headersOf(rejection) },
+          { 'retry-after': String(seconds), ...headersOf(res) },
         );
       });
     },
     async failedAuthentication(address) {
       if (failures === null) return null;
-      try {
-        await failures.consume(address);
-        return null;
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) return null;
-        refused('address');
-        return failureRefusal(rejection);
-      }
+      const res = await failures(address);
+      if (res.remainingPoints >= 0) return null;
+      refused('address');
+      return failureRefusal(res);
     },
     connected() {
       const client = redis;
@@ -146,12 +264,13 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       });
     },
     async close() {
+      breaker?.close();
       redis?.disconnect();
     },
   };
 }
 
-function retryAfterSeconds(res: RateLimiterRes): number {
+function retryAfterSeconds(res: Count): number {
   return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 }
 

@@ -1,6 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { operations, type ApiOperationId } from '@catalog/contract';
+import { createAuthenticator, KEY_CACHE_TTL_MS } from '../../src/http/auth.ts';
+import { HttpRefusal } from '../../src/http/errors.ts';
 import { operationsOf } from '../../src/http/operation-router.ts';
+import { FakeKeyStore } from '../support/fake-catalog-store.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, startApp, type RunningApp } from './harness.ts';
@@ -81,5 +84,25 @@ describe('API key look-up', () => {
   it('caches a known key instead of looking it up on every request', async () => {
     for (let i = 0; i < 5; i++) expect((await app.get('/gtin/count', { key: PRO_KEY })).status).toBe(200);
     expect(app.keys.lookups).toBe(1);
+  });
+});
+
+describe('key revocation', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each([
+    ['back an hour', -3_600_000],
+    ['back 30 seconds', -30_000],
+  ])('refuses a revoked key within the key cache lifetime when the wall clock steps %s', async (_step, stepMs) => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const keys = new FakeKeyStore({ ck_revoked: 'pro' });
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    expect(await authenticator.authenticate('ck_revoked', 'apiKey', '10.0.0.1')).toMatchObject({ plan: 'pro' });
+    keys.plans.delete('ck_revoked');
+    vi.setSystemTime(Date.now() + stepMs);
+    vi.advanceTimersByTime(KEY_CACHE_TTL_MS);
+    await expect(Promise.resolve().then(() => authenticator.authenticate('ck_revoked', 'apiKey', '10.0.0.1'))).rejects.toBeInstanceOf(HttpRefusal);
   });
 });

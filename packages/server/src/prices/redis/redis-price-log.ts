@@ -265,8 +265,8 @@ export class RedisPriceLog implements PriceLog {
           if (signal.aborted || this.#closed) return;
           if (failures === 0) this.#logger.warn('price log follow lost Redis; retrying', { afterId: last, error: (error as Error).message });
           failures += 1;
-          outageSince ||= Date.now();
-          if (Date.now() - outageSince >= this.#followGiveUpAfterMs) throw new ServiceUnavailable(WHAT, { cause: error });
+          outageSince ||= performance.now();
+          if (performance.now() - outageSince >= this.#followGiveUpAfterMs) throw new ServiceUnavailable(WHAT, { cause: error });
           catchUp = true;
           await abortableSleep(Math.min(50 * 2 ** Math.min(failures, 5), MAX_BACKOFF_MS), signal);
         }
