@@ -28,7 +28,7 @@ import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
 import type { CatalogStore } from './store/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
-import { ServiceUnavailable } from './catalog/errors.ts';
+import { ServiceUnavailable, ShuttingDown } from './catalog/errors.ts';
 
 export interface ReadinessCheck {
   name: string;
@@ -104,17 +104,19 @@ export function createApp(deps: AppDeps): RequestListener {
           await withTimeout(check.ping(), READINESS_TIMEOUT_MS);
           return null;
         } catch (error) {
+          if (error instanceof ShuttingDown) return error;
           logger.warn('readiness check failed', { check: check.name, request_id: exchangeOf(req).requestId, error });
           return check.name;
         }
       }),
     );
-    const down = results.filter((name): name is string => name !== null);
-    if (down.length === 0) {
+    const down = results.filter((name): name is string => typeof name === 'string');
+    const shuttingDown = results.find((result) => result instanceof ShuttingDown);
+    if (down.length === 0 && shuttingDown === undefined) {
       sendJson(logger, req, res, 200, { status: 'ok' });
       return;
     }
-    sendError(logger, req, res, new ServiceUnavailable(down.join(' and ')));
+    sendError(logger, req, res, shuttingDown ?? new ServiceUnavailable(down.join(' and ')));
   }));
   for (const [path, found] of docs) app.get(path, withoutBody((req, res) => sendResource(logger, req, res, found)));
   for (const path of ['/healthz', '/readyz', ...docs.keys()]) app.all(path, methodNotAllowed);

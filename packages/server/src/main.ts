@@ -3,14 +3,15 @@
 // the price simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT, or when the stream
 // thread stops by itself.
 //
-// Shutdown guarantees: /readyz answers 503 at once, while both listeners keep serving for
-// `shutdownDelayMs` (so a load balancer stops sending first); then new connections are refused;
+// Shutdown guarantees: /readyz answers 503 ("shutting down") at once, while both listeners keep
+// serving for `shutdownDelayMs` (so a load balancer stops sending first), every API answer from
+// then on closing its connection; then new connections are refused;
 // streams are ended cleanly (so clients reconnect elsewhere with Last-Event-ID); in-flight HTTP
 // requests get `shutdownGraceMs` to finish, then their sockets are closed; stores and the price
 // log are closed last.
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
-import { ServiceUnavailable } from './catalog/errors.ts';
+import { ServiceUnavailable, ShuttingDown } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
 import { applyListenerLimits, fitConnectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
@@ -76,6 +77,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   let streamAccepting = false;
+  let shuttingDown = false;
   const rateLimiter = rateLimiterFor(config, logger);
   if (!(await rateLimiter.connected())) logger.warn('rate limit store unreachable; counting in memory until it answers', { store: 'redis' });
   // A large catalog takes a while to load into the storefront index: not ready until it has, so a
@@ -119,6 +121,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       {
         name: 'stream listener',
         ping: async () => {
+          if (shuttingDown) throw new ShuttingDown();
           if (!streamAccepting) throw new ServiceUnavailable('stream listener');
         },
       },
@@ -129,6 +132,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   applyListenerLimits(apiServer, { maxConnections: caps.api, headersTimeoutMs: config.headersTimeoutMs }, logger);
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.
   apiServer.keepAliveTimeout = 65_000;
+  // Once shutdown has begun every answer says `Connection: close` and closes its connection, so
+  // clients move to another instance during the delay and no kept-alive connection outlives the
+  // listener. Runs before the app, which writes the head.
+  apiServer.prependListener('request', (_req, res) => {
+    if (shuttingDown) res.shouldKeepAlive = false;
+  });
 
   const simulator = new AbortController();
   let simulation: Promise<void> | undefined;
@@ -170,6 +179,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     failed: stream.failed,
     close: () =>
       (closing ??= (async () => {
+        shuttingDown = true;
         streamAccepting = false;
         if (config.shutdownDelayMs > 0) {
           logger.info('draining: not ready, listeners still serving', { shutdown_delay_ms: config.shutdownDelayMs });

@@ -113,7 +113,7 @@ describe('readiness', () => {
 });
 
 describe('the shutdown delay', () => {
-  it('answers /readyz 503 while both listeners still serve for --shutdown-delay-ms, then closes them', async () => {
+  it('answers /readyz 503 "shutting down" and asks to close connections while both listeners still serve for --shutdown-delay-ms, then closes them', async () => {
     const { dir } = await setUp();
     const config = loadConfig(['--db', `sqlite:${path.join(dir, 'catalog.db')}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--log-level', 'error', '--shutdown-delay-ms', '600'], {});
     const service = await startService(config, silentLogger);
@@ -122,7 +122,12 @@ describe('the shutdown delay', () => {
     const closing = service.close();
     const draining = await fetch(`${service.apiUrl}/readyz`);
     expect(draining.status).toBe(503);
-    expect((await fetch(`${service.apiUrl}/healthz`)).status).toBe(200);
+    expect(draining.headers.get('retry-after')).not.toBeNull();
+    expect(((await draining.json()) as { message: string }).message).toMatch(/shutting down/u);
+    const served = await fetch(`${service.apiUrl}/healthz`);
+    expect(served.status).toBe(200);
+    // Kept-alive connections are closed after their answer, so none outlives the listener.
+    expect(served.headers.get('connection')).toBe('close');
     expect(await accepts(ssePort)).toBe(true);
     await closing;
     await expect(fetch(`${service.apiUrl}/healthz`)).rejects.toThrow();

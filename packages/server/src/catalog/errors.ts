@@ -43,6 +43,13 @@ export class ProductNotFound extends CatalogError {
   }
 }
 
+/** This instance has begun to shut down (SIGTERM): not ready; callers retry on another one. */
+export class ShuttingDown extends CatalogError {
+  constructor() {
+    super('service_unavailable', 'This instance is shutting down; retry shortly (on another instance).');
+  }
+}
+
 /** A backing service (database, price log) cannot be reached; callers may retry. */
 export class ServiceUnavailable extends CatalogError {
   constructor(what: string, options?: ErrorOptions) {
