@@ -98,7 +98,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'prices publish',
     summary: 'append NDJSON price events from a file (or - for stdin) to the price log',
     arguments: '<file>',
-    options: [DB, PRICE_LOG],
+    options: [
+      DB,
+      PRICE_LOG,
+      { flag: 'retry-for-ms', value: '<ms>', default: '30000', help: 'how long a batch the price log refuses is tried again (in order) before it is reported NOT stored and skipped' },
+    ],
   },
   {
     name: 'prices simulate',

@@ -1,7 +1,8 @@
 // `catalog prices publish|simulate`: feeds the price log from another process; a running stream
 // server delivers what is appended here to its subscribers.
 //
-//   prices publish [--price-log <url>] FILE|-       NDJSON PriceEvents; bad lines are reported
+//   prices publish [--price-log <url>] [--retry-for-ms MS] FILE|-
+//                                                   NDJSON PriceEvents; bad lines are reported
 //                                                   (with line numbers) and skipped; exit 1 if any
 //   prices simulate --rate R [--price-log <url>] [--db <url>] [--variants N]
 //
@@ -9,6 +10,12 @@
 // is committed when it holds BATCH_LINES lines, or once the lines that arrived together have been
 // read (the end of that turn of the event loop), so a line-at-a-time writer waits for no timer and
 // a fast one still gets batches; lines that arrive while a batch is being committed form the next.
+//
+// A batch the price log refuses (Redis restarting, a full disk) is tried again with backoff, in
+// order (the next batch waits), for up to --retry-for-ms; one that still fails is reported on
+// stderr at once, by line numbers, and the publisher goes on with the next batch, so nothing that
+// arrives once the log is back is lost; the exit status is then 1. A retried append that Redis
+// had applied before its reply was lost stores those events twice (see redis-price-log.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -23,6 +30,8 @@ import { openPriceLog } from '../prices/open-price-log.ts';
 import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
 
 const BATCH_LINES = 500;
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 2_000;
 
 const USAGE = `usage: catalog prices <publish|simulate> [options]
 
@@ -121,26 +130,56 @@ async function publish(args: string[]): Promise<number> {
   const logger = createLogger({ level: 'warn' });
   const log = await openPriceLog(priceLogUrl(values), logger);
   const validate = createPriceEventValidator();
+  const retryForMs = Number(values['retry-for-ms'] ?? 30_000);
+  if (!Number.isInteger(retryForMs) || retryForMs < 0) {
+    process.stderr.write(`--retry-for-ms must be a whole number of milliseconds, got "${String(values['retry-for-ms'])}"\n`);
+    await log.close();
+    return 2;
+  }
   let published = 0;
   let bad = 0;
+  let lost = 0;
   let firstId: number | null = null;
   let lastId: number | null = null;
   let batch: string[] = [];
+  let batchLines = { first: 0, last: 0 };
   let timer: NodeJS.Immediate | null = null;
   let flushing: Promise<void> = Promise.resolve();
+
+  /** Appends one batch, retrying with backoff for up to retryForMs; never rejects. */
+  const store = async (lines: string[], numbers: { first: number; last: number }): Promise<void> => {
+    const which = numbers.first === numbers.last ? `line ${numbers.first}` : `lines ${numbers.first}–${numbers.last}`;
+    const giveUpAt = performance.now() + retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const stored = await log.append(lines);
+        if (attempt > 0) process.stderr.write(`${which}: stored after ${attempt} retr${attempt === 1 ? 'y' : 'ies'}\n`);
+        published += stored.length;
+        firstId ??= stored[0]?.id ?? null;
+        lastId = stored.at(-1)?.id ?? lastId;
+        return;
+      } catch (error) {
+        const reason = describeFailure(error);
+        const wait = Math.min(FIRST_RETRY_MS * 2 ** attempt, MAX_RETRY_MS);
+        if (performance.now() + wait > giveUpAt) {
+          lost += lines.length;
+          process.stderr.write(`${which}: NOT stored (${reason}); gave up after ${retryForMs} ms, going on with the next lines\n`);
+          return;
+        }
+        if (attempt === 0) process.stderr.write(`${which}: not stored yet (${reason}); retrying for up to ${retryForMs} ms\n`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  };
 
   const flush = (): Promise<void> => {
     if (timer !== null) clearImmediate(timer);
     timer = null;
     const lines = batch;
+    const numbers = batchLines;
     batch = [];
     if (lines.length === 0) return flushing;
-    flushing = flushing.then(async () => {
-      const stored = await log.append(lines);
-      published += stored.length;
-      firstId ??= stored[0]?.id ?? null;
-      lastId = stored.at(-1)?.id ?? lastId;
-    });
+    flushing = flushing.then(() => store(lines, numbers));
     return flushing;
   };
 
@@ -157,7 +196,9 @@ async function publish(args: string[]): Promise<number> {
         process.stderr.write(`line ${lineNumber}: ${problem}; skipped\n`);
         continue;
       }
+      if (batch.length === 0) batchLines = { first: lineNumber, last: lineNumber };
       batch.push(line);
+      batchLines.last = lineNumber;
       if (batch.length >= BATCH_LINES) await flush();
       else timer ??= setImmediate(() => void flush().catch(() => {}));
     }
@@ -167,10 +208,17 @@ async function publish(args: string[]): Promise<number> {
     await flushing.catch(() => {});
     await log.close();
   }
-  await flushing;
   const ids = firstId === null ? '' : ` (ids ${firstId}–${lastId ?? firstId})`;
-  process.stdout.write(`published ${published} price event${published === 1 ? '' : 's'}${ids}; ${bad} bad line${bad === 1 ? '' : 's'} skipped\n`);
-  return bad > 0 ? 1 : 0;
+  const notStored = lost === 0 ? '' : `; ${lost} event${lost === 1 ? '' : 's'} NOT stored (see above)`;
+  process.stdout.write(`published ${published} price event${published === 1 ? '' : 's'}${ids}; ${bad} bad line${bad === 1 ? '' : 's'} skipped${notStored}\n`);
+  return bad > 0 || lost > 0 ? 1 : 0;
+}
+
+/** The reason an append failed, with its cause (what the price log said). */
+function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+  return cause === undefined || message.includes(cause) ? message : `${message} Cause: ${cause}`;
 }
 
 async function simulate(args: string[], deps: PricesCommandDeps): Promise<number> {
