@@ -9,7 +9,8 @@
 // A log that lost its data (Redis flushed or restarted empty) starts its ids above every earlier
 // id (see price-log.ts), so the next event jumps past the retained window: the hub ends every
 // subscription the same way, and each resume point, now below the log's oldest id, is answered
-// with a `reset` before the new events. Nothing is skipped in silence.
+// with a `reset` before the new events: one per subscriber per loss, also when the follow gave up
+// before the loss showed (see #start). Nothing is skipped in silence.
 import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -166,8 +167,13 @@ export class PriceHub {
   }
 
   async #start(): Promise<void> {
-    if (this.#lastSeenId === 0) {
-      const bounds = await this.#log.bounds();
+    const bounds = await this.#log.bounds();
+    const lost = bounds === null || bounds.oldestId > this.#lastSeenId + 1 || bounds.newestId < this.#lastSeenId;
+    if (this.#lastSeenId === 0 || lost) {
+      // A restart after the log lost the events after the last one offered (Redis restarted empty
+      // while the follow had given up): every subscription opened from here replays from its own
+      // resume point and gets its own `reset`, so live delivery starts at the log's newest event
+      // rather than at a jump that would end those streams, and send a second reset, again.
       this.#lastSeenId = bounds?.newestId ?? 0;
     }
     const controller = new AbortController();
