@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import type { PriceLog } from '../../src/prices/price-log.ts';
 import { openRedisPriceLog } from '../../src/prices/redis/redis-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
+import type { StreamItem } from '../../src/stream/subscription.ts';
 import { itemsOf } from './stream-items.ts';
 import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 import { startRedisServer } from '../support/redis-test-server.ts';
@@ -23,7 +24,7 @@ function reconnectingClient(hub: PriceHub, topics: ReadonlySet<string>) {
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
-      let items: AsyncIterator<unknown> & { next(): Promise<IteratorResult<{ kind: string; event?: { id: number } }>> };
+      let items: AsyncIterator<StreamItem>;
       try {
         items = itemsOf(await hub.subscribe({ topics, lastEventId: seen.events.at(-1) ?? null }));
       } catch {
@@ -36,7 +37,7 @@ function reconnectingClient(hub: PriceHub, topics: ReadonlySet<string>) {
           const result = await items.next();
           if (result.done === true) break;
           if (result.value.kind === 'reset') seen.resets += 1;
-          else seen.events.push(result.value.event!.id);
+          else seen.events.push(result.value.event.id);
         }
       } catch {
         // Ended by the hub (log unavailable, data lost): reconnect.
