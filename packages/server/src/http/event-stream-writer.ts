@@ -16,7 +16,8 @@
 // - a heartbeat frame goes out every `heartbeatMs`, also while waiting;
 // - a consumer is cut (metrics, one warning, socket destroyed) once more than `maxBufferBytes`
 //   are held for it: the response's buffer and `pendingBytes`, checked at every write, plus what
-//   the kernel holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat;
+//   the kernel holds unsent or unacknowledged (kernel-send-queue.ts), checked at every heartbeat
+//   for a socket whose kernel buffer is full (bytes wait in the response's buffer);
 //   a body that fails with SubscriberOverflow (its own queue over the limit) is cut the same way;
 // - the response ends cleanly when the body ends; it is destroyed when the body fails otherwise
 //   (a client then sees an aborted response, not a clean end); when the client goes away the
@@ -135,8 +136,13 @@ class FrameWriter {
   static #beat(writer: FrameWriter): void {
     const res = writer.#res;
     if (res.destroyed) return;
+    // The kernel is asked only about a socket that refused bytes (some still wait in the
+    // response's buffer since the last heartbeat): one that took them all had room in its send
+    // buffer, and reading /proc costs the whole thread. Read before the heartbeat's own write,
+    // which waits in the (corked) buffer until the end of this tick.
+    const refused = res.writableLength > 0;
     res.write(writer.#heartbeatFrame);
-    const inKernel = res.socket === null ? 0 : writer.#kernelQueues.bytes(res.socket);
+    const inKernel = res.socket === null || !refused ? 0 : writer.#kernelQueues.bytes(res.socket);
     if (res.writableLength + writer.#body.pendingBytes + inKernel > writer.#maxBufferBytes) writer.#cut(inKernel);
   }
 

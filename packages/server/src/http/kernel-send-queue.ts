@@ -1,7 +1,8 @@
 // What the kernel still holds to send on a TCP socket: bytes written but not yet acknowledged by
 // the peer (`tx_queue` in /proc/net/tcp and /proc/net/tcp6, Linux). Node exposes neither SIOCOUTQ
 // nor SO_SNDBUF for TCP, so the tables are read instead: at most once per REFRESH_MS, and only
-// when asked, which the stream does only for subscribers whose socket already refuses more bytes.
+// when asked, which the stream's writer (event-stream-writer.ts) does only at a heartbeat, for a
+// subscriber whose socket already refuses more bytes (some wait in the response's buffer).
 //
 // Limits: where /proc is missing (not Linux) every socket reads as 0, and the slow-consumer limit
 // counts the process's own buffers only. Data the client's kernel has acknowledged is not held by

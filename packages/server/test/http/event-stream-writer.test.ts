@@ -89,6 +89,15 @@ describe('writeFrames', () => {
     expect(await stream.frames(2, 2000)).toEqual([{ comments: ['heartbeat'] }, { comments: ['heartbeat'] }]);
   });
 
+  it('does not ask the kernel about a consumer that keeps up (nothing pending in its socket)', async () => {
+    const body = controlledBody();
+    const asked = { count: 0 };
+    const { url } = await serve(body, { heartbeatMs: 20, kernelQueues: { bytes: () => ((asked.count += 1), 0) } });
+    const stream = await openStream(url, {});
+    expect(await stream.frames(5, 2000)).toHaveLength(5);
+    expect(asked.count).toBe(0);
+  });
+
   it('cuts a consumer once the bytes held for it, upstream included, exceed the limit, and returns the body', async () => {
     const body = controlledBody(2000);
     const { url, lines, written } = await serve(body, { maxBufferBytes: 1000 });

@@ -335,29 +335,35 @@ describe('streamPrices', () => {
 
   it.each([
     ['counting what the kernel holds, cuts', true],
-    ['without counting the kernel, would keep', false],
+    ['without counting the kernel, cuts only on what it holds itself', false],
   ])('%s a subscriber that stopped reading once this side holds more than the limit for it', async (_case, counted) => {
     // The client's own receive buffer fills first (this side cannot see it); then this kernel's
-    // send queue, then the socket's buffer. The limit is below what the kernel then holds.
+    // send queue, until it refuses bytes; from then on the kernel's bytes count at each heartbeat,
+    // with the socket's buffer and the queued events.
     const lines: Record<string, unknown>[] = [];
     const logger = createLogger({ level: 'warn', write: (text) => lines.push(JSON.parse(text) as Record<string, unknown>) });
     const kernelQueues = counted ? new KernelSendQueues() : { bytes: () => 0 };
-    const harness = await startServer({ maxBufferBytes: 20 * 1024, heartbeatMs: 50, kernelQueues, logger });
+    const limit = 1024 * 1024;
+    const harness = await startServer({ maxBufferBytes: limit, heartbeatMs: 20, kernelQueues, logger });
     const slow = await subscribe(harness, 'price:marketplacea:us');
     slow.response.pause();
-    const padding = 'x'.repeat(8_000);
-    const cut = () => lines.some((line) => line['msg'] === 'slow subscriber disconnected');
-    for (let batch = 0; batch < 150 && !cut(); batch += 1) {
+    const padding = 'x'.repeat(32_000);
+    const cutLine = () => lines.find((line) => line['msg'] === 'slow subscriber disconnected');
+    for (let batch = 0; batch < 2_000 && cutLine() === undefined; batch += 1) {
       await harness.log.append([line('marketplacea', 'US', `,"pad":"${padding}"`)]);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Slower than the heartbeat fills the limit upstream, so the heartbeat's check sees it first.
+      await new Promise((resolve) => setTimeout(resolve, 4));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await expect.poll(cutLine, { timeout: 2_000 }).toBeDefined();
+    const cut = cutLine() as { kernel_bytes: number; buffered_bytes: number };
     if (counted) {
-      expect(lines.find((line) => line['msg'] === 'slow subscriber disconnected')?.['kernel_bytes']).toBeGreaterThan(0);
+      // Cut before this process held the limit itself: the kernel's bytes made the difference.
+      expect(cut.kernel_bytes).toBeGreaterThan(0);
+      expect(cut.buffered_bytes).toBeLessThan(limit);
     } else {
-      expect(cut()).toBe(false);
+      expect(cut.kernel_bytes).toBe(0);
     }
-  });
+  }, 20_000);
 
   it('disconnects a subscriber that stops reading while the others keep receiving', async () => {
     const harness = await startServer({ maxBufferBytes: 256 * 1024 });
