@@ -22,6 +22,8 @@ import type { Logger } from './logger.ts';
 import { openPriceLog } from './prices/open-price-log.ts';
 import { runSimulator, syntheticVariants } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
+import { storageFullError } from './store/storage-full.ts';
+import { sqlitePath } from './storage-url.ts';
 import { startStreamThread, type StreamThread } from './stream-thread.ts';
 
 export interface RunningService {
@@ -71,7 +73,10 @@ function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues
 
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const stores = await openCatalogStores(config.databaseUrl, logger);
+  const stores = await openCatalogStores(config.databaseUrl, logger).catch((error: unknown) => {
+    // A full disk is said as such, naming it, rather than as the engine's "disk I/O error".
+    throw storageFullError('catalog database', config.databaseUrl.startsWith('sqlite:') ? sqlitePath(config.databaseUrl) : undefined, error) ?? error;
+  });
   const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {
     await stores.close();
     throw error;

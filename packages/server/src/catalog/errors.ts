@@ -56,3 +56,17 @@ export class ServiceUnavailable extends CatalogError {
     super('service_unavailable', `The ${what} is unavailable; retry shortly.`, options);
   }
 }
+
+/**
+ * A write failed because the storage is full (store/storage-full.ts tells): retrying cannot help
+ * until space is freed. `disk` names what is full, for the operator.
+ */
+export class StorageFull extends ServiceUnavailable {
+  readonly disk: string;
+  constructor(what: string, disk: string, options?: ErrorOptions) {
+    super(what, options);
+    this.disk = disk;
+    const reason = options?.cause instanceof Error ? ` (${options.cause.message})` : '';
+    this.message = `The ${what} cannot be written: ${disk} is full${reason}. Free space there, then retry.`;
+  }
+}

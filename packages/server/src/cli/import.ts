@@ -3,12 +3,18 @@
 // against the contract's schema; a bad line is reported as FILE:LINE and skipped while every valid
 // line is kept, including the other lines of a batch the store refused. Lines are read as a stream and written in batched
 // transactions, so memory stays flat however large the files. Exit status 1 when any line was bad.
+// A full storage (store/storage-full.ts) stops the import at the first write it refuses, with one
+// message naming the disk and the line reached: reading stops too (at most one batch is read
+// ahead), and what was written before stays (batches are transactions; the import upserts by id,
+// so running it again once there is room finishes it).
 import { stat } from 'node:fs/promises';
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import { silentLogger } from '../logger.ts';
 import type { CatalogStore } from '../store/catalog-store.ts';
-import { openCatalogStores } from '../store/open-store.ts';
+import { openCatalogStores, type CatalogStores } from '../store/open-store.ts';
+import { storageFullError } from '../store/storage-full.ts';
+import { sqlitePath } from '../storage-url.ts';
 import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad } from './cli-support.ts';
 import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
 import { readNdjson } from './ndjson-lines.ts';
@@ -31,7 +37,23 @@ interface Totals {
   variants: number;
 }
 
-export async function run(args: string[]): Promise<number> {
+export interface ImportDeps {
+  /** Opens the stores a database URL names; tests pass stores with a size limit. */
+  openStores: (url: string) => Promise<CatalogStores>;
+}
+
+/** The write that stopped the import: the storage is full. */
+class ImportStopped extends Error {
+  readonly file: string;
+  readonly line: number;
+  constructor(file: string, line: number, reason: Error) {
+    super(reason.message, { cause: reason });
+    this.file = file;
+    this.line = line;
+  }
+}
+
+export async function run(args: string[], deps: ImportDeps = { openStores: (url) => openCatalogStores(url, silentLogger) }): Promise<number> {
   const parsed = parseCommand(commandSpec('import'), args);
   if ('exit' in parsed) return parsed.exit;
   const kindValue = parsed.values['kind'];
@@ -55,23 +77,33 @@ export async function run(args: string[]): Promise<number> {
   }
 
   const started = performance.now();
-  const stores = await openCatalogStores(db, silentLogger);
+  const stores = await deps.openStores(db);
   const totals: Totals = { lines: 0, bad: 0, inserted: 0, updated: 0, variants: 0 };
   const progress = createProgress();
+  const databaseFile = db.startsWith('sqlite:') ? sqlitePath(db) : undefined;
+  let stopped: ImportStopped | undefined;
   try {
     if (kind === 'catalog' && bytes >= BULK_LOAD_BYTES) await deferIndexesForBulkLoad(stores.catalog);
-    for (const file of files) await importFile(stores.catalog, kind, file, totals, progress.update);
+    for (const file of files) await importFile(stores.catalog, kind, file, totals, progress.update, databaseFile);
     progress.update('rebuilding and optimizing search indexes');
     await optimizeAfterBulkLoad(stores.catalog);
+  } catch (error) {
+    if (!(error instanceof ImportStopped)) throw error;
+    stopped = error;
   } finally {
     progress.done();
     await stores.close();
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  if (stopped !== undefined) {
+    process.stderr.write(
+      `${stopped.file}:${stopped.line}: import stopped: ${stopped.message} The products before this line are imported; run the import again to finish (it upserts by id).\n`,
+    );
+  }
   process.stdout.write(
-    `imported ${totals.inserted + totals.updated} ${kind} products (${totals.inserted} new, ${totals.updated} updated, ${totals.variants} variants) from ${files.length} file(s) in ${seconds}s; ${totals.bad} bad line(s)\n`,
+    `imported ${totals.inserted + totals.updated} ${kind} products (${totals.inserted} new, ${totals.updated} updated, ${totals.variants} variants) from ${files.length} file(s) in ${seconds}s; ${totals.bad} bad line(s)${stopped === undefined ? '' : '; stopped early: storage full'}\n`,
   );
-  return totals.bad > 0 ? 1 : 0;
+  return totals.bad > 0 || stopped !== undefined ? 1 : 0;
 }
 
 async function importFile(
@@ -80,8 +112,14 @@ async function importFile(
   file: string,
   totals: Totals,
   progress: (line: string) => void,
+  databaseFile: string | undefined,
 ): Promise<void> {
   const validate = importValidators()[kind];
+  /** Throws ImportStopped when `error` says the storage is full: nothing later can be written either. */
+  const stopIfFull = (error: unknown, line: number): void => {
+    const full = storageFullError('catalog database', databaseFile, error);
+    if (full !== null) throw new ImportStopped(file, line, full);
+  };
   let batch: { line: number; product: unknown }[] = [];
   const upsert = (products: unknown[]) =>
     kind === 'catalog'
@@ -92,7 +130,9 @@ async function importFile(
       const result = await upsert(lines.map((entry) => entry.product));
       totals.inserted += result.inserted;
       totals.updated += result.updated;
+      for (const entry of lines) totals.variants += variantsOf(entry.product);
     } catch (error) {
+      stopIfFull(error, lines[0]!.line);
       if (isUnavailable(error)) throw error;
       // One product the store refused must not cost the others of its batch: retry them one by
       // one, so only the refused lines are reported and skipped.
@@ -101,11 +141,12 @@ async function importFile(
           const result = await upsert([entry.product]);
           totals.inserted += result.inserted;
           totals.updated += result.updated;
+          totals.variants += variantsOf(entry.product);
         } catch (lineError) {
+          stopIfFull(lineError, entry.line);
           if (isUnavailable(lineError)) throw lineError;
           report(file, entry.line, `the store refused the product (${lineError instanceof Error ? lineError.message : String(lineError)})`);
           totals.bad += 1;
-          totals.variants -= (entry.product as { variants: unknown[] }).variants.length;
         }
       }
     }
@@ -115,6 +156,7 @@ async function importFile(
   // network, PostgreSQL, works meanwhile); batches start in file order, one at a time, so later
   // lines still win.
   let writing: Promise<void> = Promise.resolve();
+  let writeFailed = false;
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
     const lines = batch;
@@ -123,10 +165,14 @@ async function importFile(
     const pending = write(lines);
     // Awaited before the next batch starts (or at the end); this only keeps a failure meanwhile
     // from counting as unhandled.
-    pending.catch(() => undefined);
+    pending.catch(() => {
+      writeFailed = true;
+    });
     writing = pending;
   };
   for await (const entry of readNdjson(file)) {
+    // A failed write stops the reading at once (the failure is thrown below).
+    if (writeFailed) break;
     totals.lines += 1;
     if ('problem' in entry) {
       report(file, entry.line, entry.problem);
@@ -138,12 +184,15 @@ async function importFile(
       totals.bad += 1;
       continue;
     }
-    totals.variants += (entry.value as { variants: unknown[] }).variants.length;
     batch.push({ line: entry.line, product: entry.value });
     if (batch.length >= BATCH_PRODUCTS) await flush();
   }
   await flush();
   await writing;
+}
+
+function variantsOf(product: unknown): number {
+  return (product as { variants?: unknown[] }).variants?.length ?? 0;
 }
 
 function isUnavailable(error: unknown): boolean {

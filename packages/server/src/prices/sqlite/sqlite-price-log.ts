@@ -22,6 +22,7 @@
 // stalls the event loop for the length of one commit.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
+import { storageFullError } from '../../store/storage-full.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
@@ -62,8 +63,10 @@ export class SqlitePriceLog implements PriceLog {
   readonly #wakers = new Set<() => void>();
   #appendsSincePrune = 0;
   #closed = false;
+  readonly #path: string;
 
   constructor(path: string, options: SqlitePriceLogOptions = {}) {
+    this.#path = path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 10;
     this.#pruneBatchSize = options.pruneBatchSize ?? 1000;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -82,7 +85,7 @@ export class SqlitePriceLog implements PriceLog {
         'DELETE FROM price_events WHERE id IN (SELECT id FROM price_events WHERE id < ? ORDER BY id LIMIT ?)',
       );
     } catch (error) {
-      throw new ServiceUnavailable('price log', { cause: error });
+      throw storageFullError('price log', path, error) ?? new ServiceUnavailable('price log', { cause: error });
     }
   }
 
@@ -204,7 +207,7 @@ export class SqlitePriceLog implements PriceLog {
     try {
       return work();
     } catch (error) {
-      throw new ServiceUnavailable('price log', { cause: error });
+      throw storageFullError('price log', this.#path, error) ?? new ServiceUnavailable('price log', { cause: error });
     }
   }
 }
