@@ -5,9 +5,21 @@
 // statement after 10 s on the server (statement_timeout) and 15 s on the client; idle connections
 // close after 30 s. int8 values (cursors, counts) come back as JS numbers; a value that is not
 // exact as a double is refused rather than silently rounded.
+//
+// Waits are bounded per query, so a lock on one table (`LOCK TABLE`, a long migration) cannot take
+// the pool from queries that do not need that table:
+// - a query (`pool.query`) waits at most `lockTimeoutMs` (DEFAULT_LOCK_TIMEOUT_MS) for a lock
+//   (lock_timeout); transactions (`inTransaction`: imports, key writes) keep the statement timeout;
+// - the queries on one table (the first after FROM, UPDATE or INTO) hold at most half the pool's
+//   connections; one more is refused at once, as is any query while `max × 4` wait for one;
+// - each of these answers ServiceUnavailable naming what timed out (the table, the lock, the
+//   pool), counts in `catalog_db_waits_refused_total{cause}` and is logged, at most once per
+//   second per cause and table.
 import pg from 'pg';
+import { Counter } from 'prom-client';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { Logger } from '../../logger.ts';
+import { registry } from '../../metrics.ts';
 
 const INT8_OID = 20;
 
@@ -26,13 +38,45 @@ const typeParsers = {
   },
 };
 
-export function createPgPool(url: string, logger: Logger): pg.Pool {
+export const DEFAULT_LOCK_TIMEOUT_MS = 1_000;
+const STATEMENT_TIMEOUT_MS = 10_000;
+
+export interface PgPoolOptions {
+  /** Connections; PG_POOL_MAX or 10 when absent. */
+  max?: number;
+  /** How long a query waits for a lock; DEFAULT_LOCK_TIMEOUT_MS when absent. */
+  lockTimeoutMs?: number;
+}
+
+/** A query's wait that was cut: what timed out, for the answer, the metric and the log. */
+export class DatabaseWaitRefused extends ServiceUnavailable {
+  readonly reason: 'lock_timeout' | 'statement_timeout' | 'table_share' | 'pool_queue' | 'pool_wait';
+  readonly table: string | undefined;
+  constructor(cause: DatabaseWaitRefused['reason'], table: string | undefined, detail: string, options?: ErrorOptions) {
+    super('catalog database', options);
+    this.reason = cause;
+    this.table = table;
+    this.message = `The catalog database did not answer in time: ${detail}; retry shortly.`;
+  }
+}
+
+const waitsRefused = new Counter({
+  name: 'catalog_db_waits_refused_total',
+  help: 'PostgreSQL queries refused or cut while waiting: lock_timeout, statement_timeout, table_share (half the pool busy on one table), pool_queue (too many waiting), pool_wait (no connection in time).',
+  labelNames: ['cause'] as const,
+  registers: [registry],
+});
+
+export function createPgPool(url: string, logger: Logger, options: PgPoolOptions = {}): pg.Pool {
+  const max = options.max ?? Number(process.env['PG_POOL_MAX'] ?? 10);
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: url.replace(/^postgresql:/, 'postgres:'),
-    max: Number(process.env['PG_POOL_MAX'] ?? 10),
+    max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 3_000,
-    statement_timeout: 10_000,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    lock_timeout: lockTimeoutMs,
     query_timeout: 15_000,
     keepAlive: true,
     application_name: 'catalog',
@@ -40,7 +84,59 @@ export function createPgPool(url: string, logger: Logger): pg.Pool {
   });
   // An idle client losing its connection emits here; without a listener the process would crash.
   pool.on('error', (error) => logger.warn('PostgreSQL connection lost', { error: error.message }));
+  boundWaits(pool, max, lockTimeoutMs, logger);
   return pool;
+}
+
+/** The table a statement is about: the first after FROM, UPDATE or INTO. */
+function tableOf(query: unknown): string | undefined {
+  const text = typeof query === 'string' ? query : (query as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? /\b(?:FROM|UPDATE|INTO)\s+([a-z_][a-z0-9_]*)/iu.exec(text)?.[1] : undefined;
+}
+
+/** Wraps `pool.query` with the per-table share, the queue limit, and the naming of timeouts. */
+function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: Logger): void {
+  const share = Math.max(1, Math.ceil(max / 2));
+  const queueLimit = max * 4;
+  const inFlight = new Map<string, number>();
+  const loggedAt = new Map<string, number>();
+  const refuse = (error: DatabaseWaitRefused): DatabaseWaitRefused => {
+    waitsRefused.labels(error.reason).inc();
+    const key = `${error.reason}:${error.table ?? ''}`;
+    const now = performance.now();
+    if ((loggedAt.get(key) ?? Number.NEGATIVE_INFINITY) + 1_000 <= now) {
+      loggedAt.set(key, now);
+      logger.warn('database wait refused', { cause: error.reason, table: error.table, error: error.message });
+    }
+    return error;
+  };
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  const bounded = async (...args: unknown[]): Promise<unknown> => {
+    const table = tableOf(args[0]);
+    const busy = table === undefined ? 0 : (inFlight.get(table) ?? 0);
+    if (table !== undefined && busy >= share) {
+      throw refuse(new DatabaseWaitRefused('table_share', table, `${busy} queries on ${table} are already waiting (half the pool's ${max} connections)`));
+    }
+    if (pool.waitingCount >= queueLimit) {
+      throw refuse(new DatabaseWaitRefused('pool_queue', table, `${pool.waitingCount} queries are waiting for one of the pool's ${max} connections`));
+    }
+    if (table !== undefined) inFlight.set(table, busy + 1);
+    try {
+      return await query(...args);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const on = table === undefined ? '' : ` on ${table}`;
+      if (code === '55P03') throw refuse(new DatabaseWaitRefused('lock_timeout', table, `a query${on} waited ${lockTimeoutMs} ms for a lock (lock_timeout)`, { cause: error }));
+      if (code === '57014') throw refuse(new DatabaseWaitRefused('statement_timeout', table, `a query${on} ran ${STATEMENT_TIMEOUT_MS} ms (statement_timeout)`, { cause: error }));
+      if (error instanceof Error && /timeout exceeded when trying to connect/iu.test(error.message)) {
+        throw refuse(new DatabaseWaitRefused('pool_wait', table, `no pool connection was free within 3000 ms for a query${on}`, { cause: error }));
+      }
+      throw error;
+    } finally {
+      if (table !== undefined) inFlight.set(table, (inFlight.get(table) ?? 1) - 1);
+    }
+  };
+  pool.query = bounded as typeof pool.query;
 }
 
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
@@ -62,6 +158,7 @@ export async function unavailableOnOutage<T>(what: string, work: () => Promise<T
   try {
     return await work();
   } catch (error) {
+    if (error instanceof ServiceUnavailable) throw error;
     if (isUnavailable(error)) throw new ServiceUnavailable(what, { cause: error });
     throw error;
   }
@@ -73,6 +170,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   let broken = false;
   try {
     await client.query('BEGIN');
+    // Writes wait for locks as long as a statement may run, not the short wait of queries.
+    await client.query(`SET LOCAL lock_timeout = ${STATEMENT_TIMEOUT_MS}`);
     const result = await work(client);
     await client.query('COMMIT');
     return result;

@@ -1,0 +1,95 @@
+// One catalog table locked (`LOCK TABLE catalog_products` in an open transaction) under traffic,
+// on a PostgreSQL database of the test's own: the look-ups that need the table are answered 503
+// within the lock timeout, saying what timed out, with a metric and a log line naming the cause;
+// everything that does not need it (variants, GTIN counts, storefront listings from memory) keeps
+// answering 200 at once; and the locked table answers again as soon as the lock is released.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { createLogger } from '../../src/logger.ts';
+import { registry } from '../../src/metrics.ts';
+import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
+import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
+import { createPgPool } from '../../src/store/postgres/pg-pool.ts';
+import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
+import { PostgresKeyStore } from '../../src/store/postgres/postgres-key-store.ts';
+import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
+import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
+
+const LOCK_TIMEOUT_MS = 300;
+let database: TestDatabase;
+let server: http.Server;
+let base: string;
+let key: string;
+let catalog: IndexedCatalogStore;
+const logLines: Record<string, unknown>[] = [];
+const BESIDE = ['/v2/variants?sku=FREE-1', '/gtin/count', '/v3/storefront/products', '/v2/variants?gtin=23458'];
+const product = buildCatalogProduct({ slug: 'locked-product', variants: [buildCatalogVariant({ sku: 'FREE-1', gtin: '00195866123458' })] });
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const logger = createLogger({ level: 'warn', write: (line) => logLines.push(JSON.parse(line) as Record<string, unknown>) });
+  const pool = createPgPool(database.url(), logger, { max: 6, lockTimeoutMs: LOCK_TIMEOUT_MS });
+  await migratePostgres(pool, logger);
+  catalog = new IndexedCatalogStore(new PostgresCatalogStore(pool, { ownsPool: true }));
+  const keys = new PostgresKeyStore(pool);
+  await catalog.upsertCatalogProducts([product, ...Array.from({ length: 20 }, (_, i) => buildCatalogProduct({ slug: `unread-${i}` }))]);
+  await catalog.upsertStorefrontProducts(Array.from({ length: 5 }, () => buildStorefrontProductInput()));
+  await catalog.warm?.();
+  key = await keys.createKey('pro');
+  server = http.createServer(createApp({ catalog, keys, logger }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await catalog?.close();
+  await database?.drop();
+});
+
+async function get(path: string): Promise<{ status: number; ms: number; body: { message?: string }; retryAfter: string | null }> {
+  const started = performance.now();
+  const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  const body = (await response.json()) as { message?: string };
+  return { status: response.status, ms: performance.now() - started, body, retryAfter: response.headers.get('retry-after') };
+}
+
+describe('a locked catalog table', () => {
+  it('answers 503 naming the lock for what needs the table, and 200 at once for everything else', async () => {
+    // Warm: every operation answered once (connections open, statements prepared).
+    for (const path of [...BESIDE, '/v2/products/locked-product']) expect((await get(path)).status).toBe(200);
+    const locker = new pg.Client({ connectionString: database.url() });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE catalog_products IN ACCESS EXCLUSIVE MODE');
+      // Traffic on the locked table (more look-ups than the pool has connections, of products not
+      // read before: a product read before is answered from memory) and beside it.
+      const locked = Array.from({ length: 20 }, (_, i) => get(`/v2/products/unread-${i}`));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const beside = await Promise.all(BESIDE.map(get));
+      for (const answer of beside) {
+        expect(answer.status).toBe(200);
+        expect(answer.ms).toBeLessThan(LOCK_TIMEOUT_MS);
+      }
+      const refused = await Promise.all(locked);
+      for (const answer of refused) {
+        expect(answer.status).toBe(503);
+        expect(answer.retryAfter).not.toBeNull();
+        expect(answer.body.message).toMatch(/^The catalog database did not answer in time: .*catalog_products/u);
+        expect(answer.ms).toBeLessThan(LOCK_TIMEOUT_MS * 4);
+      }
+      expect(refused.some((answer) => /waited 300 ms for a lock \(lock_timeout\)/u.test(answer.body.message ?? ''))).toBe(true);
+      expect(logLines.some((line) => line['msg'] === 'database wait refused' && line['cause'] === 'lock_timeout' && line['table'] === 'catalog_products')).toBe(true);
+      expect(await registry.getSingleMetricAsString('catalog_db_waits_refused_total')).toMatch(/cause="lock_timeout"\} [1-9]/u);
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+    expect((await get('/v2/products/unread-0')).status).toBe(200);
+  });
+});
