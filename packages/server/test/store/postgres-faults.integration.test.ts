@@ -1,5 +1,6 @@
-// One catalog table locked (`LOCK TABLE catalog_products` in an open transaction) under traffic,
-// on a PostgreSQL database of the test's own: the look-ups that need the table are answered 503
+// PostgreSQL faults under the API, on a database of the test's own. The database unreachable (a
+// proxy cut): 503 with Retry-After at once, 200 again within half a second of its return. One
+// catalog table locked (`LOCK TABLE catalog_products` in an open transaction): the look-ups that need the table are answered 503
 // within the lock timeout, saying what timed out, with a metric and a log line naming the cause;
 // everything that does not need it (variants, GTIN counts, storefront listings from memory) keeps
 // answering 200 at once; and the locked table answers again as soon as the lock is released.
@@ -17,9 +18,11 @@ import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-
 import { PostgresKeyStore } from '../../src/store/postgres/postgres-key-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 const LOCK_TIMEOUT_MS = 300;
 let database: TestDatabase;
+let proxy: TcpProxy;
 let server: http.Server;
 let base: string;
 let key: string;
@@ -31,7 +34,8 @@ const product = buildCatalogProduct({ slug: 'locked-product', variants: [buildCa
 beforeAll(async () => {
   database = await createTestDatabase();
   const logger = createLogger({ level: 'warn', write: (line) => logLines.push(JSON.parse(line) as Record<string, unknown>) });
-  const pool = createPgPool(database.url(), logger, { max: 6, lockTimeoutMs: LOCK_TIMEOUT_MS });
+  proxy = await startTcpProxy('127.0.0.1', 5432);
+  const pool = createPgPool(database.url(proxy.port), logger, { max: 6, lockTimeoutMs: LOCK_TIMEOUT_MS });
   await migratePostgres(pool, logger);
   catalog = new IndexedCatalogStore(new PostgresCatalogStore(pool, { ownsPool: true }));
   const keys = new PostgresKeyStore(pool);
@@ -48,6 +52,7 @@ afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await catalog?.close();
+  await proxy?.close();
   await database?.drop();
 });
 
@@ -91,5 +96,20 @@ describe('a locked catalog table', () => {
       await locker.end();
     }
     expect((await get('/v2/products/unread-0')).status).toBe(200);
+  });
+});
+
+describe('an unreachable database', () => {
+  it('answers 503 with Retry-After while it is away, and 200 within half a second of its return', async () => {
+    expect((await get('/v2/products/unread-1')).status).toBe(200);
+    proxy.cut();
+    const away = await get('/v2/products/unread-2');
+    expect(away.status).toBe(503);
+    expect(away.retryAfter).not.toBeNull();
+    expect(away.ms).toBeLessThan(5_000);
+    proxy.restore();
+    const returned = performance.now();
+    await expect.poll(async () => (await get('/v2/products/unread-2')).status, { timeout: 2_000, interval: 20 }).toBe(200);
+    expect(performance.now() - returned).toBeLessThan(500);
   });
 });
