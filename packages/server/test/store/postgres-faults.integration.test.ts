@@ -20,7 +20,7 @@ import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput }
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
-const LOCK_TIMEOUT_MS = 300;
+const LOCK_TIMEOUT_MS = 1_000;
 let database: TestDatabase;
 let proxy: TcpProxy;
 let server: http.Server;
@@ -77,6 +77,7 @@ describe('a locked catalog table', () => {
       const locked = Array.from({ length: 20 }, (_, i) => get(`/v2/products/unread-${i}`));
       await new Promise((resolve) => setTimeout(resolve, 50));
       const beside = await Promise.all(BESIDE.map(get));
+      // Answered without waiting for the lock (the locked look-ups wait it out).
       for (const answer of beside) {
         expect(answer.status).toBe(200);
         expect(answer.ms).toBeLessThan(LOCK_TIMEOUT_MS);
@@ -88,7 +89,7 @@ describe('a locked catalog table', () => {
         expect(answer.body.message).toMatch(/^The catalog database did not answer in time: .*catalog_products/u);
         expect(answer.ms).toBeLessThan(LOCK_TIMEOUT_MS * 4);
       }
-      expect(refused.some((answer) => /waited 300 ms for a lock \(lock_timeout\)/u.test(answer.body.message ?? ''))).toBe(true);
+      expect(refused.some((answer) => /waited 1000 ms for a lock \(lock_timeout\)/u.test(answer.body.message ?? ''))).toBe(true);
       expect(logLines.some((line) => line['msg'] === 'database wait refused' && line['cause'] === 'lock_timeout' && line['table'] === 'catalog_products')).toBe(true);
       expect(await registry.getSingleMetricAsString('catalog_db_waits_refused_total')).toMatch(/cause="lock_timeout"\} [1-9]/u);
     } finally {
@@ -96,6 +97,29 @@ describe('a locked catalog table', () => {
       await locker.end();
     }
     expect((await get('/v2/products/unread-0')).status).toBe(200);
+  });
+});
+
+describe('createPgPool', () => {
+  it('lets the queries on a locked table hold at most half the pool, refusing one more at once, while other tables are served', async () => {
+    const pool = createPgPool(database.url(), createLogger({ level: 'error' }), { max: 4, lockTimeoutMs: 2_000 });
+    const locker = new pg.Client({ connectionString: database.url() });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE catalog_products IN ACCESS EXCLUSIVE MODE');
+      const waiting = [pool.query('SELECT count(*) FROM catalog_products'), pool.query('SELECT count(*) FROM catalog_products')];
+      for (const query of waiting) query.catch(() => {});
+      const started = performance.now();
+      await expect(pool.query('SELECT count(*) FROM catalog_products')).rejects.toThrow(/2 queries on catalog_products are already waiting/u);
+      expect(performance.now() - started).toBeLessThan(100);
+      expect((await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM catalog_variants')).rows[0]?.n).toBeGreaterThan(0);
+      await locker.query('COMMIT');
+      await Promise.all(waiting);
+    } finally {
+      await locker.end();
+      await pool.end();
+    }
   });
 });
 
