@@ -20,7 +20,10 @@ export type StorefrontQuery = StorefrontSearch;
 export interface VariantQuery {
   /** Exact SKU, case-insensitive. */
   sku?: string;
-  /** 4 to 14 digits, matched as a substring of the stored GTIN through an index. */
+  /**
+   * Matched as a substring of the stored GTIN through an index. A fragment by isGtinFragment
+   * (catalog/gtin-fragments.ts), checked by the caller: engines answer other text unreliably.
+   */
   gtin?: string;
   offset: number;
   limit: number;
@@ -113,6 +116,13 @@ export interface StorefrontSource {
    */
   changeToken?(): string;
 }
+
+/**
+ * The number countGtins answers, the same rule on every engine: distinct GTIN-14 forms (the
+ * `gtin14` column, comparableGtin of catalog/gtin.ts) over all variants; a variant without a GTIN
+ * has none to count.
+ */
+export const DISTINCT_GTINS_SQL = "SELECT CAST(count(DISTINCT gtin14) AS INTEGER) AS n FROM catalog_variants WHERE gtin14 <> ''";
 
 export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;
 

@@ -245,6 +245,11 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '12345670' })] })]);
         expect(await catalog.countGtins()).toBe(3);
       });
+
+      it('does not count a variant without a GTIN', async () => {
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '' }), buildCatalogVariant({ gtin: '4006381333931' })] })]);
+        expect(await catalog.countGtins()).toBe(1);
+      });
     });
 
     describe('listStorefrontProducts', () => {

@@ -27,8 +27,8 @@ import { foldText } from '../../catalog/text.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
 import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
-import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
-import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
+import { DISTINCT_GTINS_SQL, inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { fillGtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
@@ -114,8 +114,6 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
-    // As SQLite's: the suffix range needs digits (the HTTP layer refuses anything else before this).
-    if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) return Promise.reject(new InvalidRequest('"gtin" must be 4 to 14 digits.'));
     if (query.gtin !== undefined && query.sku === undefined) return this.#run(() => this.#searchGtin(query.gtin!, query.offset, query.limit));
     return this.#run(async () => {
       const params: unknown[] = [];
@@ -251,8 +249,8 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   countGtins(): Promise<number> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ count: number }>("SELECT count(DISTINCT gtin14) AS count FROM catalog_variants WHERE gtin <> ''");
-      return rows[0]?.count ?? 0;
+      const { rows } = await this.#pool.query<{ n: number }>(DISTINCT_GTINS_SQL);
+      return rows[0]?.n ?? 0;
     });
   }
 
