@@ -42,8 +42,8 @@ export class CatalogService {
     this.#store = store;
   }
 
-  /** Items are the stored JSON documents, for the transport to splice into its response. */
-  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<RawJson<StorefrontProduct>>> {
+  /** Items are the stored JSON documents as one array, for the transport to splice into its response. */
+  async listStorefrontProducts(listing: StorefrontListing): Promise<{ items: RawJson<StorefrontProduct[]>; total: number; totalPages: number }> {
     checkPaging(listing.page, listing.limit);
     if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
     const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };
