@@ -4,8 +4,11 @@
 // recorded from the server, for any path). All run side by side and are loaded in turn, round
 // after round. Reports; asserts nothing.
 //
-//   node bench/listing-bench.ts --db sqlite:/tmp/catalog.db|postgres://… [--cli name=path/to/cli/main.ts|http://host:port …]
-//     [--seconds 6] [--rounds 2] [--connections 50] [--cpu-prof DIR] [--no-bare]
+//   node bench/listing-bench.ts --db sqlite:/tmp/catalog.db|postgres://… [--cli name=path/to/cli/main.ts[@db=URL]|http://host:port …]
+//     [--workload storefront|gtin] [--seconds 6] [--rounds 2] [--connections 50] [--cpu-prof DIR] [--no-bare]
+// --workload gtin loads GET /v2/variants?gtin= with 2,000 distinct fragments instead (the bare
+// server then replays one fragment's page); a target's @db= runs it on a database of its own (a
+// schema the other build cannot read).
 // The database must hold a seeded catalog (`catalog seed`). With --cpu-prof every server writes
 // V8 CPU profiles (one per thread) into DIR/<cli>-<engine>/ when it stops (open it in Chrome DevTools or summarise it with
 // `node bench/lib/cpu-profile-summary.ts FILE`).
@@ -19,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
-import { childEnv, progress, SERVER_DIR, startServer, stopChild } from './lib/processes.ts';
+import { childEnv, progress, runCli, SERVER_DIR, startServer, stopChild } from './lib/processes.ts';
 
 export interface ListingRow {
   target: string;
@@ -61,9 +64,30 @@ async function startBare(body: Buffer): Promise<{ url: string; stop: () => Promi
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
+/**
+ * 4- to 8-digit fragments cut from the GTINs of `sample` at random (seeded), as the distinct
+ * section cuts them.
+ */
+export function gtinFragments(sample: readonly { gtin: string }[], count: number): string[] {
+  let seed = 7;
+  const random = (n: number): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed % n;
+  };
+  return Array.from({ length: count }, () => {
+    const gtin = sample[random(sample.length)]!.gtin;
+    const length = 4 + random(5);
+    const start = random(Math.max(1, gtin.length - length + 1));
+    return gtin.slice(start, start + length);
+  });
+}
+
 export async function runListingBench(options: {
   db: string;
-  clis: { name: string; path: string }[];
+  /** A target's own database (another schema version, say), else `db`. */
+  clis: { name: string; path: string; db?: string }[];
+  /** `storefront`: 5,000 distinct filters; `gtin`: 2,000 distinct GTIN fragments. */
+  workload: 'storefront' | 'gtin';
   seconds: number;
   rounds: number;
   connections: number;
@@ -72,39 +96,47 @@ export async function runListingBench(options: {
   noBare?: boolean;
 }): Promise<ListingRow[]> {
   const stores = await openCatalogStores(options.db, silentLogger);
-  const key = await stores.keys.createKey('pro', 'listing bench');
+  const keys = new Map([[options.db, await stores.keys.createKey('pro', 'listing bench')]]);
+  const paths =
+    options.workload === 'gtin'
+      ? gtinFragments(await stores.catalog.sampleVariants(20_000), 2_000).map((fragment) => `/v2/variants?gtin=${fragment}`)
+      : distinctFilters(5_000).map((filter) => `/v3/storefront/products?${new URLSearchParams({ filters: filter })}`);
   await stores.close();
-  const paths = distinctFilters(5_000).map((filter) => `/v3/storefront/products?${new URLSearchParams({ filters: filter })}`);
-  const headers = { authorization: key };
+  // A target's own database gets its key from that target's CLI, which leaves its schema as it is.
+  for (const cli of options.clis) {
+    if (cli.db === undefined || keys.has(cli.db)) continue;
+    const created = await runCli(cli.path, ['keys', 'create', '--plan', 'pro', '--db', cli.db]);
+    keys.set(cli.db, created.stdout.trim().split('\n').at(-1)!);
+  }
   const engine = options.db.split(':')[0];
   const priceLog = options.db.startsWith('sqlite:') ? options.db : `sqlite:${join(tmpdir(), `listing-bench-${process.pid}.db`)}`;
   // Every target runs for the whole bench and is loaded in turn, round after round, so each round
   // compares them under the same background load.
-  const targets: { name: string; url: string; stop: () => Promise<void> }[] = [];
+  const targets: { name: string; url: string; headers: Record<string, string>; stop: () => Promise<void> }[] = [];
   try {
     for (const cli of options.clis) {
       if (options.cpuProfileDir !== undefined) process.env['NODE_OPTIONS'] = `--cpu-prof --cpu-prof-dir=${join(options.cpuProfileDir, `${cli.name}-${engine}`)}`;
       // A URL names a server already running (started by hand, under a profiler, say).
       const server = cli.path.startsWith('http')
         ? { apiUrl: cli.path, stop: async () => {} }
-        : await startServer(cli.path, ['--db', options.db, '--price-log', priceLog, '--log-level', 'warn']);
+        : await startServer(cli.path, ['--db', cli.db ?? options.db, '--price-log', priceLog, '--log-level', 'warn']);
       delete process.env['NODE_OPTIONS'];
-      targets.push({ name: cli.name, url: server.apiUrl, stop: server.stop });
+      const headers = { authorization: keys.get(cli.db ?? options.db)! };
+      targets.push({ name: cli.name, url: server.apiUrl, headers, stop: server.stop });
       // Warm the storefront index, as a running server would be.
       for (let i = 0; i < 20; i += 1) await fetch(`${server.apiUrl}${paths[i]}`, { headers });
     }
-    const body = Buffer.from(await (await fetch(`${targets[0]!.url}${paths[0]}`, { headers })).arrayBuffer());
+    const body = Buffer.from(await (await fetch(`${targets[0]!.url}${paths[0]}`, { headers: targets[0]!.headers })).arrayBuffer());
     if (options.noBare !== true) {
       const bare = await startBare(body);
-      targets.push({ name: `bare node:http, ${body.length} B`, url: bare.url, stop: bare.stop });
+      targets.push({ name: `bare node:http, ${body.length} B`, url: bare.url, headers: {}, stop: bare.stop });
     }
     const rows: ListingRow[] = [];
     for (let round = 1; round <= options.rounds; round += 1) {
       const roundRows: ListingRow[] = [];
       for (const target of targets) {
         progress(`listing (${engine}) round ${round}: ${target.name}`);
-        const bare = target.name.startsWith('bare');
-        roundRows.push({ target: target.name, round, ...(await load(target.url, paths, bare ? {} : headers, options.seconds, options.connections)) });
+        roundRows.push({ target: target.name, round, ...(await load(target.url, paths, target.headers, options.seconds, options.connections)) });
       }
       const bareRow = roundRows.find((row) => row.target.startsWith('bare'));
       if (bareRow !== undefined) for (const row of roundRows) if (row !== bareRow) row.vsBare = row.rps / bareRow.rps;
@@ -135,6 +167,7 @@ const { values } = parseArgs({
     connections: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'no-bare': { type: 'boolean' },
+    workload: { type: 'string' },
   },
 });
 if (values.bare !== undefined) {
@@ -150,7 +183,8 @@ if (values.bare !== undefined) {
   const db = values.db ?? 'sqlite:./data/catalog.db';
   const clis = (values.cli ?? [`this=${SERVER_DIR}/src/cli/main.ts`]).map((entry) => {
     const at = entry.indexOf('=');
-    return at === -1 ? { name: entry, path: entry } : { name: entry.slice(0, at), path: entry.slice(at + 1) };
+    const [path, ownDb] = (at === -1 ? entry : entry.slice(at + 1)).split('@db=') as [string, string | undefined];
+    return { name: at === -1 ? entry : entry.slice(0, at), path, ...(ownDb === undefined ? {} : { db: ownDb }) };
   });
   const rows = await runListingBench({
     db,
@@ -158,6 +192,7 @@ if (values.bare !== undefined) {
     seconds: Number(values.seconds ?? 6),
     rounds: Number(values.rounds ?? 2),
     connections: Number(values.connections ?? 50),
+    workload: values.workload === 'gtin' ? 'gtin' : 'storefront',
     ...(values['cpu-prof'] === undefined ? {} : { cpuProfileDir: values['cpu-prof'] }),
     noBare: values['no-bare'] === true,
   });
