@@ -12,7 +12,6 @@
 // The database must hold a seeded catalog (`catalog seed`). With --cpu-prof every server writes
 // V8 CPU profiles (one per thread) into DIR/<cli>-<engine>/ when it stops (open it in Chrome DevTools or summarise it with
 // `node bench/lib/cpu-profile-summary.ts FILE`).
-import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -22,34 +21,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
+import { distinctFilters, gtinFragments, load, type LoadResult } from './lib/distinct-workloads.ts';
 import { childEnv, progress, runCli, SERVER_DIR, startServer, stopChild } from './lib/processes.ts';
 
-export interface ListingRow {
+export interface ListingRow extends LoadResult {
   target: string;
   round: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
   /** Requests/s ÷ the bare server's in the same round. */
   vsBare?: number;
-}
-
-/** The filters of the distinct section: X below Y, so pages are full rather than empty. */
-export function distinctFilters(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true`);
-}
-
-async function load(url: string, paths: readonly string[], headers: Record<string, string>, seconds: number, connections: number): Promise<Omit<ListingRow, 'target' | 'round'>> {
-  let next = 0;
-  const result = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    headers,
-    requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }],
-  });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
 
 /** A bare node:http server in a child process sending `body` for any path. */
@@ -62,24 +41,6 @@ async function startBare(body: Buffer): Promise<{ url: string; stop: () => Promi
     child.once('exit', (code) => reject(new Error(`bare server exited with ${String(code)}`)));
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
-}
-
-/**
- * 4- to 8-digit fragments cut from the GTINs of `sample` at random (seeded), as the distinct
- * section cuts them.
- */
-export function gtinFragments(sample: readonly { gtin: string }[], count: number): string[] {
-  let seed = 7;
-  const random = (n: number): number => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed % n;
-  };
-  return Array.from({ length: count }, () => {
-    const gtin = sample[random(sample.length)]!.gtin;
-    const length = 4 + random(5);
-    const start = random(Math.max(1, gtin.length - length + 1));
-    return gtin.slice(start, start + length);
-  });
 }
 
 export async function runListingBench(options: {
