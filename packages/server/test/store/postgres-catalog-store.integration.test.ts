@@ -60,7 +60,7 @@ describe('migratePostgres', () => {
     try {
       expect(await migratePostgres(pool, silentLogger)).toEqual([]);
       const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(rows.map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.version));
     } finally {
       await pool.end();
     }
