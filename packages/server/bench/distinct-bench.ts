@@ -6,7 +6,6 @@
 //   node bench/distinct-bench.ts --db sqlite:/tmp/catalog.db|postgres://… [--price-log URL] [--seconds 8] [--connections 50]
 // The database must hold a seeded catalog (`catalog seed`); the bench creates its own key.
 // `pnpm bench` runs it as its `distinct` section (runDistinctBench), on SQLite and PostgreSQL.
-import autocannon from 'autocannon';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
+import { distinctFilters, gtinFragments, load } from './lib/distinct-workloads.ts';
 import { progress, SERVER_DIR, startServer } from './lib/processes.ts';
 
 export interface DistinctRow {
@@ -35,19 +35,6 @@ export interface DistinctResult {
   getProductVsBare: number;
 }
 
-/** autocannon over `paths` in turn across all connections (each request the next path). */
-async function load(url: string, paths: readonly string[], headers: Record<string, string>, seconds: number, connections: number): Promise<Omit<DistinctRow, 'name' | 'distinct'>> {
-  let next = 0;
-  const result = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    headers,
-    requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }],
-  });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
-}
-
 export async function runDistinctBench(options: { db: string; priceLog?: string; cli?: string; seconds: number; connections: number }): Promise<DistinctResult> {
   const { db, seconds, connections } = options;
   const stores = await openCatalogStores(db, silentLogger);
@@ -56,19 +43,8 @@ export async function runDistinctBench(options: { db: string; priceLog?: string;
   await stores.close();
   const productIds = [...new Set(sample.map((variant) => variant.product_id))];
   const skus = [...new Set(sample.map((variant) => variant.sku))];
-  let seed = 7;
-  const random = (n: number): number => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed % n;
-  };
-  const fragments = Array.from({ length: 5_000 }, () => {
-    const gtin = sample[random(sample.length)]!.gtin;
-    const length = 4 + random(5);
-    const start = random(Math.max(1, gtin.length - length + 1));
-    return gtin.slice(start, start + length);
-  });
-  // X below Y in every filter, so pages are full rather than empty.
-  const filters = Array.from({ length: 5_000 }, (_, i) => `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true`);
+  const fragments = gtinFragments(sample, 5_000);
+  const filters = distinctFilters(5_000);
 
   const cli = options.cli ?? `${SERVER_DIR}/src/cli/main.ts`;
   // A PostgreSQL catalog needs a price log named; the stream is not measured here.

@@ -4,6 +4,7 @@
 import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
+import { isGtinFragment } from './gtin-fragments.ts';
 import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
 import type { RawJson } from './raw-json.ts';
 import { productForPlan } from './tiers.ts';
@@ -11,7 +12,6 @@ import { productForPlan } from './tiers.ts';
 /** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
 export const MAX_STOREFRONT_PAGES = 50;
 export const TOP_BRANDS = 50;
-const GTIN_FRAGMENT = /^[0-9]{4,14}$/;
 
 export interface PagedResult<T> {
   items: T[];
@@ -42,8 +42,8 @@ export class CatalogService {
     this.#store = store;
   }
 
-  /** Items are the stored JSON documents, for the transport to splice into its response. */
-  async listStorefrontProducts(listing: StorefrontListing): Promise<PagedResult<RawJson<StorefrontProduct>>> {
+  /** Items are the stored JSON documents as one array, for the transport to splice into its response. */
+  async listStorefrontProducts(listing: StorefrontListing): Promise<{ items: RawJson<StorefrontProduct[]>; total: number; totalPages: number }> {
     checkPaging(listing.page, listing.limit);
     if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
     const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };
@@ -64,7 +64,7 @@ export class CatalogService {
     const query: VariantQuery = { offset: (search.page - 1) * search.limit, limit: search.limit };
     if (search.sku !== undefined) query.sku = search.sku;
     if (search.gtin !== undefined) {
-      if (!GTIN_FRAGMENT.test(search.gtin)) {
+      if (!isGtinFragment(search.gtin)) {
         throw new InvalidRequest(`Query parameter "gtin" must be 4 to 14 digits, got "${search.gtin}".`);
       }
       query.gtin = search.gtin;

@@ -9,6 +9,17 @@
 // times). Longer fragments, and 6-digit ones without a stored count, are counted by the engine.
 
 export const FRAGMENT_MIN = 4;
+/** The longest fragment a search takes: a whole GTIN-14. */
+export const FRAGMENT_MAX = 14;
+
+/**
+ * Whether `text` is a GTIN fragment a search takes: 4 to 14 digits. The one check, made where a
+ * search enters the domain (catalog-service.ts); engines rely on it (a shorter fragment would miss
+ * matches in the last characters of a GTIN, which hold no suffix of 4).
+ */
+export function isGtinFragment(text: string): boolean {
+  return text.length >= FRAGMENT_MIN && text.length <= FRAGMENT_MAX && /^\d+$/u.test(text);
+}
 /** Fragments at most this long may have their match count stored. */
 export const COUNTED_FRAGMENT_MAX = 6;
 /** Fragments at most this long always have it stored (a missing one counts no variant). */

@@ -75,12 +75,23 @@ function writeJson(
   error: string | undefined,
 ): void {
   const exchange = exchangeOf(req);
-  // A string body goes out in one write with the head; a Buffer would cost a second chunk (writev).
-  const payload = isSerialized(body) ? body.serializedJson : JSON.stringify(body);
+  // Strings, not Buffers: encoded straight into the socket's write, with no ArrayBuffer per
+  // response for the garbage collector to account. A body in pieces is measured and written piece
+  // by piece (one writev), never joined into a string that would be copied whole.
+  const pieces = isSerialized(body) ? body.serializedJson : [JSON.stringify(body)];
+  let length = 0;
+  for (const piece of pieces) length += Buffer.byteLength(piece);
   headers['content-type'] = 'application/json; charset=utf-8';
-  headers['content-length'] = String(Buffer.byteLength(payload));
+  headers['content-length'] = String(length);
   writeHead(req, res, exchange, status, headers);
-  res.end(payload);
+  if (pieces.length === 1) {
+    res.end(pieces[0]);
+  } else {
+    res.cork();
+    for (let i = 0; i < pieces.length - 1; i += 1) res.write(pieces[i]);
+    res.end(pieces[pieces.length - 1]);
+    res.uncork();
+  }
   logAccess(logger, req, exchange, status, error);
 }
 

@@ -20,11 +20,26 @@ export type StorefrontQuery = StorefrontSearch;
 export interface VariantQuery {
   /** Exact SKU, case-insensitive. */
   sku?: string;
-  /** 4 to 14 digits, matched as a substring of the stored GTIN through an index. */
+  /**
+   * Matched as a substring of the stored GTIN through an index. A fragment by isGtinFragment
+   * (catalog/gtin-fragments.ts), checked by the caller: engines answer other text unreliably.
+   */
   gtin?: string;
   offset: number;
   limit: number;
 }
+
+/**
+ * A page of storefront products: their stored documents as the text of one JSON array, joined by
+ * the engine, which the hot path splices into a response with no parse and no re-serialisation.
+ */
+export interface StorefrontPage {
+  items: RawJson<StorefrontProduct[]>;
+  total: number;
+}
+
+/** The page of no products. */
+export const NO_DOCUMENTS = storedJson<StorefrontProduct[]>('[]');
 
 export interface ImportReport {
   inserted: number;
@@ -32,11 +47,8 @@ export interface ImportReport {
 }
 
 export interface CatalogStore {
-  /**
-   * Storefront products as their stored JSON documents (with `cursor`, `created_at` and
-   * `updated_at`), so the hot path can splice them into a response unparsed.
-   */
-  listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>>;
+  /** Storefront products as their stored JSON documents (with `cursor`, `created_at` and `updated_at`). */
+  listStorefrontDocuments(query: StorefrontQuery): Promise<StorefrontPage>;
   /**
    * Catalog variants in import order, each as its JSON text (fields and order as imported), so
    * the hot path can splice them into a response unparsed.
@@ -95,8 +107,11 @@ export interface StorefrontSource {
    * reader never sees a higher change committed before a lower one.
    */
   storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]>;
-  /** Stored documents of these cursors, in the order given (cursors unknown to the store are skipped). */
-  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]>;
+  /**
+   * The JSON array of the stored documents of these cursors, in the order given (cursors unknown
+   * to the store are skipped), read by one statement and joined by the engine.
+   */
+  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>>;
   /**
    * A value that changes with every committed catalog or storefront write, read from the engine;
    * the decorator asks at most every `changePollMs` when `changeToken` is absent.
@@ -114,19 +129,11 @@ export interface StorefrontSource {
   changeToken?(): string;
 }
 
-export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;
-
 /**
- * Orders `[cursor as decimal text, document]` pairs by a list of cursors. Compared as doubles: an
- * engine may store a cursor's exact integer or the shortest decimal that reads back as its double.
+ * The number countGtins answers, the same rule on every engine: distinct GTIN-14 forms (the
+ * `gtin14` column, comparableGtin of catalog/gtin.ts) over all variants; a variant without a GTIN
+ * has none to count.
  */
-export function inCursorOrder(cursors: readonly number[], found: Iterable<readonly [string, string]>): RawJson<StorefrontProduct>[] {
-  const byCursor = new Map<number, string>();
-  for (const [cursor, document] of found) byCursor.set(Number(cursor), document);
-  const documents: RawJson<StorefrontProduct>[] = [];
-  for (const cursor of cursors) {
-    const document = byCursor.get(cursor);
-    if (document !== undefined) documents.push(storedJson(document));
-  }
-  return documents;
-}
+export const DISTINCT_GTINS_SQL = "SELECT CAST(count(DISTINCT gtin14) AS INTEGER) AS n FROM catalog_variants WHERE gtin14 <> ''";
+
+export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;

@@ -14,10 +14,10 @@
 // Limits: warm() (the service calls it at start) or else the first listing loads every storefront
 // row (in pages of LOAD_PAGE rows), then builds the index's search structures in one synchronous
 // step (a few seconds at a million products); the index lives in this process's memory.
-import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
+import type { BrandCount, CatalogProductPro, CatalogVariant, Page } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
-import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontQuery, VariantQuery } from './catalog-store.ts';
+import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
 
 const LOAD_PAGE = 10_000;
@@ -51,7 +51,7 @@ export class IndexedCatalogStore implements CatalogStore {
     return { deferIndexes: () => this.#engine.deferIndexes(), optimize: () => this.#engine.optimize() };
   }
 
-  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<StorefrontPage> {
     await this.#fresh();
     const { cursors, total } = await this.#index.search(query);
     return { items: await this.#engine.storefrontDocuments(cursors), total };

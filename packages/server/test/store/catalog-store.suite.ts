@@ -5,6 +5,7 @@ import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import type { CatalogProductPro, StorefrontProduct, StorefrontProductInput } from '../../src/catalog/model.ts';
 import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
+import type { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { readProduct, readStorefrontPage, readVariantPage } from '../support/read-product.ts';
@@ -245,9 +246,26 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '12345670' })] })]);
         expect(await catalog.countGtins()).toBe(3);
       });
+
+      it('does not count a variant without a GTIN', async () => {
+        await catalog.upsertCatalogProducts([buildCatalogProduct({ variants: [buildCatalogVariant({ gtin: '' }), buildCatalogVariant({ gtin: '4006381333931' })] })]);
+        expect(await catalog.countGtins()).toBe(1);
+      });
     });
 
     describe('listStorefrontProducts', () => {
+      it('reads a page of documents from the engine in the order asked, skipping unknown cursors', async () => {
+        const inputs = [buildStorefrontProductInput({ title: 'Crème brûlée – “quoted” 🍮' }), buildStorefrontProductInput(), buildStorefrontProductInput()];
+        await catalog.upsertStorefrontProducts(inputs);
+        const stored = (await readStorefrontPage(catalog, query())).items;
+        const engine = (catalog as IndexedCatalogStore).engine;
+        const [first, second, third] = stored.map((product) => product.cursor) as [number, number, number];
+        const page = await engine.storefrontDocuments([third, first - 1024, first, second]);
+        expect(JSON.parse(page)).toStrictEqual([stored[2], stored[0], stored[1]]);
+        expect(await engine.storefrontDocuments([])).toBe('[]');
+        expect(await engine.storefrontDocuments([first - 1024])).toBe('[]');
+      });
+
       it('returns imported fields unchanged and assigns cursor and timestamps', async () => {
         const input = buildStorefrontProductInput();
         const before = Date.now();

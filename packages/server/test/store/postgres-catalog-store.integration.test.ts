@@ -7,10 +7,11 @@ import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
+import { POSTGRES_MIGRATIONS, recountGtinFragments } from '../../src/store/postgres/migrations.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
 import { parseExactInt8 } from '../../src/store/postgres/pg-pool.ts';
-import type { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
+import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -28,7 +29,7 @@ describeCatalogStoreConformance('PostgresCatalogStore', async () => {
   const opened = await openPostgresStores(suiteDatabase.url(), silentLogger);
   const pool = new pg.Pool({ connectionString: suiteDatabase.url(), max: 1 });
   try {
-    await pool.query('TRUNCATE catalog_products, catalog_variants, catalog_gtin_fragments, catalog_gtin_suffixes, storefront_products, api_keys RESTART IDENTITY');
+    await pool.query('TRUNCATE catalog_products, catalog_variants, catalog_gtin_fragments, storefront_products, api_keys RESTART IDENTITY');
     await pool.query('ALTER SEQUENCE storefront_cursor_seq RESTART');
   } finally {
     await pool.end();
@@ -59,9 +60,48 @@ describe('migratePostgres', () => {
     try {
       expect(await migratePostgres(pool, silentLogger)).toEqual([]);
       const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-      expect(rows.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(rows.map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.version));
     } finally {
       await pool.end();
+    }
+  });
+
+  it('moves a catalog from the GTIN suffix table to the 4-gram index with the same answers', async () => {
+    const upgraded = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: upgraded.url() });
+    try {
+      await migratePostgres(pool, silentLogger, POSTGRES_MIGRATIONS.filter((migration) => migration.version <= 7));
+      const gtins = ['00195866123458', '4006381333931', '12121212', '0012120', '195866123458'];
+      // Variants written as a store of schema 7 left them: rows, suffixes and stored counts.
+      await pool.query("INSERT INTO catalog_products (id, slug, brand, document) VALUES ('p', 'p', 'b', '{}')");
+      await pool.query(
+        `INSERT INTO catalog_variants (id, product_id, position, sku_lower, gtin, gtin14, document)
+         SELECT 'v' || i, 'p', i, 'sku' || i, g, lpad(g, 14, '0'), json_build_object('id', 'v' || i, 'gtin', g)::text
+         FROM unnest($1::text[]) WITH ORDINALITY AS u(g, i)`,
+        [gtins],
+      );
+      await pool.query('INSERT INTO catalog_gtin_suffixes (suffix, variant_seq) SELECT substr(gtin, s.i), seq FROM catalog_variants CROSS JOIN LATERAL generate_series(1, length(gtin) - 3) AS s(i)');
+      const client = await pool.connect();
+      try {
+        await recountGtinFragments(client);
+      } finally {
+        client.release();
+      }
+      expect(await migratePostgres(pool, silentLogger)).toEqual([8]);
+      const { rows } = await pool.query<{ suffixes: string | null; grams: string | null }>(
+        "SELECT to_regclass('catalog_gtin_suffixes')::text AS suffixes, to_regclass('catalog_variants_gtin_grams')::text AS grams",
+      );
+      expect(rows[0]).toEqual({ suffixes: null, grams: 'catalog_variants_gtin_grams' });
+      const store = new PostgresCatalogStore(pool);
+      for (const fragment of ['1958', '1212', '121212', '5866123458', '2120', '9999', '00195866123458']) {
+        const page = await store.searchVariantDocuments({ gtin: fragment, offset: 0, limit: 10 });
+        const expected = gtins.map((gtin, i) => ({ gtin, id: `v${i + 1}` })).filter(({ gtin }) => gtin.includes(fragment));
+        expect(page.total, fragment).toBe(expected.length);
+        expect(page.items.map((item) => (JSON.parse(item) as { id: string }).id), fragment).toEqual(expected.map(({ id }) => id));
+      }
+    } finally {
+      await pool.end();
+      await upgraded.drop();
     }
   });
 });
@@ -84,9 +124,9 @@ describe('PostgresCatalogStore indexes', () => {
     }
   }
 
-  it('answers GTIN substrings from the suffix index', async () => {
-    expect(await plan('SELECT count(DISTINCT variant_seq) FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2', ['5860000003', '5860000004'])).toMatch(
-      /catalog_gtin_suffixes_range/u,
+  it('answers GTIN substrings from the 4-gram index', async () => {
+    expect(await plan('SELECT count(*) FROM catalog_variants WHERE gtin_grams(gtin) @> gtin_grams($1) AND strpos(gtin, $1) > 0', ['5860000003'])).toMatch(
+      /catalog_variants_gtin_grams/u,
     );
     expect((await readVariantPage(stores.catalog, { gtin: '5860000003', offset: 0, limit: 100 })).total).toBe(1);
     expect((await readVariantPage(stores.catalog, { gtin: '1958600000', offset: 0, limit: 100 })).total).toBe(40);

@@ -5,7 +5,7 @@ import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
 import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
-import type { CatalogStore, ImportReport, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
+import type { CatalogStore, ImportReport, StorefrontPage, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import type { Plan } from '../../src/catalog/model.ts';
 
@@ -33,14 +33,14 @@ export class FakeCatalogStore implements CatalogStore {
     this.failure = options.failure;
   }
 
-  async listStorefrontDocuments(query: StorefrontQuery): Promise<Page<RawJson<StorefrontProduct>>> {
+  async listStorefrontDocuments(query: StorefrontQuery): Promise<StorefrontPage> {
     this.fail();
     this.storefrontQueries.push(query);
     const matches = this.storefront
       .filter((p) => query.shopName === undefined || p.shop_name.toLowerCase() === query.shopName.toLowerCase())
       .filter((p) => query.filter === undefined || matchesFilter(p, query.filter))
       .sort((a, b) => (query.sort === 'cursor:desc' ? b.cursor - a.cursor : a.cursor - b.cursor));
-    return { items: matches.slice(query.offset, query.offset + query.limit).map((p) => jsonOf(p)), total: matches.length };
+    return { items: jsonOf(matches.slice(query.offset, query.offset + query.limit)), total: matches.length };
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {

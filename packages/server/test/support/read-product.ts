@@ -16,5 +16,5 @@ export async function readVariantPage(catalog: CatalogStore, query: VariantQuery
 
 export async function readStorefrontPage(catalog: CatalogStore, query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
   const page = await catalog.listStorefrontDocuments(query);
-  return { items: page.items.map((document) => JSON.parse(document) as StorefrontProduct), total: page.total };
+  return { items: JSON.parse(page.items) as StorefrontProduct[], total: page.total };
 }

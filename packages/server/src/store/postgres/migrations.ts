@@ -17,13 +17,14 @@ import { FRAGMENT_MIN, FragmentTally } from '../../catalog/gtin-fragments.ts';
 import { foldText } from '../../catalog/text.ts';
 
 /**
- * The variant search indexes (SKU, GTIN suffixes, GTIN-14): dropped for a bulk load into an empty
+ * The variant search indexes (SKU, GTIN 4-grams, GTIN-14): dropped for a bulk load into an empty
  * catalog and created again after it (PostgresCatalogStore.deferIndexes, optimize), and by
  * `catalog migrate` when a dead load left them dropped. One definition for all three.
  */
 export const VARIANT_SEARCH_INDEXES: readonly { name: string; table: string; definition: string }[] = [
   { name: 'catalog_variants_sku', table: 'catalog_variants', definition: 'ON catalog_variants (sku_lower, seq)' },
-  { name: 'catalog_gtin_suffixes_range', table: 'catalog_gtin_suffixes', definition: 'ON catalog_gtin_suffixes (suffix, variant_seq)' },
+  // Written in place (no pending list): a search never reads a list of unsorted recent entries.
+  { name: 'catalog_variants_gtin_grams', table: 'catalog_variants', definition: 'ON catalog_variants USING gin (gtin_grams(gtin)) WITH (fastupdate = off)' },
   { name: 'catalog_variants_gtin14', table: 'catalog_variants', definition: 'ON catalog_variants (gtin14)' },
 ];
 
@@ -31,11 +32,12 @@ export const VARIANT_SEARCH_INDEXES: readonly { name: string; table: string; def
  * Fills `catalog_gtin_suffixes` from every variant (the caller empties it first). Unsorted: the
  * caller creates the range index afterwards, which sorts once.
  */
-export async function fillGtinSuffixes(client: pg.PoolClient): Promise<void> {
-  await client.query(
-    `INSERT INTO catalog_gtin_suffixes (suffix, variant_seq)
+async function fillGtinSuffixes(client: pg.PoolClient, options: typeof LONG_STATEMENT): Promise<void> {
+  await client.query({
+    text: `INSERT INTO catalog_gtin_suffixes (suffix, variant_seq)
      SELECT substr(v.gtin, s.i), v.seq FROM catalog_variants v CROSS JOIN LATERAL generate_series(1, length(v.gtin) - ${FRAGMENT_MIN - 1}) AS s(i)`,
-  );
+    ...options,
+  });
 }
 
 export interface Migration {
@@ -205,7 +207,7 @@ DROP INDEX IF EXISTS catalog_variants_gtin_trgm;
       await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
       const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
       // A bulk load that died leaves the state deferred: optimize() fills the table when it is redone.
-      if (rows[0]?.state === 'live') await fillGtinSuffixes(client);
+      if (rows[0]?.state === 'live') await fillGtinSuffixes(client, LONG_STATEMENT);
       await client.query('CREATE INDEX catalog_gtin_suffixes_range ON catalog_gtin_suffixes (suffix, variant_seq)');
       // Without statistics the planner takes the new table for empty and scans it whole.
       await client.query('ANALYZE catalog_gtin_suffixes');
@@ -222,7 +224,38 @@ ALTER TABLE catalog_products ALTER COLUMN document SET COMPRESSION lz4;
 ALTER TABLE storefront_products ALTER COLUMN document SET COMPRESSION lz4;
 `,
   },
+  {
+    version: 8,
+    name: 'GTIN 4-grams in a GIN index instead of the suffix table',
+    sql: `
+-- The distinct 4-digit windows of a GTIN (each as its value, 0 to 9999): a variant whose GTIN
+-- contains a fragment of 4 or more digits has every 4-gram of the fragment, so the GIN index
+-- on them narrows a search to a few candidates, which strpos then checks. Grams with another
+-- character are left out (they never match a query). Far smaller than the suffix table: one
+-- compressed posting entry per gram instead of a heap row and an index entry per suffix.
+CREATE FUNCTION gtin_grams(gtin text) RETURNS int[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT coalesce(array_agg(DISTINCT substr(gtin, i, 4)::int), '{}')
+  FROM generate_series(1, length(gtin) - 3) AS i
+  WHERE substr(gtin, i, 4) ~ '^[0-9]{4}$'
+$$;
+DROP TABLE catalog_gtin_suffixes;
+`,
+    migrateData: async (client) => {
+      await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
+      const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
+      // A bulk load that died leaves the state deferred: optimize() creates the index when it is redone.
+      const grams = VARIANT_SEARCH_INDEXES.find((index) => index.name === 'catalog_variants_gtin_grams')!;
+      if (rows[0]?.state === 'live') await client.query({ text: `CREATE INDEX IF NOT EXISTS ${grams.name} ${grams.definition}`, ...LONG_STATEMENT });
+    },
+  },
 ];
+
+/**
+ * Query options for statements that may run for minutes (index builds, recounts over every
+ * variant): no client-side read timeout (the pool's is for requests); the caller lifts the
+ * server's statement_timeout in its transaction.
+ */
+export const LONG_STATEMENT = { query_timeout: 2 ** 31 - 1 } as const;
 
 /** Variants read per chunk when counting: one `string_agg` text of about 1.5 MB. */
 const COUNT_CHUNK = 100_000;

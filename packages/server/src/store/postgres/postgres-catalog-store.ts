@@ -8,11 +8,12 @@
 //   strictly increasing in import order, kept when a product is re-imported. Storefront imports
 //   serialise on an advisory lock, so concurrent importers never give one id two cursors.
 // - GTIN substring search: the exact total from the stored count of a short fragment
-//   (catalog/gtin-fragments.ts, table catalog_gtin_fragments) or else counted over the GTIN suffix
-//   table's B-tree range; the page from whichever is cheaper, the variants in `seq` order until the
-//   page is full (common fragments) or the range's variants sorted (rare ones). Counts and suffixes
-//   change in the same transaction as the variants, and catalog writes serialise on an advisory
-//   lock, so each sees the GTINs it replaces. SKU and slug look-ups compare
+//   (catalog/gtin-fragments.ts, table catalog_gtin_fragments) or else counted over the candidates
+//   of the GIN index on the GTINs' 4-grams (migration 8), each checked with strpos; the page from
+//   whichever is cheaper, the variants in `seq` order until the page is full (common fragments) or
+//   the candidates sorted (rare ones). Counts change in the same transaction as the variants, and
+//   catalog writes serialise on an advisory lock, so each sees the GTINs it replaces. SKU and slug
+//   look-ups compare
 //   foldText values (catalog/text.ts) stored at write time, so they match exactly as SQLite's do;
 //   a slug several products share belongs to the one imported first (seq).
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
@@ -27,21 +28,27 @@ import { foldText } from '../../catalog/text.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
 import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
-import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
-import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
+import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
-import { fillGtinSuffixes, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
-import { FragmentDeltas, gtinSuffixes, prefixEnd, totalFromStored } from '../../catalog/gtin-fragments.ts';
+import { LONG_STATEMENT, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
+import { FragmentDeltas, totalFromStored } from '../../catalog/gtin-fragments.ts';
 
 const WHAT = 'catalog database';
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
 const CATALOG_IMPORT_LOCK = 'catalog.catalog_import';
 /**
- * Variants read in `seq` order (filtered by strpos) for the cost of one suffix match fetched and
- * sorted: a page comes from the scan while it reads fewer than this many rows per match.
+ * Variants read in `seq` order (filtered by strpos) for the cost of one match found through the
+ * 4-gram index and sorted: a page comes from the scan while it reads fewer than this many rows per
+ * match.
  */
 const SCAN_ROWS_PER_MATCH = 4;
+/**
+ * Variants whose GTIN contains the fragment $1: candidates from the GIN index on 4-grams
+ * (migration 8's gtin_grams, the same function on both sides), checked by strpos.
+ */
+const GRAM_MATCH = 'gtin_grams(gtin) @> gtin_grams($1) AND strpos(gtin, $1) > 0';
 /** Most product look-ups answered by one statement. */
 const LOOKUP_BATCH_MAX = 256;
 /** How long the table's size estimate (for that choice only) is reused. */
@@ -102,20 +109,22 @@ export class PostgresCatalogStore implements CatalogEngine {
     });
   }
 
-  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]> {
-    if (cursors.length === 0) return Promise.resolve([]);
+  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>> {
+    if (cursors.length === 0) return Promise.resolve(NO_DOCUMENTS);
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ cursor: string; document: string }>(
-        'SELECT cursor::text AS cursor, document FROM storefront_products WHERE cursor = ANY($1::bigint[])',
-        [cursors.map(String)],
-      );
-      return inCursorOrder(cursors, rows.map((row) => [row.cursor, row.document]));
+      // One row, one flat string, joined by the server in the order given: no row object nor
+      // string per document, no join in JavaScript. A named statement is planned once per connection.
+      const { rows } = await this.#pool.query<{ page: string }>({
+        name: 'storefront-page',
+        text: `SELECT '[' || coalesce(string_agg(s.document, ',' ORDER BY u.ord), '') || ']' AS page
+               FROM unnest($1::bigint[]) WITH ORDINALITY AS u(cursor, ord) JOIN storefront_products s ON s.cursor = u.cursor`,
+        values: [`{${cursors.join(',')}}`],
+      });
+      return storedJson<StorefrontProduct[]>(rows[0]!.page);
     });
   }
 
   searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
-    // As SQLite's: the suffix range needs digits (the HTTP layer refuses anything else before this).
-    if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) return Promise.reject(new InvalidRequest('"gtin" must be 4 to 14 digits.'));
     if (query.gtin !== undefined && query.sku === undefined) return this.#run(() => this.#searchGtin(query.gtin!, query.offset, query.limit));
     return this.#run(async () => {
       const params: unknown[] = [];
@@ -149,7 +158,7 @@ export class PostgresCatalogStore implements CatalogEngine {
     });
     const { state, stored } = rows[0]!;
     if (state !== 'live') {
-      // A bulk load is running (or died): no suffixes nor counts, a scan answers.
+      // A bulk load is running (or died): no 4-gram index nor counts, a scan answers.
       const pattern = `%${escapeLike(fragment)}%`;
       const [page, count] = await Promise.all([
         this.#pool.query<{ document: string }>('SELECT document FROM catalog_variants WHERE gtin LIKE $1 ORDER BY seq LIMIT $2 OFFSET $3', [pattern, limit, offset]),
@@ -157,15 +166,13 @@ export class PostgresCatalogStore implements CatalogEngine {
       ]);
       return { items: page.rows.map((row) => storedJson<CatalogVariant>(row.document)), total: count.rows[0]?.total ?? 0 };
     }
-    const range = [fragment, prefixEnd(fragment)];
-    // A GTIN can hold a long fragment twice ("12121212" holds "121212" at 0 and 2): count variants.
     const total =
       totalFromStored(fragment, stored === null ? undefined : Number(stored)) ??
       ((
           await this.#pool.query<{ total: number }>({
             name: 'catalog-gtin-count',
-            text: 'SELECT count(DISTINCT variant_seq)::int AS total FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2',
-            values: range,
+            text: `SELECT count(*)::int AS total FROM catalog_variants WHERE ${GRAM_MATCH}`,
+            values: [fragment],
           })
         ).rows[0]?.total ?? 0);
     if (total === 0 || offset >= total) return { items: [], total };
@@ -174,10 +181,9 @@ export class PostgresCatalogStore implements CatalogEngine {
       scan
         ? { name: 'catalog-gtin-page-scan', text: 'SELECT document FROM catalog_variants WHERE strpos(gtin, $1) > 0 ORDER BY seq LIMIT $2 OFFSET $3', values: [fragment, limit, offset] }
         : {
-            name: 'catalog-gtin-page-range',
-            text: `SELECT document FROM catalog_variants WHERE seq IN (SELECT variant_seq FROM catalog_gtin_suffixes WHERE suffix >= $1 AND suffix < $2)
-                   ORDER BY seq LIMIT $3 OFFSET $4`,
-            values: [...range, limit, offset],
+            name: 'catalog-gtin-page-grams',
+            text: `SELECT document FROM catalog_variants WHERE ${GRAM_MATCH} ORDER BY seq LIMIT $2 OFFSET $3`,
+            values: [fragment, limit, offset],
           },
     );
     return { items: page.rows.map((row) => storedJson<CatalogVariant>(row.document)), total };
@@ -251,8 +257,8 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   countGtins(): Promise<number> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ count: number }>("SELECT count(DISTINCT gtin14) AS count FROM catalog_variants WHERE gtin <> ''");
-      return rows[0]?.count ?? 0;
+      const { rows } = await this.#pool.query<{ n: number }>(DISTINCT_GTINS_SQL);
+      return rows[0]?.n ?? 0;
     });
   }
 
@@ -260,23 +266,19 @@ export class PostgresCatalogStore implements CatalogEngine {
     if (products.length === 0) return Promise.resolve({ inserted: 0, updated: 0 });
     return this.#run(() =>
       inTransaction(this.#pool, async (client) => {
-        // One catalog writer at a time: the GTIN fragment counts and suffixes change by the GTINs
-        // each write replaces, which a concurrent writer could change underneath.
+        // One catalog writer at a time: the GTIN fragment counts change by the GTINs each write
+        // replaces, which a concurrent writer could change underneath.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOG_IMPORT_LOCK]);
         const unique = lastById(products);
         const variants = lastById(unique.flatMap((product) => product.variants.map((variant, position) => ({ ...variant, position, parent: product.id }))));
         const counting = (await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'")).rows[0]?.state === 'live';
         const deltas = new FragmentDeltas();
-        const previous = new Map<string, { seq: string; gtin: string }>();
         if (counting) {
-          const old = await client.query<{ id: string; seq: string; gtin: string }>(
-            'SELECT id, seq::text AS seq, gtin FROM catalog_variants WHERE product_id = ANY($1::text[]) OR id = ANY($2::text[])',
-            [unique.map((p) => p.id), variants.map((v) => v.id)],
-          );
-          for (const row of old.rows) {
-            previous.set(row.id, row);
-            deltas.remove(row.gtin);
-          }
+          const old = await client.query<{ gtin: string }>('SELECT gtin FROM catalog_variants WHERE product_id = ANY($1::text[]) OR id = ANY($2::text[])', [
+            unique.map((p) => p.id),
+            variants.map((v) => v.id),
+          ]);
+          for (const row of old.rows) deltas.remove(row.gtin);
           for (const variant of variants) deltas.add(variant.gtin);
         }
         await this.#stagingTables(client);
@@ -297,7 +299,6 @@ export class PostgresCatalogStore implements CatalogEngine {
           unique.map((p) => p.id),
           variants.map((v) => v.id),
         ]);
-        let written: { id: string; seq: string }[] = [];
         if (variants.length > 0) {
           await copyRows(
             client,
@@ -305,15 +306,13 @@ export class PostgresCatalogStore implements CatalogEngine {
             ['ord', 'id', 'product_id', 'position', 'sku_lower', 'gtin', 'gtin14', 'document'],
             variants.map(({ position, parent, ...variant }, ord) => [ord, variant.id, parent, position, foldText(variant.sku), variant.gtin, comparableGtin(variant.gtin), JSON.stringify(variant)]),
           );
-          ({ rows: written } = await client.query<{ id: string; seq: string }>(
+          await client.query(
             `INSERT INTO catalog_variants (id, product_id, position, sku_lower, gtin, gtin14, document)
              SELECT id, product_id, position, sku_lower, gtin, gtin14, document FROM incoming_variants ORDER BY ord
              ON CONFLICT (id) DO UPDATE SET product_id = excluded.product_id, position = excluded.position,
-               sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document
-             RETURNING id, seq::text AS seq`,
-          ));
+               sku_lower = excluded.sku_lower, gtin = excluded.gtin, gtin14 = excluded.gtin14, document = excluded.document`,
+          );
         }
-        if (counting) await this.#moveSuffixes(client, previous, new Map(variants.map((v) => [v.id, v.gtin])), written);
         const { always, ifStored } = deltas.changes();
         if (always.length > 0) {
           await client.query(
@@ -351,40 +350,6 @@ export class PostgresCatalogStore implements CatalogEngine {
         shop_name text COLLATE "C", brand text COLLATE "C", product_type text COLLATE "C", title text COLLATE "C", slug text COLLATE "C",
         price_min float8, price_max float8, price_display float8, available boolean, created_at_ms float8, updated_at_ms float8,
         product_created_at_ms float8, product_published_at_ms float8, tags text, document text COMPRESSION lz4) ON COMMIT DELETE ROWS`);
-  }
-
-  /**
-   * Drops the suffixes of variants gone or whose GTIN changed, and adds those of variants new or
-   * changed (a variant keeps its seq through an upsert).
-   */
-  async #moveSuffixes(
-    client: pg.PoolClient,
-    previous: ReadonlyMap<string, { seq: string; gtin: string }>,
-    gtinById: ReadonlyMap<string, string>,
-    written: readonly { id: string; seq: string }[],
-  ): Promise<void> {
-    const gone: [string, string][] = [];
-    for (const [id, old] of previous) {
-      if (gtinById.get(id) !== old.gtin) for (const suffix of gtinSuffixes(old.gtin)) gone.push([suffix, old.seq]);
-    }
-    const added: [string, string][] = [];
-    for (const { id, seq } of written) {
-      const gtin = gtinById.get(id)!;
-      if (previous.get(id)?.gtin !== gtin) for (const suffix of gtinSuffixes(gtin)) added.push([suffix, seq]);
-    }
-    if (gone.length > 0) {
-      await client.query(
-        `DELETE FROM catalog_gtin_suffixes s USING unnest($1::text[], $2::bigint[]) AS d(suffix, variant_seq)
-         WHERE s.suffix = d.suffix AND s.variant_seq = d.variant_seq`,
-        [gone.map(([suffix]) => suffix), gone.map(([, seq]) => seq)],
-      );
-    }
-    if (added.length > 0) {
-      await client.query('INSERT INTO catalog_gtin_suffixes (suffix, variant_seq) SELECT * FROM unnest($1::text[], $2::bigint[])', [
-        added.map(([suffix]) => suffix),
-        added.map(([, seq]) => seq),
-      ]);
-    }
   }
 
   upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport> {
@@ -477,9 +442,7 @@ export class PostgresCatalogStore implements CatalogEngine {
         if (rows.length > 0) return false;
         for (const index of VARIANT_SEARCH_INDEXES) await client.query(`DROP INDEX IF EXISTS ${index.name}`);
         // The fragment counts too: keeping them current costs an upsert per fragment per batch.
-        await client.query(
-          "TRUNCATE catalog_gtin_fragments, catalog_gtin_suffixes; UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin_fragments'",
-        );
+        await client.query("TRUNCATE catalog_gtin_fragments; UPDATE catalog_index_state SET state = 'deferred' WHERE name = 'gtin_fragments'");
         return true;
       }),
     );
@@ -498,14 +461,9 @@ export class PostgresCatalogStore implements CatalogEngine {
         await client.query("SET LOCAL statement_timeout = 0; SET LOCAL maintenance_work_mem = '256MB'");
         const { rows } = await client.query<{ state: string }>("SELECT state FROM catalog_index_state WHERE name = 'gtin_fragments'");
         const deferred = rows[0]?.state !== 'live';
-        // The suffixes go in before their index exists: one sorted build instead of an insert each.
-        if (deferred) {
-          await client.query('TRUNCATE catalog_gtin_suffixes');
-          await fillGtinSuffixes(client);
-        }
-        for (const index of VARIANT_SEARCH_INDEXES) await client.query(`CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`);
+        for (const index of VARIANT_SEARCH_INDEXES) await client.query({ text: `CREATE INDEX IF NOT EXISTS ${index.name} ${index.definition}`, ...LONG_STATEMENT });
         if (deferred) await recountGtinFragments(client);
-        await client.query('ANALYZE catalog_products, catalog_variants, catalog_gtin_suffixes, storefront_products');
+        await client.query({ text: 'ANALYZE catalog_products, catalog_variants, storefront_products', ...LONG_STATEMENT });
       }),
     );
   }

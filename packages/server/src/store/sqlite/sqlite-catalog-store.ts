@@ -11,13 +11,12 @@
 //   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
 //   the documents' values (catalog/text.ts); a slug several products share belongs to the one
 //   imported first (lowest pk). Totals are exact counts.
-// - The variant count and the GTIN index state (read by every GTIN search) are cached until any
-//   connection commits (PRAGMA data_version): this process's imports show at once, another
-//   process's within DATA_VERSION_RECHECK_MS (1 ms). Aggregates, documents and pages are cached
-//   by IndexedCatalogStore (read-cache.ts), for both engines.
+// - Nothing is cached here: aggregates, documents and pages are cached by IndexedCatalogStore
+//   (read-cache.ts) for both engines, keyed by this store's changeToken (PRAGMA data_version and
+//   this connection's commits).
 // Failure modes: a closed or unusable database raises ServiceUnavailable from ping() and from
 // every query; writes from another process wait up to the busy timeout, then fail.
-import { InvalidRequest, ServiceUnavailable } from '../../catalog/errors.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
 import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { CURSOR_BASE, cursorAfter, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
@@ -31,7 +30,7 @@ import type {
   StorefrontProductInput,
 } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
-import { inCursorOrder, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 import {
   deferGtinIndex,
@@ -45,33 +44,13 @@ import {
   type VariantTextRow,
 } from './sqlite-gtin-index.ts';
 
-
 export class SqliteCatalogStore implements CatalogEngine {
   /** Another process's writes are seen through PRAGMA data_version, which costs nothing to read. */
   readonly changePollMs = 0;
   private readonly database: SqliteDatabase;
-  private aggregateVersion = '';
-  private readonly aggregates = new Map<string, unknown>();
 
   constructor(database: SqliteDatabase) {
     this.database = database;
-  }
-
-  /** Drops every cached read when any connection (this process or another) has committed. */
-  private freshen(): void {
-    const version = this.database.version();
-    if (version !== this.aggregateVersion) {
-      this.aggregates.clear();
-      this.aggregateVersion = version;
-    }
-  }
-
-  private cached<T>(key: string, compute: () => T): T {
-    this.freshen();
-    if (this.aggregates.has(key)) return this.aggregates.get(key) as T;
-    const value = compute();
-    this.aggregates.set(key, value);
-    return value;
   }
 
   async catalogVersion(): Promise<string> {
@@ -83,7 +62,6 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
-    this.freshen();
     const rows = this.database
       .statement(
         `SELECT p.change_seq AS change, CAST(p.cursor AS TEXT) AS cursor, p.id, p.product_id, p.shop_name, p.brand, p.product_type,
@@ -101,12 +79,18 @@ export class SqliteCatalogStore implements CatalogEngine {
     return rows.map((row) => ({ ...row, cursor: Number(row.cursor), available: row.available === 1, tags: JSON.parse(row.tags) as string[] }));
   }
 
-  async storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct>[]> {
-    if (cursors.length === 0) return [];
-    const rows = this.database
-      .statement("SELECT CAST(cursor AS TEXT) AS cursor, doc FROM storefront_documents WHERE cursor IN (SELECT value FROM json_each(?))")
-      .all(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { cursor: string; doc: string }[];
-    return inCursorOrder(cursors, rows.map((row) => [row.cursor, row.doc]));
+  async storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>> {
+    if (cursors.length === 0) return NO_DOCUMENTS;
+    // Joined by SQLite into one flat string: no string per document, no join in JavaScript.
+    // CROSS JOIN makes the cursors the outer loop, so the documents reach group_concat in the
+    // order given (an ORDER BY inside it would copy every document through a sorter).
+    const row = this.database
+      .statement(
+        `SELECT '[' || coalesce(group_concat(d.doc, ','), '') || ']' AS page
+         FROM json_each(?) j CROSS JOIN storefront_documents d ON d.cursor = j.value`,
+      )
+      .get(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { page: string };
+    return storedJson(row.page);
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
@@ -114,11 +98,8 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   private readVariantPage(query: VariantQuery): Page<RawJson<CatalogVariant>> {
-    if (query.gtin !== undefined && !/^\d{4,14}$/u.test(query.gtin)) throw new InvalidRequest('"gtin" must be 4 to 14 digits.');
     if (query.gtin !== undefined && query.sku === undefined) {
-      // The index state changes only with a commit (deferral, rebuild), so it is cached like the aggregates.
-      const live = this.cached('gtin-index-live', () => this.indexesLive());
-      const { rows, total } = searchGtin(this.database, live, query.gtin, query.offset, query.limit, () => this.variantCount());
+      const { rows, total } = searchGtin(this.database, this.indexesLive(), query.gtin, query.offset, query.limit);
       return { items: rows.map((row) => storedJson<CatalogVariant>(row.variant)), total };
     }
     const params: (string | number)[] = [];
@@ -141,13 +122,9 @@ export class SqliteCatalogStore implements CatalogEngine {
     const total =
       knownTotal(query.offset, query.limit, rows.length) ??
       (where.length === 0
-        ? this.variantCount()
+        ? (this.database.statement('SELECT count(*) AS n FROM catalog_variants').get() as { n: number }).n
         : (this.database.statement(`SELECT count(*) AS n FROM catalog_variants v ${whereSql}`).get(...params) as { n: number }).n);
     return { items: rows.map((row) => storedJson<CatalogVariant>(row.variant)), total };
-  }
-
-  private variantCount(): number {
-    return this.cached('variant-count', () => (this.database.statement('SELECT count(*) AS n FROM catalog_variants').get() as { n: number }).n);
   }
 
   async topBrands(limit: number): Promise<BrandCount[]> {
@@ -166,7 +143,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async countGtins(): Promise<number> {
-    return (this.database.statement('SELECT count(DISTINCT gtin14) AS n FROM catalog_variants').get() as { n: number }).n;
+    return (this.database.statement(DISTINCT_GTINS_SQL).get() as { n: number }).n;
   }
 
   async upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport> {
