@@ -7,8 +7,9 @@
 // Every resource is built once and carries a strong ETag (a hash of its bytes); a request whose
 // If-None-Match holds it gets 304 with no body. Documents and pages are revalidated on every use
 // (`no-cache`); the renderers' assets are named by their hash and kept for a year (`immutable`).
-// The pages carry a Content-Security-Policy that lets them load from this origin only: Redoc's
-// sidebar links an image on its vendor's CDN, which the browser therefore never requests.
+// The pages carry a Content-Security-Policy that lets them load from this origin only, and ask for
+// nothing elsewhere: Redoc's sidebar footer would load its vendor's logo from cdn.redoc.ly (no
+// option turns it off), so the served bundle names an empty inline image instead.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -54,7 +55,7 @@ function resource(contentType: string, body: Buffer | string, cacheControl: stri
 /** Every docs resource by path. */
 export function docsResources(openapi: Json, asyncapi: Json): Map<string, StaticResource> {
   const assets = {
-    redoc: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')), IMMUTABLE),
+    redoc: resource('text/javascript; charset=utf-8', withoutVendorLogo(readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')), IMMUTABLE),
     asyncapi: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/browser/standalone/index.js')), IMMUTABLE),
     asyncapiCss: resource('text/css; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/styles/default.min.css')), IMMUTABLE),
   };
@@ -83,6 +84,14 @@ export function docsResources(openapi: Json, asyncapi: Json): Map<string, Static
     [paths.asyncapi, assets.asyncapi],
     [paths.asyncapiCss, assets.asyncapiCss],
   ]);
+}
+
+const VENDOR_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_IMAGE = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')}`;
+
+/** Redoc's bundle with its footer logo inlined (empty); a Redoc that no longer names it is served as is. */
+function withoutVendorLogo(script: string): string {
+  return script.replaceAll(VENDOR_LOGO, EMPTY_IMAGE);
 }
 
 function page(title: string, head: string, body: string): string {

@@ -84,6 +84,16 @@ describe('operational endpoints', () => {
     }
   });
 
+  it('serves a Redoc that asks no other site for its sidebar logo', async () => {
+    app = await startApp();
+    const html = await (await app.get('/docs', { key: null })).text();
+    const bundle = /src="(\/docs\/assets\/redoc-[^"]+)"/.exec(html)?.[1];
+    expect(bundle).toBeDefined();
+    const script = await (await app.get(bundle!, { key: null })).text();
+    expect(script.includes('redocly logo')).toBe(true);
+    expect(script.includes('cdn.redoc.ly')).toBe(false);
+  });
+
   it('answers other methods with 405 and Allow', async () => {
     app = await startApp();
     const response = await app.get('/healthz', { method: 'POST', key: null });
