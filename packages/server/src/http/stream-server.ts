@@ -33,7 +33,7 @@ import type { PriceLog } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
 import { BatchEncoder } from '../stream/batch-encoder.ts';
 import { encodeSubscription } from '../stream/encoded-subscription.ts';
-import { encodeComment, encodeRetry } from '../stream/frames.ts';
+import { encodeComment, encodeRetry, OPENING_RETRY_MS, UNAVAILABLE_RETRY_MS } from '@catalog/contract/stream';
 import { PriceHub } from '../stream/hub.ts';
 import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
@@ -73,10 +73,7 @@ export const TOO_MANY_STREAMS_RETRY_AFTER_SECONDS = 10;
 export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, headersTimeoutMs: 15_000 };
 
 export const STREAM_PATH = '/v1/stream';
-export const RETRY_MS = 2000;
-const OPENING = encodeRetry(RETRY_MS);
-/** The reconnect delay suggested when the price log is unreachable. */
-export const UNAVAILABLE_RETRY_MS = 5000;
+const OPENING = encodeRetry(OPENING_RETRY_MS);
 
 /** What the streamPrices handler opens streams with. */
 export interface PriceStreams {

@@ -12,7 +12,7 @@ import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
 import type { BatchEncoder } from './batch-encoder.ts';
-import { encodeRetry } from './frames.ts';
+import { encodeRetry } from '@catalog/contract/stream';
 import type { BatchMapping, StreamItem, Subscription } from './subscription.ts';
 
 export interface EncodedSubscription extends AsyncIterable<Buffer | string> {

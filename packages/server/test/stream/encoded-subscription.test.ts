@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
 import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
-import { encodeEvent } from '../../src/stream/frames.ts';
+import { encodeEvent } from '@catalog/contract/stream';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow } from '../../src/stream/subscription.ts';
 import { buildPriceEventOnTopic } from '@catalog/contract/testing';
