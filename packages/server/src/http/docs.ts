@@ -4,27 +4,16 @@
 // document). The renderers' scripts are read from their installed packages at start, so the docs
 // work offline and in the deployed bundle.
 //
-// Every resource is built once and carries a strong ETag (a hash of its bytes); a request whose
-// If-None-Match holds it gets 304 with no body. Documents and pages are revalidated on every use
+// Every resource is built once and carries a strong ETag (a hash of its bytes); the one writer
+// (exchange.ts, sendResource) answers a request whose If-None-Match holds it with 304 and no body. Documents and pages are revalidated on every use
 // (`no-cache`); the renderers' assets are named by their hash and kept for a year (`immutable`).
 // The pages carry a Content-Security-Policy that lets them load from this origin only, and ask for
 // nothing elsewhere: Redoc's sidebar footer would load its vendor's logo from cdn.redoc.ly (no
 // option turns it off), so the served bundle names an empty inline image instead.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Logger } from '../logger.ts';
-import { exchangeOf } from './exchange.ts';
-import { logAnswer } from './refusal-log.ts';
-
-export interface StaticResource {
-  contentType: string;
-  body: Buffer;
-  etag: string;
-  cacheControl: string;
-  headers?: Readonly<Record<string, string>>;
-}
+import type { StaticResource } from './exchange.ts';
 
 /**
  * Same-origin only; inline styles (both renderers use them), Redoc's search worker (a blob), and
@@ -100,27 +89,6 @@ function page(title: string, head: string, body: string): string {
 <style>body{margin:0;font-family:system-ui,sans-serif}nav.contract{padding:.5rem 1rem;border-bottom:1px solid #ddd;font-size:.9rem}nav.contract a{margin-right:1rem}</style></head>
 <body><nav class="contract"><a href="/docs">HTTP API</a><a href="/docs/stream">Price stream</a><a href="/openapi.json">openapi.json</a><a href="/asyncapi.json">asyncapi.json</a></nav>
 ${body}</body></html>`;
-}
-
-/** Answers with the resource, or 304 when the client holds it already; logs the access line. */
-export function sendResource(logger: Logger, req: IncomingMessage, res: ServerResponse, found: StaticResource): void {
-  const exchange = exchangeOf(req);
-  const fresh = (req.headers['if-none-match'] ?? '').split(',').some((tag) => tag.trim() === found.etag || tag.trim() === '*');
-  const headers = {
-    'content-type': found.contentType,
-    etag: found.etag,
-    'cache-control': found.cacheControl,
-    'x-request-id': exchange.requestId,
-    'access-control-allow-origin': '*',
-    ...found.headers,
-  };
-  if (fresh) {
-    res.writeHead(304, headers).end();
-  } else {
-    res.writeHead(200, { ...headers, 'content-length': found.body.length });
-    res.end(found.body);
-  }
-  logAnswer(logger, 'request', { operation: exchange.path.startsWith('/docs/assets/') ? '/docs/assets' : exchange.path, method: req.method, path: exchange.path, status: fresh ? 304 : 200, ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100, request_id: exchange.requestId });
 }
 
 function esc(text: string): string {

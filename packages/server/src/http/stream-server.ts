@@ -37,9 +37,7 @@ import { encodeComment, encodeRetry, OPENING_RETRY_MS, UNAVAILABLE_RETRY_MS } fr
 import { PriceHub } from '../stream/hub.ts';
 import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
-import { answerPreflight } from './cors.ts';
 import { HttpRefusal } from './errors.ts';
-import { exchangeOf, sendError } from './exchange.ts';
 import type { FrameStream } from './event-stream-writer.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
@@ -47,6 +45,7 @@ import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './list
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { requestValidator } from './request-validation.ts';
+import { createStaticRouter } from './static-router.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
@@ -183,10 +182,9 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     },
   });
 
+  const shell = createStaticRouter({ logger, routes: [], notFound: (path) => `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.` });
   const server = http.createServer(SERVER_OPTIONS, (req, res) => {
-    if (answerPreflight(req, res) || dispatch(req, res)) return;
-    const path = exchangeOf(req).path;
-    sendError(logger, req, res, new HttpRefusal('not_found', `Nothing is served at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}; subscribe with GET ${STREAM_PATH}.`));
+    if (!dispatch(req, res)) shell(req, res);
   });
   applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
 
