@@ -24,9 +24,10 @@ import { createOperationRouter, operationsOf, type Listener, type OperationOf } 
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
+import { defaultOf } from '../settings.ts';
 
-/** The deadline of a request when the listener names none. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** The deadline of a request when the listener names none: `--request-timeout-ms`'s default. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = defaultOf('request-timeout-ms');
 
 export interface PipelineDeps<L extends Listener, TServices> {
   listener: L;

@@ -46,6 +46,7 @@ import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { requestValidator } from './request-validation.ts';
 import { createStaticRouter } from './static-router.ts';
+import { defaultOf } from '../settings.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
@@ -65,11 +66,11 @@ export interface StreamServerDeps {
   requestTimeoutMs?: number;
 }
 
-export const DEFAULT_MAX_STREAMS_PER_KEY = 100;
+export const DEFAULT_MAX_STREAMS_PER_KEY = defaultOf('max-streams-per-key');
 /** Seconds a key at its stream cap is asked to wait before trying again. */
 export const TOO_MANY_STREAMS_RETRY_AFTER_SECONDS = 10;
 
-export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, headersTimeoutMs: 15_000 };
+export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: defaultOf('max-stream-connections'), headersTimeoutMs: defaultOf('headers-timeout-ms') };
 
 export const STREAM_PATH = '/v1/stream';
 const OPENING = encodeRetry(OPENING_RETRY_MS);
