@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { CORS_HEADERS, PREFLIGHT_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
-import { closeFrames, writeFrames, type FrameStream, type WriteFramesOptions } from './event-stream-writer.ts';
+import { closeBody, type StreamBody } from '../stream/readiness.ts';
+import { writeFrames, type WriteFramesOptions } from './event-stream-writer.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -143,16 +144,16 @@ export function sendStream(
   res: ServerResponse,
   status: number,
   headers: Record<string, string>,
-  body: FrameStream,
+  body: StreamBody,
   writing: StreamWriting,
 ): Promise<void> {
   const exchange = exchangeOf(req);
-  if (res.destroyed) return closeFrames(body);
+  if (res.destroyed) return closeBody(body);
   writeHead(req, res, exchange, status, headers);
   logAccess(logger, req, exchange, status);
   if (req.method === 'HEAD') {
     res.end();
-    return closeFrames(body);
+    return closeBody(body);
   }
   return writeFrames(res, body, { ...writing, log: logger, requestId: exchange.requestId });
 }

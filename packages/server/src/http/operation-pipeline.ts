@@ -18,12 +18,12 @@ import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
 import { isPreflight } from './cors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendPreflight, sendStream, type StreamWriting } from './exchange.ts';
-import { closeFrames, isFrameStream } from './event-stream-writer.ts';
 import type { Handler, Handlers } from './handler-types.ts';
 import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
+import { closeBody, isStreamBody } from '../stream/readiness.ts';
 import { defaultOf } from '../settings.ts';
 
 /** The deadline of a request when the listener names none: `--request-timeout-ms`'s default. */
@@ -103,9 +103,9 @@ function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServ
       const context = { ...deps.services, requestId: exchange.requestId, key: caller.key, plan: caller.plan, head: req.method === 'HEAD' };
       const result = await handler({ query, params, headers } as never, context);
       const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
-      if (isFrameStream(result.body)) {
+      if (isStreamBody(result.body)) {
         if (timedOut || deps.streaming === undefined) {
-          await closeFrames(result.body);
+          await closeBody(result.body);
           if (timedOut) return;
           throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         }

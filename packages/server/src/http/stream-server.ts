@@ -1,7 +1,7 @@
 // The stream listener: a bare node:http server whose one operation, `streamPrices`, is admitted by
 // the same pipeline as every API operation (operation-pipeline.ts: the contract's route, credential,
 // plans, parameters and headers, the key's quota, one writer), and whose handler returns the price
-// stream as a FrameStream. Everything that can be refused is refused before the first stream byte,
+// stream as a StreamBody (stream/readiness.ts). Everything that can be refused is refused before the first stream byte,
 // as the contract's ErrorBody with X-Request-Id.
 //
 // Guarantees and limits:
@@ -35,10 +35,10 @@ import { BatchEncoder } from '../stream/batch-encoder.ts';
 import { encodeSubscription } from '../stream/encoded-subscription.ts';
 import { encodeComment, encodeRetry, OPENING_RETRY_MS, UNAVAILABLE_RETRY_MS } from '@catalog/contract/stream';
 import { PriceHub } from '../stream/hub.ts';
+import type { StreamBody } from '../stream/readiness.ts';
 import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
-import type { FrameStream } from './event-stream-writer.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
@@ -83,7 +83,7 @@ export interface PriceStreams {
    * stream once the price log answers; while the log is down a GET gets a stream that only says
    * when to come back.
    */
-  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<FrameStream>;
+  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<StreamBody>;
 }
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
@@ -208,9 +208,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
 }
 
 /** A body of fixed frames. */
-function fixedFrames(texts: readonly string[]): FrameStream {
+function fixedFrames(texts: readonly string[]): StreamBody {
   return {
-    pendingBytes: 0,
     async *[Symbol.asyncIterator]() {
       yield* texts;
     },

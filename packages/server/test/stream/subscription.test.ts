@@ -57,9 +57,9 @@ describe('Subscription', () => {
     const { subscription: s } = subscription();
     const iterator = s[Symbol.asyncIterator]();
     deliver(s, stored(1), stored(2), stored(3));
-    expect(s.queuedBytes).toBeGreaterThan(0);
+    expect(s.pendingBytes).toBeGreaterThan(0);
     expect(ids(((await iterator.next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([1, 2, 3]);
-    expect(s.queuedBytes).toBe(0);
+    expect(s.pendingBytes).toBe(0);
   });
 
   it('settles a waiting next() when the hub wakes it, with all the turn offered', async () => {
@@ -133,7 +133,7 @@ describe('Subscription', () => {
     const other = subscription();
     deliver(other.subscription, stored(1));
     expect(await other.subscription[Symbol.asyncIterator]().return!()).toEqual({ done: true, value: undefined });
-    expect(other.subscription.queuedBytes).toBe(0);
+    expect(other.subscription.pendingBytes).toBe(0);
     s.end();
     expect(ended).toEqual([s]);
     expect(other.ended).toEqual([other.subscription]);
@@ -143,22 +143,6 @@ describe('Subscription', () => {
     const { subscription: s } = subscription();
     s[Symbol.asyncIterator]();
     expect(() => s[Symbol.asyncIterator]()).toThrow('a subscription can be iterated once');
-  });
-
-  it('tells a consumer waiting with whenReadable once, when events arrive or it ends', () => {
-    const { subscription: s } = subscription();
-    s.map({ batch: (items) => items });
-    let told = 0;
-    expect(s.whenReadable(() => (told += 1))).toBe(false);
-    deliver(s, stored(1));
-    expect(told).toBe(1);
-    expect(s.whenReadable(() => (told += 1))).toBe(true);
-    const idle = subscription().subscription;
-    idle.map({ batch: (items) => items });
-    let ends = 0;
-    expect(idle.whenReadable(() => (ends += 1))).toBe(false);
-    idle.end();
-    expect(ends).toBe(1);
   });
 
   it('maps each batch, and turns the ending error into a last result when the mapping says how', async () => {
