@@ -66,13 +66,14 @@ for (let i = 0; i < SUBSCRIBERS; i++) {
   void writeFrames(res as never, body, { heartbeatMs: 60_000, heartbeatFrame: ': heartbeat\n\n', maxBufferBytes: 1 << 20, kernelQueues: { bytes: () => 0 }, log: silentLogger });
 }
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+// Idle: connected, the opening frame written, no event yet.
+for (let t = 0; t < 10; t++) await turn();
+globalThis.gc?.();
+const idleBytesPerSubscriber = Math.round((process.memoryUsage().heapUsed - heapBefore) / SUBSCRIBERS);
 for (let i = 0; i < 50; i++) {
   publish();
   for (let t = 0; t < 4; t++) await turn();
 }
-for (let t = 0; t < 10; t++) await turn();
-globalThis.gc?.();
-const idleBytesPerSubscriber = Math.round((process.memoryUsage().heapUsed - heapBefore) / SUBSCRIBERS);
 const expected = () => responses.reduce((sum, r) => sum + r.bytes, 0);
 globalThis.gc?.();
 const before = process.cpuUsage();

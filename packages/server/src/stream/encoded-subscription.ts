@@ -88,11 +88,13 @@ class SubscriptionBody implements StreamBody, Readiness, AsyncIterator<Buffer | 
     }
     if (!this.#opened) {
       this.#opened = true;
+      // Iterated from here on, so that whenReadable asks the subscription itself: an idle
+      // subscriber is then not pulled (and holds no pending next()) until its first events.
+      // The batches are encoded as the subscription settles each next(): one promise per batch.
+      this.#batches = this.#subscription.map<Buffer | string>(this);
       return Promise.resolve({ done: false, value: this.#opening });
     }
-    // The batches are encoded as the subscription settles each next(): one promise per batch.
-    this.#batches ??= this.#subscription.map<Buffer | string>(this);
-    return this.#batches.next();
+    return this.#batches!.next();
   }
 
   async return(): Promise<IteratorResult<Buffer | string>> {

@@ -103,6 +103,17 @@ describe('Subscription as a Readiness', () => {
 });
 
 describe('encodeSubscription as a StreamBody', () => {
+  it('after its opening frame, is not readable until events arrive (no pull, so no pending next(), while idle)', async () => {
+    const subscription = liveSubscription();
+    const body = encodeSubscription(subscription, new BatchEncoder(), { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger });
+    const readiness = readinessOf(body)!;
+    await body[Symbol.asyncIterator]().next();
+    let told = 0;
+    expect(readiness.whenReadable(() => (told += 1))).toBe(false);
+    deliver(subscription, stored(1));
+    expect(told).toBe(1);
+  });
+
   it('is readable at once for its opening frame, then as its subscription is; its pending bytes and signal are the subscription’s', async () => {
     const subscription = liveSubscription();
     const body = encodeSubscription(subscription, new BatchEncoder(), { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger });
