@@ -51,6 +51,14 @@ export default tseslint.config(
     },
   },
   {
+    // A package reaches another through its declared exports, never by a relative path into its
+    // sources (the stream mock once copied the server's rules that way).
+    files: ['packages/stream-mock/**/*.ts', 'packages/client/test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/server/src/**'], message: 'Import shared rules from @catalog/contract, not from the server\'s sources.' }] }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

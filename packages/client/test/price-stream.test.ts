@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PriceStreamError, createCatalogClient } from '../src/index.ts';
 import type { PriceStreamItem, PriceStreamOptions } from '../src/index.ts';
-import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
+import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '@catalog/contract/stream';
 import { fixedPriceEvent, priceFrame, startFakeStreamServer, take, until } from './support/fake-stream-server.ts';
 import type { FakeStreamServer, StreamConnection } from './support/fake-stream-server.ts';
 

@@ -2,12 +2,11 @@
 // bytes, createApp (the operation pipeline + precompiled openapi-backend validators), and the same work done
 // through openapi-backend's handleRequest. Each server runs in its own process; rounds alternate so
 // a noisy machine affects all three alike. Reports, never asserts.
-//   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,express]
+//   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,app]
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import express from 'express';
 import { createContractAjv } from '@catalog/contract/ajv';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { createApp } from '../src/app.ts';
@@ -22,10 +21,9 @@ import { createLogger, silentLogger } from '../src/logger.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../test/support/fake-catalog-store.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 
-// `express-alone` (Express serving the bytes), `express-async` (the same after an await and a
-// stringify), `express-silent` (createApp, log lines dropped) and `express-unbuffered` (one
-// write(2) per log line) locate the cost; the default run compares the three designs.
-const MODES = ['bare', 'express', 'openapi-backend', 'express-alone', 'express-async', 'express-silent', 'express-unbuffered'] as const;
+// `app-silent` (createApp, log lines dropped) and `app-unbuffered` (one write(2) per log line)
+// locate the cost; the default run compares the three designs.
+const MODES = ['bare', 'app', 'openapi-backend', 'app-silent', 'app-unbuffered'] as const;
 type Mode = (typeof MODES)[number];
 const KEY = 'ck_bench_pro';
 const SLUG = 'nike-dunk-low-retro-white-black-panda';
@@ -36,7 +34,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
-    modes: { type: 'string', default: 'bare,express,openapi-backend' },
+    modes: { type: 'string', default: 'bare,app,openapi-backend' },
   },
 });
 
@@ -58,31 +56,12 @@ function serverFor(mode: Mode): http.Server {
         res.end(payload);
       });
     }
-    case 'express':
+    case 'app':
       return http.createServer(createApp({ catalog: store, keys, logger }));
-    case 'express-unbuffered':
+    case 'app-unbuffered':
       return http.createServer(createApp({ catalog: store, keys, logger: createLogger() }));
-    case 'express-silent':
+    case 'app-silent':
       return http.createServer(createApp({ catalog: store, keys, logger: silentLogger }));
-    case 'express-alone': {
-      const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: store.catalog[0], meta: null });
-      const app = express();
-      app.get('/v2/products/:id', (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
-        res.end(payload);
-      });
-      return http.createServer(app);
-    }
-    case 'express-async': {
-      const app = express();
-      app.get('/v2/products/:id', async (_req, res) => {
-        const product = JSON.parse((await store.getProductDocument(SLUG))!) as unknown;
-        const payload = JSON.stringify({ status: 'success', error: '', message: '', query: {}, data: product, meta: null });
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), 'x-request-id': 'bench' });
-        res.end(payload);
-      });
-      return http.createServer(app);
-    }
     case 'openapi-backend': {
       const catalog = new CatalogService(store);
       const authenticator = createAuthenticator(keys, createRateLimiter(NO_RATE_LIMITS));
@@ -92,7 +71,7 @@ function serverFor(mode: Mode): http.Server {
         coerceTypes: true,
         customizeAjv: (_a, options) => createContractAjv({ ...options, strict: false, useDefaults: true }) as never,
         handlers: {
-          getProduct: async (c: Context, req: express.Request, res: express.Response) => {
+          getProduct: async (c: Context, req: http.IncomingMessage, res: http.ServerResponse) => {
             try {
               const caller = await authenticator.authenticate(req.headers.authorization, 'apiKey', '127.0.0.1');
               authorize('getProduct', caller.plan);
@@ -102,18 +81,17 @@ function serverFor(mode: Mode): http.Server {
               sendError(logger, req, res, error);
             }
           },
-          validationFail: (_c: Context, req: express.Request, res: express.Response) =>
+          validationFail: (_c: Context, req: http.IncomingMessage, res: http.ServerResponse) =>
             sendError(logger, req, res, new HttpRefusal('invalid_request', 'invalid')),
-          notFound: (_c: Context, req: express.Request, res: express.Response) =>
+          notFound: (_c: Context, req: http.IncomingMessage, res: http.ServerResponse) =>
             sendError(logger, req, res, new HttpRefusal('not_found', 'not found')),
         },
       });
       api.init().catch(() => {});
-      const app = express();
-      app.use((req, res) =>
-        api.handleRequest({ method: req.method, path: req.path, query: req.query as Record<string, string>, headers: req.headers as Record<string, string> }, req, res),
-      );
-      return http.createServer(app);
+      return http.createServer((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://bench.invalid');
+        void api.handleRequest({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers as Record<string, string> }, req, res);
+      });
     }
   }
 }

@@ -1,7 +1,9 @@
 // Command-line flags and environment variables become one typed, validated Config. Flags win over
-// the environment; anything invalid stops start-up with a message naming the flag.
+// the environment; anything invalid stops start-up with a message naming the flag. Every default,
+// bound and choice is the settings table's (settings.ts).
 import { commandSpec, databaseUrlOf, DEFAULT_DATABASE_URL, parseCommand, priceLogUrlOf, type ParsedValues } from './cli/command-line.ts';
 import type { LogLevel } from './logger.ts';
+import { defaultOf, SERVE_SETTINGS, type IntegerSetting, type NumberSetting, type ServeFlag, type Setting } from './settings.ts';
 
 export interface Config {
   /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
@@ -45,7 +47,6 @@ export interface Config {
 }
 
 export { DEFAULT_DATABASE_URL };
-export const DEFAULT_RATE_LIMITS = { free: 600, pro: 6000, authFailures: 300 } as const;
 
 
 export class ConfigError extends Error {
@@ -57,20 +58,33 @@ export class ConfigError extends Error {
   }
 }
 
-function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
+type NumericFlag = { [F in ServeFlag]: (typeof SERVE_SETTINGS)[F] extends IntegerSetting | NumberSetting ? F : never }[ServeFlag];
+
+/** A numeric setting from `raw` (flag or environment), else its default; refused outside its bounds. */
+function numeric(flag: NumericFlag, raw: string | undefined): number;
+function numeric(flag: NumericFlag, raw: string | undefined, optional: 'optional'): number | undefined;
+function numeric(flag: NumericFlag, raw: string | undefined, _optional?: 'optional'): number | undefined {
+  const setting: IntegerSetting | NumberSetting = SERVE_SETTINGS[flag];
+  if (raw === undefined || raw === '') {
+    if (setting.default === null && _optional === undefined) throw new Error(`--${flag} has no default value`);
+    return setting.default ?? undefined;
+  }
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  const { min, max } = setting;
+  if (setting.kind === 'integer' ? !Number.isInteger(value) || value < min || value > max : !Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(`--${flag} must be ${setting.kind === 'integer' ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
 
-function number(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(`--${name} must be a number from ${min} to ${max}, got "${raw}"`);
+/** A text setting from `raw`, else its default; refused when it has choices and is not one. */
+function text(flag: ServeFlag, raw: string | undefined): string | undefined {
+  const setting: Setting = SERVE_SETTINGS[flag];
+  if (setting.kind !== 'text') throw new Error(`--${flag} is not a text setting`);
+  const value = raw ?? setting.default ?? undefined;
+  if (value !== undefined && setting.choices !== undefined && !setting.choices.includes(value)) {
+    const choices = setting.choices;
+    throw new ConfigError(`--${flag} must be ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}, got "${value}"`);
   }
   return value;
 }
@@ -96,46 +110,46 @@ export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = pro
 
 /** Validates parsed serve values (flag, else environment variable) into a Config. */
 export function configFrom(values: ParsedValues): Config {
-  const text = (flag: string): string | undefined => values[flag] as string | undefined;
+  const given = (flag: ServeFlag): string | undefined => values[flag] as string | undefined;
+  const integer = (flag: NumericFlag): number => numeric(flag, given(flag));
   const databaseUrl = validateStorageUrl('db', databaseUrlOf(values), ['sqlite', 'postgres', 'postgresql']);
   const priceLogRaw = priceLogUrlOf(values);
   if (priceLogRaw === undefined) {
     throw new ConfigError('--price-log (or PRICE_LOG_URL) is required when the catalog is not SQLite');
   }
-  const logLevel = text('log-level') ?? 'info';
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
-    throw new ConfigError(`--log-level must be debug, info, warn or error, got "${logLevel}"`);
-  }
+  const logLevel = text('log-level', given('log-level')) as LogLevel;
   const priceLogUrl = validateStorageUrl('price-log', priceLogRaw, ['sqlite', 'redis', 'rediss']);
   // `--rate-limit` sets every plan's quota; the per-plan flags win over it.
-  const everyPlan = text('rate-limit');
-  const rateLimitFree = integer('rate-limit-free', text('rate-limit-free') ?? everyPlan, DEFAULT_RATE_LIMITS.free, 0, 10_000_000);
-  const rateLimitPro = integer('rate-limit-pro', text('rate-limit-pro') ?? everyPlan, DEFAULT_RATE_LIMITS.pro, 0, 10_000_000);
+  const everyPlan = given('rate-limit');
+  numeric('rate-limit', everyPlan, 'optional');
+  const rateLimitFree = numeric('rate-limit-free', given('rate-limit-free') ?? everyPlan);
+  const rateLimitPro = numeric('rate-limit-pro', given('rate-limit-pro') ?? everyPlan);
   // Counts are shared through the deployment's Redis when the price log is one.
-  const rateLimitStore = text('rate-limit-store') ?? (priceLogUrl.startsWith('sqlite:') ? 'memory' : priceLogUrl);
+  const rateLimitStore = text('rate-limit-store', given('rate-limit-store')) ?? (priceLogUrl.startsWith('sqlite:') ? 'memory' : priceLogUrl);
   if (rateLimitStore !== 'memory' && !/^rediss?:/.test(rateLimitStore)) {
     throw new ConfigError(`--rate-limit-store must be memory or a redis:// URL, got "${rateLimitStore}"`);
   }
+  const metricsPort = numeric('metrics-port', given('metrics-port'), 'optional');
   return {
     databaseUrl,
     priceLogUrl,
-    host: text('host') ?? '127.0.0.1',
-    port: integer('port', text('port'), 8080, 0, 65535),
-    ssePort: integer('sse-port', text('sse-port'), 8081, 0, 65535),
-    simulatePrices: number('simulate-prices', text('simulate-prices'), 0, 0, 100000),
+    host: text('host', given('host')) ?? defaultOf('host'),
+    port: integer('port'),
+    ssePort: integer('sse-port'),
+    simulatePrices: integer('simulate-prices'),
     rateLimitPerMinute: { free: rateLimitFree, pro: rateLimitPro },
-    authFailuresPerMinute: integer('auth-failure-limit', text('auth-failure-limit'), DEFAULT_RATE_LIMITS.authFailures, 0, 10_000_000),
+    authFailuresPerMinute: integer('auth-failure-limit'),
     rateLimitStore,
-    maxStreamsPerKey: integer('max-streams-per-key', text('max-streams-per-key'), 100, 1, 1_000_000),
-    requestTimeoutMs: integer('request-timeout-ms', text('request-timeout-ms'), 10_000, 100, 600_000),
-    heartbeatMs: integer('heartbeat-ms', text('heartbeat-ms'), 15000, 10, 3_600_000),
-    maxSubscriberBufferBytes: 1024 * 1024,
-    shutdownGraceMs: 10000,
-    shutdownDelayMs: integer('shutdown-delay-ms', text('shutdown-delay-ms'), 0, 0, 600_000),
-    ...(text('metrics-port') === undefined ? {} : { metricsPort: integer('metrics-port', text('metrics-port'), 0, 0, 65535) }),
-    maxConnections: integer('max-connections', text('max-connections'), 4096, 1, 1_000_000),
-    maxStreamConnections: integer('max-stream-connections', text('max-stream-connections'), 16384, 1, 1_000_000),
-    headersTimeoutMs: integer('headers-timeout-ms', text('headers-timeout-ms'), 15000, 1000, 120_000),
-    logLevel: logLevel as LogLevel,
+    maxStreamsPerKey: integer('max-streams-per-key'),
+    requestTimeoutMs: integer('request-timeout-ms'),
+    heartbeatMs: integer('heartbeat-ms'),
+    maxSubscriberBufferBytes: integer('max-subscriber-buffer-bytes'),
+    shutdownGraceMs: integer('shutdown-grace-ms'),
+    shutdownDelayMs: integer('shutdown-delay-ms'),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
+    maxConnections: integer('max-connections'),
+    maxStreamConnections: integer('max-stream-connections'),
+    headersTimeoutMs: integer('headers-timeout-ms'),
+    logLevel,
   };
 }

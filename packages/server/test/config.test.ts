@@ -1,5 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { SERVE_SETTINGS, type ServeFlag } from '../src/settings.ts';
+
+/** Every setting of the table with a value default, and the Config field it sets. */
+const FIELDS: Partial<Record<ServeFlag, keyof ReturnType<typeof loadConfig>>> = {
+  db: 'databaseUrl',
+  host: 'host',
+  port: 'port',
+  'sse-port': 'ssePort',
+  'simulate-prices': 'simulatePrices',
+  'auth-failure-limit': 'authFailuresPerMinute',
+  'max-streams-per-key': 'maxStreamsPerKey',
+  'max-connections': 'maxConnections',
+  'max-stream-connections': 'maxStreamConnections',
+  'headers-timeout-ms': 'headersTimeoutMs',
+  'request-timeout-ms': 'requestTimeoutMs',
+  'shutdown-delay-ms': 'shutdownDelayMs',
+  'shutdown-grace-ms': 'shutdownGraceMs',
+  'heartbeat-ms': 'heartbeatMs',
+  'max-subscriber-buffer-bytes': 'maxSubscriberBufferBytes',
+  'log-level': 'logLevel',
+};
 
 describe('loadConfig', () => {
   it('defaults to the embedded SQLite database for the catalog and the price log', () => {
@@ -9,6 +30,28 @@ describe('loadConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.ssePort).toBe(8081);
     expect(config.heartbeatMs).toBe(15000);
+  });
+
+  it('takes every default from the settings table', () => {
+    const config = loadConfig([], {});
+    for (const [flag, field] of Object.entries(FIELDS) as [ServeFlag, keyof typeof config][]) {
+      expect(config[field], flag).toBe(SERVE_SETTINGS[flag].default);
+    }
+    expect(config.rateLimitPerMinute).toEqual({ free: SERVE_SETTINGS['rate-limit-free'].default, pro: SERVE_SETTINGS['rate-limit-pro'].default });
+    // Every setting with a value default is read into the Config (the rest are rules: see FIELDS' gaps).
+    const withValue = (Object.keys(SERVE_SETTINGS) as ServeFlag[]).filter((flag) => SERVE_SETTINGS[flag].default !== null);
+    expect(withValue.filter((flag) => FIELDS[flag] === undefined)).toEqual(['rate-limit-free', 'rate-limit-pro']);
+  });
+
+  it('sets every setting by its flag and by its environment variable', () => {
+    expect(loadConfig(['--max-subscriber-buffer-bytes', '262144', '--shutdown-grace-ms', '2500'], {})).toMatchObject({ maxSubscriberBufferBytes: 262_144, shutdownGraceMs: 2500 });
+    expect(loadConfig([], { MAX_SUBSCRIBER_BUFFER_BYTES: '131072', SHUTDOWN_GRACE_MS: '0' })).toMatchObject({ maxSubscriberBufferBytes: 131_072, shutdownGraceMs: 0 });
+  });
+
+  it('refuses a value outside the bounds the table gives', () => {
+    expect(() => loadConfig(['--heartbeat-ms', '5'], {})).toThrow(new ConfigError('--heartbeat-ms must be an integer from 10 to 3600000, got "5"'));
+    expect(() => loadConfig(['--simulate-prices', 'fast'], {})).toThrow(new ConfigError('--simulate-prices must be a number from 0 to 100000, got "fast"'));
+    expect(() => loadConfig([], { RATE_LIMIT: '-1' })).toThrow(new ConfigError('--rate-limit must be an integer from 0 to 10000000, got "-1"'));
   });
 
   it('prefers flags over the environment', () => {

@@ -3,8 +3,8 @@
 // @catalog/client at it and build against the whole contract.
 //
 // Guarantees
-// - Frames are the server's own bytes (its encoder, packages/server/src/stream/frames.ts):
-//   `retry: 2000` first, `id`/`event`/`data` per event, `: heartbeat` plus a blank line every
+// - Frames are the server's own bytes, and the Topics, Last-Event-ID, retry and retention rules
+//   the server's, all from their one definition (@catalog/contract/stream): `retry: 2000` first, `id`/`event`/`data` per event, `: heartbeat` plus a blank line every
 //   `heartbeatMs`, `event: reset` without an id.
 // - Events are generated from the document's priceUpdate example, one per subscribed topic every
 //   `eventIntervalMs`, and each is validated against the document's PriceEvent schema before it is
@@ -12,29 +12,34 @@
 // - Ids follow the documented rule: one strictly increasing sequence, a new log starting at its
 //   creation time in ms × 1000; the newest RETAINED_EVENTS are replayed after `Last-Event-ID`,
 //   an older or a higher id gets a `reset` first. loseData() (or `POST /_mock/lose-data`) drops
-//   the log and starts a new one, as a Redis flush would: open streams end with `retry:`, and
+//   the log and starts a new one, as a Redis flush would: open streams end with `retry: 5000`, and
 //   resumes get a `reset`.
 // - Refusals are the documented ErrorBody answers, before any stream bytes: 401 without a key,
 //   403 for a key starting with `free`, 400 `invalid_topics` / `invalid_request` (the server's own
 //   Topics and Last-Event-ID rules), 405, 404, 429 `too_many_streams` with `Retry-After` once a
 //   key holds `maxStreamsPerKey` streams. Any other key is a Pro key.
 // Limits: one process, in memory; no persistence across restarts (a restart is a data loss).
-// The server's encoder and Topics rule are imported by path, not as a package dependency: the
-// server's tests use the client, whose tests use this mock, and a declared dependency would close
-// that cycle for the build tools.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { createContractAjv } from '@catalog/contract/ajv';
-import { encodeComment, encodeEvent, encodeReset, encodeRetry } from '../../server/src/stream/frames.ts';
-import { InvalidTopics, parseTopics } from '../../server/src/stream/topics.ts';
+import {
+  encodeComment,
+  encodeEvent,
+  encodeReset,
+  encodeRetry,
+  HEARTBEAT_MS,
+  isTopicsRefusal,
+  LAST_EVENT_ID_PATTERN,
+  OPENING_RETRY_MS,
+  readTopics,
+  RETAINED_EVENTS,
+  UNAVAILABLE_RETRY_MS,
+} from '@catalog/contract/stream';
 
-export const RETAINED_EVENTS = 5000;
-const RETRY_MS = 2000;
-const LOST_RETRY_MS = 1000;
+export { RETAINED_EVENTS } from '@catalog/contract/stream';
 const STREAM_PATH = '/v1/stream';
-const LAST_EVENT_ID = /^[0-9]{1,16}$/;
 
 export interface StreamMockOptions {
   port?: number;
@@ -85,7 +90,7 @@ function errorBody(error: string, message: string): string {
 }
 
 export async function startStreamMock(options: StreamMockOptions = {}): Promise<StreamMock> {
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const eventIntervalMs = options.eventIntervalMs ?? 1000;
   const maxStreamsPerKey = options.maxStreamsPerKey ?? 5;
   const retryAfterSeconds = options.retryAfterSeconds ?? 5;
@@ -141,15 +146,10 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     const challenge = { 'WWW-Authenticate': 'Bearer realm="price-stream"' };
     if (key === undefined) return refuse(res, 401, 'unauthorized', 'Send your API key as Authorization: Bearer <key>.', challenge);
     if (key.startsWith('free')) return refuse(res, 403, 'forbidden', 'This operation needs the pro plan; your key is on the free plan.');
-    let topics: ReadonlySet<string>;
-    try {
-      topics = parseTopics(typeof req.headers.topics === 'string' ? req.headers.topics : undefined);
-    } catch (error) {
-      if (error instanceof InvalidTopics) return refuse(res, 400, 'invalid_topics', error.message);
-      throw error;
-    }
+    const topics = readTopics(typeof req.headers.topics === 'string' ? req.headers.topics : undefined);
+    if (isTopicsRefusal(topics)) return refuse(res, 400, 'invalid_topics', topics.message);
     const rawId = (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : '').trim();
-    if (rawId !== '' && !LAST_EVENT_ID.test(rawId)) {
+    if (rawId !== '' && !LAST_EVENT_ID_PATTERN.test(rawId)) {
       return refuse(res, 400, 'invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
     }
     const open = [...streams].filter((stream) => stream.key === key).length;
@@ -159,7 +159,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
       });
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-    res.write(encodeRetry(RETRY_MS));
+    res.write(encodeRetry(OPENING_RETRY_MS));
     const stream: OpenStream = { key, topics, res, lastId: 0 };
     if (rawId !== '') {
       const requested = Number(rawId);
@@ -189,7 +189,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     counter = Math.max(counter + 1, Date.now() * 1000);
     for (const stream of [...streams]) {
       streams.delete(stream);
-      stream.res.end(encodeRetry(LOST_RETRY_MS));
+      stream.res.end(encodeRetry(UNAVAILABLE_RETRY_MS));
     }
   }
 

@@ -55,14 +55,14 @@ describe('streamPrices (mock)', () => {
     expect(ahead).toBe(`retry: 2000\n\nevent: reset\ndata: {"requested_id":${above},"oldest_id":${(ids[2] ?? 0) + 1}}\n\n`);
   });
 
-  it('after a data loss, ends open streams with retry: and starts ids above every earlier one', async () => {
+  it('after a data loss, ends open streams with retry: 5000, as the server does, and starts ids above every earlier one', async () => {
     const current = await startStreamMock({ eventIntervalMs: 60_000 });
     mock = current;
     const before = current.publish('price:marketplacea:us');
     const response = await fetch(`${current.url}/v1/stream`, { headers: { ...PRO, Topics: 'price:marketplacea:us' } });
     await new Promise((resolve) => setTimeout(resolve, 50));
     await fetch(`${current.url}/_mock/lose-data`, { method: 'POST' });
-    expect(await response.text()).toBe('retry: 2000\n\nretry: 1000\n\n');
+    expect(await response.text()).toBe('retry: 2000\n\nretry: 5000\n\n');
     expect(current.publish('price:marketplacea:us')).toBeGreaterThan(before);
   });
 

@@ -1,11 +1,14 @@
 // Every command's options as one table each (flag, value, environment variable, default, help),
 // which drives parsing (commander), `--help`/`-h` and the README's configuration reference
-// (scripts/config-reference.ts; a test fails when the README drifts from these tables).
+// (scripts/config-reference.ts; a test fails when the README drifts from these tables). The
+// service's settings (`serve`, `start`, and the storage URLs every command takes) come from the
+// typed table in settings.ts, which config.ts validates against.
 //
 // Precedence everywhere: the flag, then its environment variable, then the default. The storage
 // URLs follow one chain for every command: `--db` > DATABASE_URL > sqlite:./data/catalog.db, and
 // `--price-log` > PRICE_LOG_URL > the catalog database when it is SQLite.
 import { Command, CommanderError, Option } from 'commander';
+import { defaultOf, SERVE_SETTINGS, type ServeFlag, type Setting } from '../settings.ts';
 
 export interface OptionSpec {
   /** The long flag without dashes, e.g. `price-log`. */
@@ -28,45 +31,25 @@ export interface CommandSpec {
   options: readonly OptionSpec[];
 }
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalog.db';
+export const DEFAULT_DATABASE_URL = defaultOf('db');
 
-const DB: OptionSpec = {
-  flag: 'db',
-  value: '<url>',
-  env: 'DATABASE_URL',
-  default: DEFAULT_DATABASE_URL,
-  help: 'the catalog and key database: sqlite:<path> (embedded) or postgres://user@host:5432/name',
-};
-const PRICE_LOG: OptionSpec = {
-  flag: 'price-log',
-  value: '<url>',
-  env: 'PRICE_LOG_URL',
-  default: 'the --db database when it is SQLite',
-  help: 'the price log: sqlite:<path> or redis://host:6379 (required with PostgreSQL)',
-};
+/** A setting of settings.ts as an option: its default as users read it, a value or a rule. */
+function optionOf(flag: ServeFlag): OptionSpec {
+  const setting: Setting = SERVE_SETTINGS[flag];
+  const shown = setting.default === null ? (setting.defaultRule ?? null) : String(setting.default);
+  return {
+    flag,
+    value: setting.value,
+    env: setting.env,
+    ...(shown === null ? {} : { default: shown }),
+    help: setting.help,
+    ...(setting.kind === 'text' && setting.choices !== undefined ? { choices: setting.choices } : {}),
+  };
+}
 
-const SERVE_OPTIONS: readonly OptionSpec[] = [
-  DB,
-  PRICE_LOG,
-  { flag: 'host', value: '<address>', env: 'HOST', default: '127.0.0.1', help: 'the address both listeners bind; 0.0.0.0 to be reachable from a load balancer' },
-  { flag: 'port', value: '<n>', env: 'PORT', default: '8080', help: 'the HTTP API port (0 picks a free one)' },
-  { flag: 'sse-port', value: '<n>', env: 'SSE_PORT', default: '8081', help: 'the price stream port (0 picks a free one)' },
-  { flag: 'simulate-prices', value: '<events/s>', env: 'SIMULATE_PRICES', default: '0', help: 'price events per second from the built-in simulator; 0 turns it off' },
-  { flag: 'rate-limit', value: '<n>', env: 'RATE_LIMIT', help: 'requests per key per minute for every plan; 0 turns limits off' },
-  { flag: 'rate-limit-free', value: '<n>', env: 'RATE_LIMIT_FREE', default: '600', help: 'requests (and stream attempts) per free key per minute' },
-  { flag: 'rate-limit-pro', value: '<n>', env: 'RATE_LIMIT_PRO', default: '6000', help: 'requests (and stream attempts) per Pro key per minute' },
-  { flag: 'auth-failure-limit', value: '<n>', env: 'AUTH_FAILURE_LIMIT', default: '300', help: 'failed authentications per client address per minute before 429s' },
-  { flag: 'rate-limit-store', value: '<url>', env: 'RATE_LIMIT_STORE', default: 'the price log when it is Redis, else memory', help: 'where rate-limit counts live: memory (per process) or redis://… (shared by every instance)' },
-  { flag: 'max-streams-per-key', value: '<n>', env: 'MAX_STREAMS_PER_KEY', default: '100', help: 'open streams one key may hold on this instance' },
-  { flag: 'max-connections', value: '<n>', env: 'MAX_CONNECTIONS', default: '4096', help: 'open sockets on the API listener' },
-  { flag: 'max-stream-connections', value: '<n>', env: 'MAX_STREAM_CONNECTIONS', default: '16384', help: 'open sockets on the stream listener' },
-  { flag: 'headers-timeout-ms', value: '<ms>', env: 'HEADERS_TIMEOUT_MS', default: '15000', help: 'time a socket has to send complete request headers (then 408)' },
-  { flag: 'request-timeout-ms', value: '<ms>', env: 'REQUEST_TIMEOUT_MS', default: '10000', help: 'time an API request has to be answered (then 503)' },
-  { flag: 'metrics-port', value: '<n>', env: 'METRICS_PORT', default: 'none (no metrics listener)', help: 'serve Prometheus metrics at /metrics on this port (both threads, one scrape)' },
-  { flag: 'shutdown-delay-ms', value: '<ms>', env: 'SHUTDOWN_DELAY_MS', default: '0', help: 'on SIGTERM, time /readyz answers 503 while both listeners still serve, so a load balancer stops sending before they close' },
-  { flag: 'heartbeat-ms', value: '<ms>', env: 'HEARTBEAT_MS', default: '15000', help: 'interval of the stream heartbeat comment' },
-  { flag: 'log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', help: 'the least severe level logged', choices: ['debug', 'info', 'warn', 'error'] },
-];
+const DB = optionOf('db');
+const PRICE_LOG = optionOf('price-log');
+const SERVE_OPTIONS: readonly OptionSpec[] = (Object.keys(SERVE_SETTINGS) as ServeFlag[]).map(optionOf);
 
 export const COMMANDS: readonly CommandSpec[] = [
   { name: 'serve', summary: 'run the HTTP API and the price stream until SIGTERM', options: SERVE_OPTIONS },

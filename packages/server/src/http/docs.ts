@@ -4,26 +4,16 @@
 // document). The renderers' scripts are read from their installed packages at start, so the docs
 // work offline and in the deployed bundle.
 //
-// Every resource is built once and carries a strong ETag (a hash of its bytes); a request whose
-// If-None-Match holds it gets 304 with no body. Documents and pages are revalidated on every use
+// Every resource is built once and carries a strong ETag (a hash of its bytes); the one writer
+// (exchange.ts, sendResource) answers a request whose If-None-Match holds it with 304 and no body. Documents and pages are revalidated on every use
 // (`no-cache`); the renderers' assets are named by their hash and kept for a year (`immutable`).
-// The pages carry a Content-Security-Policy that lets them load from this origin only: Redoc's
-// sidebar links an image on its vendor's CDN, which the browser therefore never requests.
+// The pages carry a Content-Security-Policy that lets them load from this origin only, and ask for
+// nothing elsewhere: Redoc's sidebar footer would load its vendor's logo from cdn.redoc.ly (no
+// option turns it off), so the served bundle names an empty inline image instead.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { Logger } from '../logger.ts';
-import { exchangeOf } from './exchange.ts';
-import { logAnswer } from './refusal-log.ts';
-
-export interface StaticResource {
-  contentType: string;
-  body: Buffer;
-  etag: string;
-  cacheControl: string;
-  headers?: Readonly<Record<string, string>>;
-}
+import type { StaticResource } from './exchange.ts';
 
 /**
  * Same-origin only; inline styles (both renderers use them), Redoc's search worker (a blob), and
@@ -54,7 +44,7 @@ function resource(contentType: string, body: Buffer | string, cacheControl: stri
 /** Every docs resource by path. */
 export function docsResources(openapi: Json, asyncapi: Json): Map<string, StaticResource> {
   const assets = {
-    redoc: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('redoc/bundles/redoc.standalone.js')), IMMUTABLE),
+    redoc: resource('text/javascript; charset=utf-8', withoutVendorLogo(readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')), IMMUTABLE),
     asyncapi: resource('text/javascript; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/browser/standalone/index.js')), IMMUTABLE),
     asyncapiCss: resource('text/css; charset=utf-8', readFileSync(require.resolve('@asyncapi/react-component/styles/default.min.css')), IMMUTABLE),
   };
@@ -85,33 +75,20 @@ export function docsResources(openapi: Json, asyncapi: Json): Map<string, Static
   ]);
 }
 
+const VENDOR_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_IMAGE = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')}`;
+
+/** Redoc's bundle with its footer logo inlined (empty); a Redoc that no longer names it is served as is. */
+function withoutVendorLogo(script: string): string {
+  return script.replaceAll(VENDOR_LOGO, EMPTY_IMAGE);
+}
+
 function page(title: string, head: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">${head}
 <style>body{margin:0;font-family:system-ui,sans-serif}nav.contract{padding:.5rem 1rem;border-bottom:1px solid #ddd;font-size:.9rem}nav.contract a{margin-right:1rem}</style></head>
 <body><nav class="contract"><a href="/docs">HTTP API</a><a href="/docs/stream">Price stream</a><a href="/openapi.json">openapi.json</a><a href="/asyncapi.json">asyncapi.json</a></nav>
 ${body}</body></html>`;
-}
-
-/** Answers with the resource, or 304 when the client holds it already; logs the access line. */
-export function sendResource(logger: Logger, req: IncomingMessage, res: ServerResponse, found: StaticResource): void {
-  const exchange = exchangeOf(req);
-  const fresh = (req.headers['if-none-match'] ?? '').split(',').some((tag) => tag.trim() === found.etag || tag.trim() === '*');
-  const headers = {
-    'content-type': found.contentType,
-    etag: found.etag,
-    'cache-control': found.cacheControl,
-    'x-request-id': exchange.requestId,
-    'access-control-allow-origin': '*',
-    ...found.headers,
-  };
-  if (fresh) {
-    res.writeHead(304, headers).end();
-  } else {
-    res.writeHead(200, { ...headers, 'content-length': found.body.length });
-    res.end(found.body);
-  }
-  logAnswer(logger, 'request', { operation: exchange.path.startsWith('/docs/assets/') ? '/docs/assets' : exchange.path, method: req.method, path: exchange.path, status: fresh ? 304 : 200, ms: Math.round((performance.now() - exchange.startedAt) * 100) / 100, request_id: exchange.requestId });
 }
 
 function esc(text: string): string {

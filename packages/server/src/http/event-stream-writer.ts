@@ -1,13 +1,14 @@
-// The one writer of a streamed response body: pulls encoded frames from an async iterable and
-// writes them through `res.write`, after the caller has written the head. It knows nothing of
-// what the frames say.
+// The one writer of a streamed response body: pulls encoded frames from a StreamBody (an async
+// iterable) and writes them through `res.write`, after the caller has written the head. It knows
+// nothing of what the frames say, and is the one reader of a body's Readiness
+// (stream/readiness.ts).
 //
 // Guarantees and limits:
 // - every byte goes through res.write/res.end, so Node frames the chunked body and a response
 //   queued behind another on the connection waits its turn;
 // - each pull takes everything the body has ready (a batch), which goes out as one write; a body
-//   that can say when it is readable (whenReadable) is pulled only then, so an idle subscriber
-//   holds no pending promise;
+//   with a Readiness is pulled only when it is readable, so an idle subscriber holds no pending
+//   promise;
 // - one write at a time: the writer pulls again once the previous write has been handed to the
 //   kernel (its callback), so whatever arrives meanwhile waits upstream (`pendingBytes`), where
 //   it counts toward the limit too, and goes out as the next batch. A consumer that reads slowly
@@ -25,33 +26,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
+import { readinessOf, type Readiness, type StreamBody } from '../stream/readiness.ts';
 import { SubscriberOverflow } from '../stream/subscription.ts';
 import type { KernelSendQueues } from './kernel-send-queue.ts';
-
-/** A streamed body: encoded frames, pulled in batches. */
-export interface FrameStream extends AsyncIterable<string | Buffer> {
-  /** Bytes queued upstream and not yet pulled; they count toward the buffer limit. */
-  readonly pendingBytes: number;
-  /** Aborted when the body ends upstream, so a wait for a write to reach the kernel does not outlast it. */
-  readonly signal?: AbortSignal;
-  /**
-   * True when a next() would settle at once; otherwise false, and `listener` is called once
-   * when it would. The writer then pulls only when there is something to take, instead of
-   * holding a pending next() per idle subscriber across turns of the event loop (at fan-out
-   * scale the scavenger promotes those, and they die in the old generation). Without it, the
-   * writer pulls right after each write.
-   */
-  whenReadable?(listener: () => void): boolean;
-}
-
-export function isFrameStream(body: unknown): body is FrameStream {
-  return typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
-}
-
-/** Ends a body that will not be written (or no further): its iterator's return() releases it, iterated or not. */
-export async function closeFrames(body: FrameStream): Promise<void> {
-  await body[Symbol.asyncIterator]().return?.();
-}
 
 export interface WriteFramesOptions {
   heartbeatMs: number;
@@ -63,20 +40,20 @@ export interface WriteFramesOptions {
   requestId?: string;
 }
 
-export function writeFrames(res: ServerResponse, body: FrameStream, options: WriteFramesOptions): Promise<void> {
+export function writeFrames(res: ServerResponse, body: StreamBody, options: WriteFramesOptions): Promise<void> {
   return new FrameWriter(res, body, options).written;
 }
 
 /**
- * One response's writer: a loop of then() callbacks made once per writer, rather than an async
- * function, so that a pull allocates only its promise and reaction, which die within the turn.
- * It is an object with its methods on the prototype, not a set of closures, because one lives
- * for every open stream, idle or not: at fan-out scale its size is the stream's memory.
+ * One response's writer: a loop of then() callbacks made once per writer rather than an async
+ * function, and one object with its methods on the prototype rather than closures, as one lives
+ * for every open stream, idle or not (bench/README.md, "The stream's memory").
  */
 class FrameWriter {
   readonly written: Promise<void>;
   readonly #res: ServerResponse;
-  readonly #body: FrameStream;
+  /** The body's Readiness; null for a plain AsyncIterable (pulled after each write). */
+  readonly #readiness: Readiness | null;
   readonly #frames: AsyncIterator<string | Buffer>;
   readonly #heartbeatFrame: string | Buffer;
   readonly #maxBufferBytes: number;
@@ -113,9 +90,9 @@ class FrameWriter {
     else this.#onWritten();
   };
 
-  constructor(res: ServerResponse, body: FrameStream, options: WriteFramesOptions) {
+  constructor(res: ServerResponse, body: StreamBody, options: WriteFramesOptions) {
     this.#res = res;
-    this.#body = body;
+    this.#readiness = readinessOf(body) ?? null;
     this.#frames = body[Symbol.asyncIterator]();
     this.#heartbeatFrame = options.heartbeatFrame;
     this.#maxBufferBytes = options.maxBufferBytes;
@@ -143,7 +120,11 @@ class FrameWriter {
     const refused = res.writableLength > 0;
     res.write(writer.#heartbeatFrame);
     const inKernel = res.socket === null || !refused ? 0 : writer.#kernelQueues.bytes(res.socket);
-    if (res.writableLength + writer.#body.pendingBytes + inKernel > writer.#maxBufferBytes) writer.#cut(inKernel);
+    if (res.writableLength + writer.#pendingBytes + inKernel > writer.#maxBufferBytes) writer.#cut(inKernel);
+  }
+
+  get #pendingBytes(): number {
+    return this.#readiness?.pendingBytes ?? 0;
   }
 
   #warn(message: string, fields: Record<string, unknown>): void {
@@ -158,7 +139,7 @@ class FrameWriter {
 
   #cut(kernelBytes: number): void {
     streamMetrics.slowConsumerCut();
-    this.#warn('slow subscriber disconnected', { buffered_bytes: this.#res.writableLength + this.#body.pendingBytes, kernel_bytes: kernelBytes });
+    this.#warn('slow subscriber disconnected', { buffered_bytes: this.#res.writableLength + this.#pendingBytes, kernel_bytes: kernelBytes });
     this.#res.destroy();
     this.#stopBody();
   }
@@ -167,7 +148,7 @@ class FrameWriter {
     this.#writing = false;
     if (this.#watchingSignal) {
       this.#watchingSignal = false;
-      this.#body.signal?.removeEventListener('abort', this.#onWritten);
+      this.#readiness?.signal.removeEventListener('abort', this.#onWritten);
     }
   }
 
@@ -203,8 +184,8 @@ class FrameWriter {
 
   #pullOnceReadable(): void {
     try {
-      const body = this.#body;
-      if (body.whenReadable === undefined || body.whenReadable(this.#onReadable)) this.#pull();
+      const readiness = this.#readiness;
+      if (readiness === null || readiness.whenReadable(this.#onReadable)) this.#pull();
       else this.#awaitingReadable = true;
     } catch (error) {
       this.#failWith(error);
@@ -234,14 +215,14 @@ class FrameWriter {
       socket?.cork();
       res.write(result.value, this.#onWritten);
       socket?.uncork();
-      if (res.writableLength + this.#body.pendingBytes > this.#maxBufferBytes) {
+      if (res.writableLength + this.#pendingBytes > this.#maxBufferBytes) {
         this.#cut(0);
         this.#finish();
-      } else if (res.writableLength > 0 && this.#body.signal !== undefined && !this.#watchingSignal) {
+      } else if (res.writableLength > 0 && this.#readiness !== null && !this.#watchingSignal) {
         // The kernel did not take it all: the callback waits for the client to read, and the
         // body may end (overflow) meanwhile.
         this.#watchingSignal = true;
-        this.#body.signal.addEventListener('abort', this.#onWritten, { once: true });
+        this.#readiness.signal.addEventListener('abort', this.#onWritten, { once: true });
       }
     } catch (error) {
       this.#failWith(error);

@@ -1,12 +1,14 @@
 // The one writer: every response of both listeners leaves through here, with X-Request-Id, CORS
 // headers for browsers and one access log line. JSON bodies are stringified once and written with
-// an explicit Content-Length; streamed bodies are copied to the socket by the one writer loop
-// (event-stream-writer.ts). Nothing else in the app touches `res`.
+// an explicit Content-Length; static resources (the docs) are answered with their ETag, or 304;
+// streamed bodies are copied to the socket by the one writer loop (event-stream-writer.ts).
+// Nothing else in the app touches `res`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
-import { CORS_HEADERS } from './cors.ts';
+import { CORS_HEADERS, PREFLIGHT_HEADERS } from './cors.ts';
 import { HttpRefusal, toErrorResponse } from './errors.ts';
-import { closeFrames, writeFrames, type FrameStream, type WriteFramesOptions } from './event-stream-writer.ts';
+import { closeBody, type StreamBody } from '../stream/readiness.ts';
+import { writeFrames, type WriteFramesOptions } from './event-stream-writer.ts';
 import { parseQueryString, searchOf, type ParsedQuery } from './query-string.ts';
 import { logAnswer } from './refusal-log.ts';
 import { requestIdFor } from './request-id.ts';
@@ -15,7 +17,10 @@ import { isSerialized } from './serialized.ts';
 /** Per-request state shared by the layers of one request. */
 export interface Exchange {
   requestId: string;
-  /** The contract's operationId once routed; metrics and logs name the request by it. */
+  /**
+   * The contract's operationId once routed, or the name of a route outside the contract (static
+   * routes, `preflight`); metrics and logs name the request by it, `other` when absent.
+   */
   operation?: string;
   /** The listener that took the request; its access lines are `request` or `stream request`. */
   listener?: 'api' | 'stream';
@@ -95,6 +100,46 @@ function writeJson(
   logAccess(logger, req, exchange, status, error);
 }
 
+/** A body built once and served as is, with a strong ETag (a hash of its bytes). */
+export interface StaticResource {
+  contentType: string;
+  body: Buffer;
+  etag: string;
+  cacheControl: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Answers with the resource, or 304 with no body when If-None-Match holds its ETag. Readable from
+ * any origin, with or without an Origin header: the documents are public.
+ */
+export function sendResource(logger: Logger, req: IncomingMessage, res: ServerResponse, found: StaticResource): void {
+  const exchange = exchangeOf(req);
+  const fresh = (req.headers['if-none-match'] ?? '').split(',').some((tag) => tag.trim() === found.etag || tag.trim() === '*');
+  const headers: Record<string, string> = {
+    'content-type': found.contentType,
+    etag: found.etag,
+    'cache-control': found.cacheControl,
+    'access-control-allow-origin': CORS_HEADERS['access-control-allow-origin'],
+    ...found.headers,
+  };
+  const status = fresh ? 304 : 200;
+  if (!fresh) headers['content-length'] = String(found.body.length);
+  writeHead(req, res, exchange, status, headers);
+  if (fresh) res.end();
+  else res.end(found.body);
+  logAccess(logger, req, exchange, status);
+}
+
+/** Answers a CORS preflight (cors.ts) with 204 and what a browser client may send. */
+export function sendPreflight(logger: Logger, req: IncomingMessage, res: ServerResponse): void {
+  const exchange = exchangeOf(req);
+  exchange.operation = 'preflight';
+  writeHead(req, res, exchange, 204, { ...PREFLIGHT_HEADERS, 'content-length': '0' });
+  res.end();
+  logAccess(logger, req, exchange, 204);
+}
+
 /** How a streamed body is written: the heartbeat and the byte limit of one subscriber. */
 export type StreamWriting = Omit<WriteFramesOptions, 'log' | 'requestId'>;
 
@@ -110,16 +155,16 @@ export function sendStream(
   res: ServerResponse,
   status: number,
   headers: Record<string, string>,
-  body: FrameStream,
+  body: StreamBody,
   writing: StreamWriting,
 ): Promise<void> {
   const exchange = exchangeOf(req);
-  if (res.destroyed) return closeFrames(body);
+  if (res.destroyed) return closeBody(body);
   writeHead(req, res, exchange, status, headers);
   logAccess(logger, req, exchange, status);
   if (req.method === 'HEAD') {
     res.end();
-    return closeFrames(body);
+    return closeBody(body);
   }
   return writeFrames(res, body, { ...writing, log: logger, requestId: exchange.requestId });
 }
@@ -151,12 +196,9 @@ export function sendError(logger: Logger, req: IncomingMessage, res: ServerRespo
   writeJson(logger, req, res, response.status, response.body, answerHeaders, response.body.error);
 }
 
-/** Routes outside the contract that metrics name by path; anything else is `other`. */
-const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/asyncapi.json', '/docs', '/docs/stream']);
-
 function logAccess(logger: Logger, req: IncomingMessage, exchange: Exchange, status: number, error?: string): void {
   logAnswer(logger, exchange.listener === 'stream' ? 'stream request' : 'request', {
-    operation: exchange.operation ?? (OPERATIONAL_PATHS.has(exchange.path) ? exchange.path : 'other'),
+    operation: exchange.operation ?? 'other',
     method: req.method,
     path: exchange.path,
     status,

@@ -2,11 +2,11 @@
 // its operation and the caller's context, and returns one of the contract's documented results
 // (derived in @catalog/contract from the generated types) as `{ status, headers?, body }`. An API
 // operation's 2xx body may also be JSON text the stores already hold (`Serialized`); a stream
-// operation's 200 body is a FrameStream, which the one writer copies to the socket. A handler
+// operation's 200 body is a StreamBody (an AsyncIterable of frames), which the one writer copies to the socket. A handler
 // never touches the response, and one that returns an undocumented status or a wrong body does
 // not compile.
 import type { OperationId, OperationRequest, OperationResult, OperationTable, Plan } from '@catalog/contract';
-import type { FrameStream } from './event-stream-writer.ts';
+import type { StreamBody } from '../stream/readiness.ts';
 import type { Serialized } from './serialized.ts';
 
 /** `TResult` with each 2xx body widened to the body or its serialised text. */
@@ -17,7 +17,7 @@ export type Sendable<TResult> = TResult extends { status: infer Status extends n
   : never;
 
 /** `TResult` with its 200 body a stream of frames rather than one value. */
-export type Streamed<TResult> = TResult extends { status: 200 } ? { status: 200; body: FrameStream } : TResult;
+export type Streamed<TResult> = TResult extends { status: 200 } ? { status: 200; body: StreamBody } : TResult;
 
 export type HandlerResult<Id extends OperationId> = (OperationTable[Id]['listener'] extends 'stream'
   ? Streamed<OperationResult<Id>>

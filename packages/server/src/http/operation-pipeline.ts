@@ -1,4 +1,5 @@
-// The one path every operation of either listener takes, driven by the contract's operation table:
+// The one path every operation of either listener takes, driven by the contract's operation table
+// (a CORS preflight, on any path, is answered first, without authentication: cors.ts):
 //
 //   route (operation-router.ts) → refuse a body → authenticate (the table's credential scheme)
 //   → authorise (the table's plans) → validate path, query and headers (request-validation.ts)
@@ -15,16 +16,18 @@ import { operations, type OperationId } from '@catalog/contract';
 import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
-import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
-import { closeFrames, isFrameStream } from './event-stream-writer.ts';
+import { isPreflight } from './cors.ts';
+import { exchangeOf, refuseBody, sendError, sendJson, sendPreflight, sendStream, type StreamWriting } from './exchange.ts';
 import type { Handler, Handlers } from './handler-types.ts';
 import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
+import { closeBody, isStreamBody } from '../stream/readiness.ts';
+import { defaultOf } from '../settings.ts';
 
-/** The deadline of a request when the listener names none. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** The deadline of a request when the listener names none: `--request-timeout-ms`'s default. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = defaultOf('request-timeout-ms');
 
 export interface PipelineDeps<L extends Listener, TServices> {
   listener: L;
@@ -42,7 +45,7 @@ export interface PipelineDeps<L extends Listener, TServices> {
   streaming?: StreamWriting;
 }
 
-/** Takes a request that names one of the listener's operations and returns true; false otherwise. */
+/** Takes a preflight or a request that names one of the listener's operations and returns true; false otherwise. */
 export type Dispatch = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Dispatch {
@@ -52,6 +55,10 @@ export function createOperationPipeline<L extends Listener, TServices>(deps: Pip
   return (req, res) => {
     const exchange = exchangeOf(req);
     exchange.listener = deps.listener;
+    if (isPreflight(req)) {
+      sendPreflight(deps.logger, req, res);
+      return true;
+    }
     try {
       const match = route(req.method ?? 'GET', exchange.path);
       if (match === null) return false;
@@ -96,9 +103,9 @@ function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServ
       const context = { ...deps.services, requestId: exchange.requestId, key: caller.key, plan: caller.plan, head: req.method === 'HEAD' };
       const result = await handler({ query, params, headers } as never, context);
       const answerHeaders = limitHeaders === undefined ? { ...result.headers } : { ...limitHeaders, ...result.headers };
-      if (isFrameStream(result.body)) {
+      if (isStreamBody(result.body)) {
         if (timedOut || deps.streaming === undefined) {
-          await closeFrames(result.body);
+          await closeBody(result.body);
           if (timedOut) return;
           throw new Error(`the ${deps.listener} listener cannot write the stream of ${operationId}`);
         }

@@ -10,7 +10,8 @@ export interface ParsedQuery {
 }
 
 export function parseQueryString(search: string): ParsedQuery {
-  const values: Record<string, string> = {};
+  // No prototype: `__proto__` is a parameter name like any other (refused later as unknown).
+  const values: Record<string, string> = Object.create(null) as Record<string, string>;
   let problem: string | null = null;
   if (search === '') return { values, problem };
   for (const part of search.split('&')) {

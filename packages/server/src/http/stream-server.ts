@@ -1,7 +1,7 @@
 // The stream listener: a bare node:http server whose one operation, `streamPrices`, is admitted by
 // the same pipeline as every API operation (operation-pipeline.ts: the contract's route, credential,
 // plans, parameters and headers, the key's quota, one writer), and whose handler returns the price
-// stream as a FrameStream. Everything that can be refused is refused before the first stream byte,
+// stream as a StreamBody (stream/readiness.ts). Everything that can be refused is refused before the first stream byte,
 // as the contract's ErrorBody with X-Request-Id.
 //
 // Guarantees and limits:
@@ -33,20 +33,20 @@ import type { PriceLog } from '../prices/price-log.ts';
 import type { KeyStore } from '../store/key-store.ts';
 import { BatchEncoder } from '../stream/batch-encoder.ts';
 import { encodeSubscription } from '../stream/encoded-subscription.ts';
-import { encodeComment, encodeRetry } from '../stream/frames.ts';
+import { encodeComment, encodeRetry, OPENING_RETRY_MS, UNAVAILABLE_RETRY_MS } from '@catalog/contract/stream';
 import { PriceHub } from '../stream/hub.ts';
+import type { StreamBody } from '../stream/readiness.ts';
 import type { Subscription } from '../stream/subscription.ts';
 import { createAuthenticator } from './auth.ts';
-import { answerPreflight } from './cors.ts';
 import { HttpRefusal } from './errors.ts';
-import { exchangeOf, sendError } from './exchange.ts';
-import type { FrameStream } from './event-stream-writer.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
 import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { requestValidator } from './request-validation.ts';
+import { createStaticRouter } from './static-router.ts';
+import { defaultOf } from '../settings.ts';
 
 export interface StreamServerDeps {
   priceLog: PriceLog;
@@ -66,17 +66,14 @@ export interface StreamServerDeps {
   requestTimeoutMs?: number;
 }
 
-export const DEFAULT_MAX_STREAMS_PER_KEY = 100;
+export const DEFAULT_MAX_STREAMS_PER_KEY = defaultOf('max-streams-per-key');
 /** Seconds a key at its stream cap is asked to wait before trying again. */
 export const TOO_MANY_STREAMS_RETRY_AFTER_SECONDS = 10;
 
-export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: 16_384, headersTimeoutMs: 15_000 };
+export const DEFAULT_STREAM_LIMITS: ListenerLimits = { maxConnections: defaultOf('max-stream-connections'), headersTimeoutMs: defaultOf('headers-timeout-ms') };
 
 export const STREAM_PATH = '/v1/stream';
-export const RETRY_MS = 2000;
-const OPENING = encodeRetry(RETRY_MS);
-/** The reconnect delay suggested when the price log is unreachable. */
-export const UNAVAILABLE_RETRY_MS = 5000;
+const OPENING = encodeRetry(OPENING_RETRY_MS);
 
 /** What the streamPrices handler opens streams with. */
 export interface PriceStreams {
@@ -86,7 +83,7 @@ export interface PriceStreams {
    * stream once the price log answers; while the log is down a GET gets a stream that only says
    * when to come back.
    */
-  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<FrameStream>;
+  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<StreamBody>;
 }
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
@@ -186,10 +183,9 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     },
   });
 
+  const shell = createStaticRouter({ logger, routes: [], notFound: (path) => `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.` });
   const server = http.createServer(SERVER_OPTIONS, (req, res) => {
-    if (answerPreflight(req, res) || dispatch(req, res)) return;
-    const path = exchangeOf(req).path;
-    sendError(logger, req, res, new HttpRefusal('not_found', `Nothing is served at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}; subscribe with GET ${STREAM_PATH}.`));
+    if (!dispatch(req, res)) shell(req, res);
   });
   applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
 
@@ -212,9 +208,8 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
 }
 
 /** A body of fixed frames. */
-function fixedFrames(texts: readonly string[]): FrameStream {
+function fixedFrames(texts: readonly string[]): StreamBody {
   return {
-    pendingBytes: 0,
     async *[Symbol.asyncIterator]() {
       yield* texts;
     },

@@ -10,7 +10,7 @@
 import { InvalidRequest } from '../catalog/errors.ts';
 import type { PriceEvent } from '../catalog/model.ts';
 
-export const RETAINED_EVENTS = 5000;
+export { RETAINED_EVENTS } from '@catalog/contract/stream';
 
 export interface StoredPriceEvent {
   id: number;

@@ -1,4 +1,4 @@
-// The batch encoder: a batch of stream items in, the bytes of their frames (frames.ts) out, in
+// The batch encoder: a batch of stream items in, the bytes of their frames (@catalog/contract/stream) out, in
 // order. Pure in effect: the same batch always gives the same bytes, and nothing is written
 // anywhere; what it keeps is a cache, so that a fan-out to thousands of subscribers encodes
 // each thing once:
@@ -13,7 +13,7 @@
 // round's runs go at the end of the next round's first turn. The frame cache lives as long as
 // the events.
 // A batch with a `reset` (replay only, rare) is encoded directly, without the run cache.
-import { encodeEvent, encodeReset } from './frames.ts';
+import { encodeEvent, encodeReset } from '@catalog/contract/stream';
 import type { EventItem, StreamItem } from './subscription.ts';
 import type { StoredPriceEvent } from '../prices/price-log.ts';
 

@@ -1,7 +1,8 @@
 // A subscription as the body of a server-sent-events response: the `opening` frame (the `retry:`
-// field), then each batch it yields, encoded by the batch encoder into the bytes of its frames,
-// with the subscription's queued bytes for the writer's buffer limit and its end as a signal. No
-// writing here (see http/event-stream-writer.ts). Once the body is finished, by its end or by its
+// field), then each batch it yields, encoded by the batch encoder into the bytes of its frames.
+// To its consumers it is a StreamBody, an AsyncIterable; its Readiness (stream/readiness.ts) is
+// the subscription's, except that the opening frame and the end are readable at once. No writing
+// here (see http/event-stream-writer.ts). Once the body is finished, by its end or by its
 // iterator's return() (iterated or not), the subscription is ended and `onClose` runs, once.
 //
 // Failure modes: when the price log fails under the stream (ServiceUnavailable), the body ends
@@ -12,17 +13,9 @@ import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { streamMetrics } from '../metrics.ts';
 import type { BatchEncoder } from './batch-encoder.ts';
-import { encodeRetry } from './frames.ts';
-import type { BatchMapping, StreamItem, Subscription } from './subscription.ts';
-
-export interface EncodedSubscription extends AsyncIterable<Buffer | string> {
-  /** Bytes of events queued for the subscriber and not yet taken. */
-  readonly pendingBytes: number;
-  /** Aborted when the subscription ends, however it ends. */
-  readonly signal: AbortSignal;
-  /** See FrameStream.whenReadable (http/event-stream-writer.ts). */
-  whenReadable(listener: () => void): boolean;
-}
+import { encodeRetry } from '@catalog/contract/stream';
+import { READINESS, type BatchMapping, type Readiness, type StreamBody } from './readiness.ts';
+import type { StreamItem, Subscription } from './subscription.ts';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
@@ -36,15 +29,15 @@ export interface EncodeSubscriptionOptions {
   onClose?: () => void;
 }
 
-export function encodeSubscription(subscription: Subscription, encoder: BatchEncoder, options: EncodeSubscriptionOptions): EncodedSubscription {
+export function encodeSubscription(subscription: Subscription, encoder: BatchEncoder, options: EncodeSubscriptionOptions): StreamBody {
   return new SubscriptionBody(subscription, encoder, options);
 }
 
 /**
- * The body is its own iterator and the subscription's batch mapping: one object with its
- * methods on the prototype, since one lives for every open stream, idle or not.
+ * The body is its own iterator, its own Readiness and the subscription's batch mapping: one
+ * object per open stream, idle or not (bench/README.md, "The stream's memory").
  */
-class SubscriptionBody implements EncodedSubscription, AsyncIterator<Buffer | string>, BatchMapping<Buffer | string> {
+class SubscriptionBody implements StreamBody, Readiness, AsyncIterator<Buffer | string>, BatchMapping<StreamItem, Buffer | string> {
   readonly #subscription: Subscription;
   readonly #encoder: BatchEncoder;
   readonly #opening: string;
@@ -68,8 +61,12 @@ class SubscriptionBody implements EncodedSubscription, AsyncIterator<Buffer | st
     this.#onClose = options.onClose;
   }
 
+  get [READINESS](): Readiness {
+    return this;
+  }
+
   get pendingBytes(): number {
-    return this.#subscription.queuedBytes;
+    return this.#subscription.pendingBytes;
   }
 
   get signal(): AbortSignal {
@@ -91,11 +88,13 @@ class SubscriptionBody implements EncodedSubscription, AsyncIterator<Buffer | st
     }
     if (!this.#opened) {
       this.#opened = true;
+      // Iterated from here on, so that whenReadable asks the subscription itself: an idle
+      // subscriber is then not pulled (and holds no pending next()) until its first events.
+      // The batches are encoded as the subscription settles each next(): one promise per batch.
+      this.#batches = this.#subscription.map<Buffer | string>(this);
       return Promise.resolve({ done: false, value: this.#opening });
     }
-    // The batches are encoded as the subscription settles each next(): one promise per batch.
-    this.#batches ??= this.#subscription.map<Buffer | string>(this);
-    return this.#batches.next();
+    return this.#batches!.next();
   }
 
   async return(): Promise<IteratorResult<Buffer | string>> {

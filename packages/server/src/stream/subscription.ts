@@ -1,9 +1,8 @@
 // One subscriber's view of the price log, pulled only: an AsyncIterable of batches. Each next()
 // resolves with every item there is at that moment: a page of the replay after Last-Event-ID, or
 // all the live events the hub queued since the last pull, in id order, with no gap and no
-// duplicate. It waits only when there is nothing to take. map() applies a function to each batch
-// as it settles (the encoder's), and whenReadable() lets a consumer wait without a pending
-// next(), which at fan-out scale is what keeps idle subscribers' memory flat.
+// duplicate. It waits only when there is nothing to take. Its readiness (pending bytes, end
+// signal, whenReadable) and map() are the readiness protocol's (stream/readiness.ts).
 //
 // Guarantees and failure modes:
 // - the hub registers the subscription BEFORE the replay reads the log, so every event appended
@@ -19,6 +18,7 @@
 //   ServiceUnavailable when reading a replay page or following the log fails), else it is done.
 //   Queued items not yet taken are dropped. `signal` is aborted at that moment.
 import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
+import { Batch, READINESS, type BatchMapping, type BatchSource, type Readiness } from './readiness.ts';
 
 export type StreamItem = { kind: 'reset'; requestedId: number; oldestId: number } | EventItem;
 
@@ -52,38 +52,15 @@ export interface SubscriptionOptions {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
-/** What a consumer makes of each batch, and of the error the subscription ended with. */
-export interface BatchMapping<T> {
-  batch(items: readonly StreamItem[]): T;
-  /** The last result for that error; without it (or when it throws) next() rejects. */
-  failed?(error: Error): IteratorResult<T>;
-  /** Called as next() yields the end (cleanly, or after `failed`'s result). */
-  done?(): void;
-}
-
 const NOTHING: readonly EventItem[] = [];
 
-/**
- * next()'s result for a batch. A class, not an object literal: V8 tracks survival per literal
- * and, once most results of one literal outlive a scavenge (at fan-out scale, a slice of woken
- * subscribers' results waits for the slice's microtasks), allocates all of them in the old
- * generation from then on, where they die and stay until the next full collection.
- */
-class Batch<T> implements IteratorYieldResult<T> {
-  readonly done = false;
-  readonly value: T;
-  constructor(value: T) {
-    this.value = value;
-  }
-}
-
-const AS_IS: BatchMapping<readonly StreamItem[]> = { batch: (items) => items };
+const AS_IS: BatchMapping<StreamItem, readonly StreamItem[]> = { batch: (items) => items };
 
 const sizeOf = ({ event }: EventItem): number => event.data.length + event.topic.length;
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
-export class Subscription implements AsyncIterable<readonly StreamItem[]> {
+export class Subscription implements BatchSource<StreamItem>, Readiness {
   readonly topics: ReadonlySet<string>;
   readonly #options: SubscriptionOptions;
   readonly #ended = new AbortController();
@@ -91,10 +68,8 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   #error: Error | null = null;
   /**
    * Live events offered and not yet taken, in id order: the first `#queued` entries. The array
-   * keeps its room from one take to the next. An array per take would outlive scavenges (it
-   * waits for the next event), which gets its allocation site pretenured by V8: every queue
-   * would then be born, and die, in the old generation, and memory under load would grow with
-   * the event rate until the next full collection.
+   * keeps its room from one take to the next rather than being replaced per take (why: see
+   * bench/README.md, "The stream's memory").
    */
   readonly #queue: (EventItem | undefined)[] = [];
   #queued = 0;
@@ -108,7 +83,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   /** How to resume a consumer whose next() waits for live events; null when none waits. */
   #resolveWait: ((result: IteratorResult<unknown>) => void) | null = null;
   #rejectWait: ((error: Error) => void) | null = null;
-  #mapping: BatchMapping<unknown> = AS_IS;
+  #mapping: BatchMapping<StreamItem, unknown> = AS_IS;
   readonly #onEnd: (subscription: Subscription) => void;
 
   constructor(options: SubscriptionOptions) {
@@ -117,12 +92,16 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     this.#onEnd = options.onEnd;
   }
 
-  /** Bytes of live events waiting to be taken. */
-  get queuedBytes(): number {
+  get [READINESS](): Readiness {
+    return this;
+  }
+
+  /** Readiness: bytes of live events waiting to be taken. */
+  get pendingBytes(): number {
     return this.#queuedBytes;
   }
 
-  /** Aborted when the subscription ends, however it ends. */
+  /** Readiness: aborted when the subscription ends, however it ends. */
   get signal(): AbortSignal {
     return this.#ended.signal;
   }
@@ -161,12 +140,10 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
   }
 
   /**
-   * For a consumer that waits without a pending next(): true when a next() would settle without
-   * waiting for live events (some are queued, a replay is under way, or the subscription ended);
-   * otherwise false, and `listener` is called once, when the hub wakes it for the events that
-   * make it so, or at the end. Not for a consumer with a next() pending. A
-   * pending next() per waiting subscriber would be held across turns, and at fan-out scale the
-   * scavenger promotes what it holds, which then dies in the old generation.
+   * Readiness: true when a next() would settle without waiting for live events (some are queued,
+   * a replay is under way, or the subscription ended); otherwise false, and `listener` is called
+   * once, when the hub wakes it for the events that make it so, or at the end. Not for a
+   * consumer with a next() pending.
    */
   whenReadable(listener: () => void): boolean {
     if (this.#queued > 0 || this.#replay !== null || this.#ended.signal.aborted) return true;
@@ -183,7 +160,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
    * the iterator is the subscription itself (its next() and return()), so that iterating it
    * allocates nothing that lives as long as the stream.
    */
-  map<T>(mapping: BatchMapping<T>): AsyncIterator<T> {
+  map<T>(mapping: BatchMapping<StreamItem, T>): AsyncIterator<T> {
     if (this.#replay !== undefined) throw new Error('a subscription can be iterated once');
     const { lastEventId, liveAfter, bounds } = this.#options;
     if (lastEventId === null) {
@@ -193,7 +170,7 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
     } else {
       this.#replay = this.#replayFrom(lastEventId);
     }
-    this.#mapping = mapping as BatchMapping<unknown>;
+    this.#mapping = mapping as BatchMapping<StreamItem, unknown>;
     return this as AsyncIterator<T>;
   }
 
@@ -230,8 +207,8 @@ export class Subscription implements AsyncIterable<readonly StreamItem[]> {
 
   /**
    * Live: what is queued, or a promise that the wake settles directly with the mapped batch.
-   * A wait holds the promise and its resolving functions across turns; the stream's writer
-   * waits with whenReadable instead, and pulls only what settles at once.
+   * The stream's writer does not wait here: it waits with whenReadable, and pulls only what
+   * settles at once.
    */
   #nextLive(): Promise<IteratorResult<unknown>> {
     const live = this.#takeQueue();

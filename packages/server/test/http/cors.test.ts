@@ -20,6 +20,17 @@ describe('cross-origin access', () => {
     expect(response.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
   });
 
+  it('answers a preflight through the one writer: X-Request-Id and one access line', async () => {
+    app = await startApp();
+    const response = await fetch(`${app.base}/docs`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'GET', 'x-request-id': 'preflight-1' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('x-request-id')).toBe('preflight-1');
+    expect(app.logs.filter((line) => line['request_id'] === 'preflight-1')).toMatchObject([{ msg: 'request', operation: 'preflight', method: 'OPTIONS', status: 204 }]);
+  });
+
   it('lets a browser read responses and their request id, refusals included', async () => {
     app = await startApp();
     for (const key of [undefined, null]) {

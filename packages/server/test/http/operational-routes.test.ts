@@ -84,6 +84,34 @@ describe('operational endpoints', () => {
     }
   });
 
+  it('serves a Redoc that asks no other site for its sidebar logo', async () => {
+    app = await startApp();
+    const html = await (await app.get('/docs', { key: null })).text();
+    const bundle = /src="(\/docs\/assets\/redoc-[^"]+)"/.exec(html)?.[1];
+    expect(bundle).toBeDefined();
+    const script = await (await app.get(bundle!, { key: null })).text();
+    expect(script.includes('redocly logo')).toBe(true);
+    expect(script.includes('cdn.redoc.ly')).toBe(false);
+  });
+
+  it('matches its paths as the operations do: any letter case, one trailing slash', async () => {
+    app = await startApp();
+    for (const path of ['/HealthZ', '/healthz/', '/openapi.json/']) {
+      expect((await app.get(path, { key: null })).status, path).toBe(200);
+    }
+    expect((await app.get('/healthz//', { key: null })).status).toBe(404);
+  });
+
+  it('answers HEAD with the head of GET and no body', async () => {
+    app = await startApp();
+    const get = await app.get('/openapi.json', { key: null });
+    const head = await app.get('/openapi.json', { key: null, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(await head.text()).toBe('');
+  });
+
   it('answers other methods with 405 and Allow', async () => {
     app = await startApp();
     const response = await app.get('/healthz', { method: 'POST', key: null });

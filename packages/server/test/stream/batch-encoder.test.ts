@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
-import { encodeEvent, encodeReset } from '../../src/stream/frames.ts';
+import { encodeEvent, encodeReset } from '@catalog/contract/stream';
 import type { StoredPriceEvent } from '../../src/prices/price-log.ts';
 import type { EventItem, StreamItem } from '../../src/stream/subscription.ts';
 

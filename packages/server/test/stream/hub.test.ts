@@ -179,14 +179,14 @@ describe('Subscription batches', () => {
     const waiting = batches.next();
     const stored = await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(NL), buildPriceEventOnTopic(US)]);
     expect(batchIds((await waiting).value as readonly StreamItem[])).toEqual(stored.map((event) => event.id));
-    expect(subscription.queuedBytes).toBe(0);
+    expect(subscription.pendingBytes).toBe(0);
   });
 
   it('counts queued bytes until they are taken, and aborts its signal when it ends', async () => {
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
     const batches = subscription[Symbol.asyncIterator]();
     const [event] = await log.append([buildPriceEventOnTopic(US)]);
-    await expect.poll(() => subscription.queuedBytes).toBe((event?.data.length ?? 0) + US.length);
+    await expect.poll(() => subscription.pendingBytes).toBe((event?.data.length ?? 0) + US.length);
     expect(batchIds((await batches.next()).value as readonly StreamItem[])).toEqual([event?.id]);
     expect(subscription.signal.aborted).toBe(false);
     await batches.return?.();

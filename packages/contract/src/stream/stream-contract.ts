@@ -1,9 +1,10 @@
-// What the contract says about a stream request that the topic parser needs, read from the OpenAPI
-// document's `streamPrices` operation and the PriceEvent schema, so that a limit or source changed
-// in specs/ changes what the stream (and the stream mock) accept without a second definition here.
+// What the contract says about a stream request that the topic rule and the stream mock need, read
+// from the OpenAPI document's `streamPrices` operation and the PriceEvent schema, so that a limit
+// or source changed in specs/ changes what the stream and the stream mock accept, with no second
+// definition anywhere.
 // The headers' schemas themselves are enforced by the request pipeline's contract validation.
 // Fails at start-up, not per request, when the document no longer has what is read.
-import { openapiDocument } from '@catalog/contract/documents';
+import { openapiDocument } from '../generated/openapi.gen.ts';
 
 interface StringSchema {
   minLength?: number;
@@ -41,3 +42,6 @@ export const TOPICS_HEADER_MAX_LENGTH = required(streamHeader('Topics').schema.m
 
 /** The price sources topics may name: the PriceEvent `source` values. */
 export const PRICE_SOURCES: readonly string[] = required(document.components.schemas['PriceEvent']?.properties?.['source']?.enum, 'the PriceEvent source values');
+
+/** The `Last-Event-ID` header's pattern (an event id). */
+export const LAST_EVENT_ID_PATTERN = new RegExp(required(streamHeader('Last-Event-ID').schema.pattern, 'the Last-Event-ID pattern'));

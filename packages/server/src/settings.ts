@@ -1,0 +1,217 @@
+// The service's settings, each once: flag, environment variable, typed default, bounds and help.
+// This one table drives parsing and `--help` (cli/command-line.ts), the typed Config (config.ts),
+// the README's configuration reference (`pnpm docs:config`) and the defaults the listeners fall
+// back on when a caller gives none (stream-server.ts, operation-pipeline.ts). It imports only the
+// contract's stream figures, so every layer may read it.
+//
+// A default is either a value of the setting's type, or, where it depends on other settings,
+// null with `defaultRule` saying what it is (applied by config.ts).
+
+import { HEARTBEAT_MS } from '@catalog/contract/stream';
+
+interface SettingBase {
+  /** The value's placeholder in help, e.g. `<ms>`. */
+  value: string;
+  env: string;
+  help: string;
+  /** The default when it is a rule rather than a value (then `default` is null). */
+  defaultRule?: string;
+}
+
+export interface IntegerSetting extends SettingBase {
+  kind: 'integer';
+  default: number | null;
+  min: number;
+  max: number;
+}
+
+export interface NumberSetting extends SettingBase {
+  kind: 'number';
+  default: number;
+  min: number;
+  max: number;
+}
+
+export interface TextSetting extends SettingBase {
+  kind: 'text';
+  default: string | null;
+  choices?: readonly string[];
+}
+
+export type Setting = IntegerSetting | NumberSetting | TextSetting;
+
+/** `serve` and `start` settings by flag (without dashes), in the order help lists them. */
+export const SERVE_SETTINGS = {
+  db: {
+    kind: 'text',
+    value: '<url>',
+    env: 'DATABASE_URL',
+    default: 'sqlite:./data/catalog.db',
+    help: 'the catalog and key database: sqlite:<path> (embedded) or postgres://user@host:5432/name',
+  },
+  'price-log': {
+    kind: 'text',
+    value: '<url>',
+    env: 'PRICE_LOG_URL',
+    default: null,
+    defaultRule: 'the --db database when it is SQLite',
+    help: 'the price log: sqlite:<path> or redis://host:6379 (required with PostgreSQL)',
+  },
+  host: { kind: 'text', value: '<address>', env: 'HOST', default: '127.0.0.1', help: 'the address both listeners bind; 0.0.0.0 to be reachable from a load balancer' },
+  port: { kind: 'integer', value: '<n>', env: 'PORT', default: 8080, min: 0, max: 65535, help: 'the HTTP API port (0 picks a free one)' },
+  'sse-port': { kind: 'integer', value: '<n>', env: 'SSE_PORT', default: 8081, min: 0, max: 65535, help: 'the price stream port (0 picks a free one)' },
+  'simulate-prices': {
+    kind: 'number',
+    value: '<events/s>',
+    env: 'SIMULATE_PRICES',
+    default: 0,
+    min: 0,
+    max: 100_000,
+    help: 'price events per second from the built-in simulator; 0 turns it off',
+  },
+  'rate-limit': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'RATE_LIMIT',
+    default: null,
+    min: 0,
+    max: 10_000_000,
+    help: 'requests per key per minute for every plan; 0 turns limits off',
+  },
+  'rate-limit-free': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'RATE_LIMIT_FREE',
+    default: 600,
+    min: 0,
+    max: 10_000_000,
+    help: 'requests (and stream attempts) per free key per minute',
+  },
+  'rate-limit-pro': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'RATE_LIMIT_PRO',
+    default: 6000,
+    min: 0,
+    max: 10_000_000,
+    help: 'requests (and stream attempts) per Pro key per minute',
+  },
+  'auth-failure-limit': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'AUTH_FAILURE_LIMIT',
+    default: 300,
+    min: 0,
+    max: 10_000_000,
+    help: 'failed authentications per client address per minute before 429s',
+  },
+  'rate-limit-store': {
+    kind: 'text',
+    value: '<url>',
+    env: 'RATE_LIMIT_STORE',
+    default: null,
+    defaultRule: 'the price log when it is Redis, else memory',
+    help: 'where rate-limit counts live: memory (per process) or redis://… (shared by every instance)',
+  },
+  'max-streams-per-key': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'MAX_STREAMS_PER_KEY',
+    default: 100,
+    min: 1,
+    max: 1_000_000,
+    help: 'open streams one key may hold on this instance',
+  },
+  'max-connections': { kind: 'integer', value: '<n>', env: 'MAX_CONNECTIONS', default: 4096, min: 1, max: 1_000_000, help: 'open sockets on the API listener' },
+  'max-stream-connections': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'MAX_STREAM_CONNECTIONS',
+    default: 16384,
+    min: 1,
+    max: 1_000_000,
+    help: 'open sockets on the stream listener',
+  },
+  'headers-timeout-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'HEADERS_TIMEOUT_MS',
+    default: 15000,
+    min: 1000,
+    max: 120_000,
+    help: 'time a socket has to send complete request headers (then 408)',
+  },
+  'request-timeout-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'REQUEST_TIMEOUT_MS',
+    default: 10000,
+    min: 100,
+    max: 600_000,
+    help: 'time an API request has to be answered (then 503)',
+  },
+  'metrics-port': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'METRICS_PORT',
+    default: null,
+    defaultRule: 'none (no metrics listener)',
+    min: 0,
+    max: 65535,
+    help: 'serve Prometheus metrics at /metrics on this port (both threads, one scrape)',
+  },
+  'shutdown-delay-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'SHUTDOWN_DELAY_MS',
+    default: 0,
+    min: 0,
+    max: 600_000,
+    help: 'on SIGTERM, time /readyz answers 503 while both listeners still serve, so a load balancer stops sending before they close',
+  },
+  'shutdown-grace-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'SHUTDOWN_GRACE_MS',
+    default: 10000,
+    min: 0,
+    max: 600_000,
+    help: 'on SIGTERM, once the listeners close, time in-flight requests have to finish before their sockets are closed',
+  },
+  'heartbeat-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'HEARTBEAT_MS',
+    default: HEARTBEAT_MS,
+    min: 10,
+    max: 3_600_000,
+    help: 'interval of the stream heartbeat comment',
+  },
+  'max-subscriber-buffer-bytes': {
+    kind: 'integer',
+    value: '<bytes>',
+    env: 'MAX_SUBSCRIBER_BUFFER_BYTES',
+    default: 1_048_576,
+    min: 65_536,
+    max: 1_073_741_824,
+    help: 'bytes held for one stream subscriber (queued, buffered and unacknowledged) before it is disconnected',
+  },
+  'log-level': {
+    kind: 'text',
+    value: '<level>',
+    env: 'LOG_LEVEL',
+    default: 'info',
+    choices: ['debug', 'info', 'warn', 'error'],
+    help: 'the least severe level logged',
+  },
+} as const satisfies Record<string, Setting>;
+
+export type ServeFlag = keyof typeof SERVE_SETTINGS;
+
+/** The default of a setting whose default is a value, typed as the setting's value. */
+export function defaultOf<F extends ServeFlag>(flag: F): Exclude<(typeof SERVE_SETTINGS)[F]['default'], null> {
+  const setting: Setting = SERVE_SETTINGS[flag];
+  const value = setting.default;
+  if (value === null) throw new Error(`--${flag} has no default value (${setting.defaultRule ?? 'none'})`);
+  return value as Exclude<(typeof SERVE_SETTINGS)[F]['default'], null>;
+}
