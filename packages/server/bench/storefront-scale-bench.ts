@@ -18,6 +18,9 @@ export interface ScaleRow {
   size: number;
   loadSeconds: number;
   heapMiB: number;
+  /** Typed arrays' memory, outside the heap. */
+  arrayBuffersMiB: number;
+  rssMiB: number;
   kinds: { kind: string; p50: number; p99: number; meanTotal: number }[];
 }
 
@@ -82,7 +85,10 @@ export async function measureScale(size: number, requests = 2_000, seed = '7'): 
   index.prepare();
   const loadSeconds = (performance.now() - started) / 1000;
   globalThis.gc?.();
-  const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+  const memory = process.memoryUsage();
+  const heapMiB = memory.heapUsed / 2 ** 20;
+  const arrayBuffersMiB = memory.arrayBuffers / 2 ** 20;
+  const rssMiB = memory.rss / 2 ** 20;
   const kinds: ScaleRow['kinds'] = [];
   for (const [kind, make] of Object.entries(KINDS)) {
     const searches: StorefrontSearch[] = Array.from({ length: requests }, (_, i) => {
@@ -110,7 +116,7 @@ export async function measureScale(size: number, requests = 2_000, seed = '7'): 
     kinds.push({ kind, p50: percentile(times, 50), p99: percentile(times, 99), meanTotal: Math.round(totals / searches.length) });
     progress(`storefront scale: ${size} ${kind}: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms`);
   }
-  return { size, loadSeconds, heapMiB, kinds };
+  return { size, loadSeconds, heapMiB, arrayBuffersMiB, rssMiB, kinds };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -123,5 +129,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const kind of Object.keys(KINDS)) {
     process.stdout.write(`| ${kind} | ${rows.map((row) => { const k = row.kinds.find((entry) => entry.kind === kind)!; return `${k.p50.toFixed(2)} / ${k.p99.toFixed(2)} (${k.meanTotal.toLocaleString('en')} matches)`; }).join(' | ')} |\n`);
   }
-  process.stdout.write(`| load s, heap MiB | ${rows.map((row) => `${row.loadSeconds.toFixed(1)}, ${row.heapMiB.toFixed(0)}`).join(' | ')} |\n`);
+  process.stdout.write(`| load s, heap + array buffers MiB, RSS MiB | ${rows.map((row) => `${row.loadSeconds.toFixed(1)}, ${row.heapMiB.toFixed(0)} + ${row.arrayBuffersMiB.toFixed(0)}, ${row.rssMiB.toFixed(0)}`).join(' | ')} |\n`);
 }
