@@ -29,7 +29,7 @@ const TAGS = ['COLOR_BLACK', 'COLOR_WHITE', 'STYLE_RUNNER', 'SEASON_SS24', 'TOET
 const WORDS = ['air', 'runner', 'black', 'low', 'retro', 'boot', 'white', 'max', 'classic', 'trail'];
 
 /** Distinct searches of each kind; the i-th of a kind differs from every other. */
-const KINDS: Record<string, (i: number) => { filter?: string; text?: string; sort?: StorefrontSort }> = {
+export const KINDS: Record<string, (i: number) => { filter?: string; text?: string; sort?: StorefrontSort }> = {
   'price_min >= X AND price_max <= Y AND available = true': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true` }),
   'the same, sorted by updated_at desc': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true`, sort: 'updated_at:desc' }),
   'tags IN (3) AND price_display < X': (i) => ({ filter: `tags IN [${[0, 1, 2].map((k) => TAGS[(i + k * 3) % TAGS.length]).join(', ')}] AND price_display < ${60 + i}` }),

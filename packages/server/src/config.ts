@@ -35,6 +35,8 @@ export interface Config {
   metricsPort?: number;
   /** Set by the service for its stream thread: log readable lines, as the main thread does on a terminal. */
   terminalLogs?: boolean;
+  /** Where storefront index snapshots live; undefined: the engine's default place; 'none': off. */
+  indexSnapshotDir?: string;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -133,6 +135,7 @@ export function configFrom(values: ParsedValues): Config {
     shutdownGraceMs: 10000,
     shutdownDelayMs: integer('shutdown-delay-ms', text('shutdown-delay-ms'), 0, 0, 600_000),
     ...(text('metrics-port') === undefined ? {} : { metricsPort: integer('metrics-port', text('metrics-port'), 0, 0, 65535) }),
+    ...(text('index-snapshot-dir') === undefined ? {} : { indexSnapshotDir: text('index-snapshot-dir')! }),
     maxConnections: integer('max-connections', text('max-connections'), 4096, 1, 1_000_000),
     maxStreamConnections: integer('max-stream-connections', text('max-stream-connections'), 16384, 1, 1_000_000),
     headersTimeoutMs: integer('headers-timeout-ms', text('headers-timeout-ms'), 15000, 1000, 120_000),

@@ -70,7 +70,7 @@ function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues
 
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const stores = await openCatalogStores(config.databaseUrl, logger);
+  const stores = await openCatalogStores(config.databaseUrl, logger, { indexSnapshotDir: config.indexSnapshotDir ?? 'default' });
   const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {
     await stores.close();
     throw error;

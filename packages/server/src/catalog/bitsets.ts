@@ -371,8 +371,8 @@ const POSTINGS_LOG_MIN = 16_384;
  */
 export class Postings {
   /** offsets[term] .. offsets[term + 1]: the term's slots in `slots`, for terms below `#terms`. */
-  #offsets = new Uint32Array(1);
-  #slots = new Int32Array(0);
+  #offsets: Uint32Array = new Uint32Array(1);
+  #slots: Int32Array = new Int32Array(0);
   #terms = 0;
   /** Entries added since the block was built, as (term, slot) pairs. */
   readonly #logTerms = new IntList();
@@ -391,6 +391,11 @@ export class Postings {
   /** Counts an entry made stale by a slot that no longer holds its term. */
   drop(): void {
     this.stale += 1;
+  }
+
+  /** Whether the block alone answers: nothing logged, nothing stale. */
+  get clean(): boolean {
+    return this.#logTerms.length === 0 && this.stale === 0;
   }
 
   get due(): boolean {
@@ -461,13 +466,13 @@ export class Postings {
     this.stale = 0;
   }
 
-  /** The block and log as typed arrays (for a snapshot). */
-  get parts(): { offsets: Uint32Array; slots: Int32Array } {
-    return { offsets: this.#offsets, slots: this.#slots };
+  /** The compact block (for a snapshot: `compact` first, so the log is empty). */
+  parts(): [Uint32Array, Int32Array] {
+    return [this.#offsets, this.#slots];
   }
 
-  /** Takes a block written by `parts` (with an empty log). */
-  restore(offsets: Uint32Array<ArrayBuffer>, slots: Int32Array<ArrayBuffer>): void {
+  /** Takes a block `parts` gave, with an empty log. */
+  restore(offsets: Uint32Array, slots: Int32Array): void {
     this.#offsets = offsets;
     this.#slots = slots;
     this.#terms = offsets.length - 1;
@@ -483,23 +488,44 @@ export class Postings {
  * bytes of every term in one buffer, found through an open-addressing table of FNV-1a hashes.
  */
 export class TermDictionary {
-  #bytes = new Uint8Array(1 << 16);
+  #bytes: Uint8Array = new Uint8Array(1 << 16);
   #used = 0;
   /** starts[code] .. starts[code + 1]: the term's bytes. */
   readonly #starts = new Growable((n) => new Uint32Array(n));
   readonly #hashes = new Growable((n) => new Uint32Array(n));
   #size = 0;
   /** code + 1 per table slot, 0 when empty; a power of two, at most half full. */
-  #table = new Int32Array(1024);
+  #table: Int32Array = new Int32Array(1024);
   #scratch = new Uint8Array(256);
 
   get size(): number {
     return this.#size;
   }
 
+  /**
+   * The code of `foldText(raw)`, adding it when new. Printable ASCII (what most tags and words are)
+   * is lower-cased into the scratch buffer directly: no string is made.
+   */
+  codeFolded(raw: string, fold: (text: string) => string): number {
+    const length = raw.length;
+    if (length > this.#scratch.length) this.#scratch = new Uint8Array(length * 3);
+    const scratch = this.#scratch;
+    for (let i = 0; i < length; i += 1) {
+      let unit = raw.charCodeAt(i);
+      if (unit < 0x20 || unit > 0x7e) return this.code(fold(raw));
+      if (unit >= 0x41 && unit <= 0x5a) unit += 0x20;
+      scratch[i] = unit;
+    }
+    return this.#codeOfScratch(length);
+  }
+
   /** The term's code, adding it when new. */
   code(term: string): number {
-    const length = this.#encode(term);
+    return this.#codeOfScratch(this.#encode(term));
+  }
+
+  /** The code of the term whose UTF-8 bytes are the scratch buffer's first `length`. */
+  #codeOfScratch(length: number): number {
     const hash = fnv(this.#scratch, length);
     const found = this.#lookup(hash, length);
     if (found >= 0) return found;
@@ -526,6 +552,23 @@ export class TermDictionary {
   find(term: string): number {
     const length = this.#encode(term);
     return this.#lookup(fnv(this.#scratch, length), length);
+  }
+
+  /** Its state as typed arrays (views: copy or write them before the next `code`). */
+  parts(): [Uint8Array, Uint32Array, Uint32Array, Int32Array] {
+    return [this.#bytes.subarray(0, this.#used), this.#starts.data.subarray(0, this.#size + 1), this.#hashes.data.subarray(0, this.#size), this.#table];
+  }
+
+  /** A dictionary of the state `parts` gave. */
+  static fromParts(bytes: Uint8Array<ArrayBuffer>, starts: Uint32Array<ArrayBuffer>, hashes: Uint32Array<ArrayBuffer>, table: Int32Array<ArrayBuffer>): TermDictionary {
+    const dictionary = new TermDictionary();
+    dictionary.#bytes = bytes;
+    dictionary.#used = bytes.length;
+    dictionary.#size = hashes.length;
+    dictionary.#starts.data = starts;
+    dictionary.#hashes.data = hashes;
+    dictionary.#table = table;
+    return dictionary;
   }
 
   /** Gives back spare room once a load is done. */

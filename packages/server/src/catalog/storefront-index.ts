@@ -86,6 +86,20 @@ export interface StorefrontSearch {
   limit: number;
 }
 
+type TypedArray = Float64Array | Int32Array | Uint32Array | Uint8Array;
+
+/** An index as a snapshot keeps it (StorefrontIndex.state / fromState). */
+export interface StorefrontIndexState {
+  size: number;
+  /** Per coded field, its folded values in code order. */
+  coded: Record<'shop_name' | 'brand' | 'product_type', string[]>;
+  tagsByWord: [number, number[]][];
+  codesByWord: [number, { field: 'brand' | 'product_type' | 'shop_name'; code: number }[]][];
+  /** Entries of dropped lists in the tag and title-word buffers. */
+  garbage: [number, number];
+  arrays: TypedArray[];
+}
+
 /** Few distinct values: kept as dictionary codes with a posting list per code. */
 const CODED_FIELDS = ['shop_name', 'brand', 'product_type'] as const;
 /** About one value per product: kept as a 64-bit hash of the folded text. */
@@ -99,6 +113,8 @@ const NUMBER_FIELDS = [
   'product_created_at',
   'product_published_at',
 ] as const;
+/** Number columns a sort orders by (besides the cursor). */
+const SORTED_FIELDS = ['updated_at', 'product_published_at'] as const;
 type CodedField = (typeof CODED_FIELDS)[number];
 type HashedField = (typeof HASHED_FIELDS)[number];
 type NumberField = (typeof NUMBER_FIELDS)[number];
@@ -180,7 +196,7 @@ export class StorefrontIndex {
     Growable<Uint32Array>
   >;
   /** Tags (folded) and words share one dictionary: a tag that is one word has that word's code. */
-  readonly #terms = new TermDictionary();
+  #terms = new TermDictionary();
   readonly #tagsOf = new TermLists();
   readonly #titleWordsOf = new TermLists();
   readonly #tags = new Postings();
@@ -192,11 +208,10 @@ export class StorefrontIndex {
   /** Word code → brands and product types that have that word. */
   readonly #codesByWord = new Map<number, { field: CodedField; code: number }[]>();
   /**
-   * Recently written raw values → their codes, so a repeated value (most tags, titles, every shop,
-   * brand and type) is folded, split and looked up once: bounded, emptied when full.
+   * Recently written raw values → their codes, so a repeated value (titles, every shop, brand and
+   * type) is folded, split and looked up once: bounded, emptied when full.
    */
   readonly #rawCodes = Object.fromEntries(CODED_FIELDS.map((field) => [field, new Map<string, number>()])) as Record<CodedField, Map<string, number>>;
-  readonly #rawTags = new Map<string, number>();
   readonly #rawTitles = new Map<string, readonly number[]>();
   /** Range indexes of the number columns that range leaves have asked for, kept current by every write. */
   readonly #ranges = new Map<NumberField, RangeIndex>();
@@ -260,8 +275,81 @@ export class StorefrontIndex {
     this.#compactPostings(true);
     this.#trim();
     for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
-    this.#permutation('updated_at');
-    this.#permutation('product_published_at');
+    for (const field of SORTED_FIELDS) this.#permutation(field);
+  }
+
+  /**
+   * The index as typed arrays (views into the index: write them out before the next write) and the
+   * rest as JSON, for a snapshot; `fromState` makes the same index of them.
+   */
+  state(): StorefrontIndexState {
+    this.prepare();
+    const size = this.#size;
+    const lists = (of: TermLists): TypedArray[] => [of.arena.data.subarray(0, of.used), of.start.data.subarray(0, size)];
+    const arrays: TypedArray[] = [
+      this.#cursor.data.subarray(0, size),
+      ...NUMBER_FIELDS.map((field) => this.#numbers[field].data.subarray(0, size)),
+      this.#available.data.subarray(0, wordsFor(size)),
+      ...CODED_FIELDS.map((field) => this.#coded[field].codes.data.subarray(0, size)),
+      ...HASHED_FIELDS.map((field) => this.#hashes[field].data.subarray(0, 2 * size)),
+      ...lists(this.#tagsOf),
+      ...lists(this.#titleWordsOf),
+      this.#tagKind.data.subarray(0, this.#terms.size),
+      ...this.#terms.parts(),
+      ...CODED_FIELDS.flatMap((field) => this.#coded[field].postings.parts()),
+      ...this.#tags.parts(),
+      ...this.#titleWords.parts(),
+      ...SORTED_FIELDS.map((field) => this.#permutation(field)),
+    ];
+    return {
+      size,
+      coded: Object.fromEntries(CODED_FIELDS.map((field) => [field, [...this.#coded[field].dictionary.keys()]])) as Record<CodedField, string[]>,
+      tagsByWord: [...this.#tagsByWord],
+      codesByWord: [...this.#codesByWord],
+      garbage: [this.#tagsOf.garbage, this.#titleWordsOf.garbage],
+      arrays,
+    };
+  }
+
+  /** The index `state` described; the arrays become its own (not copied). */
+  static fromState(state: StorefrontIndexState): StorefrontIndex {
+    const index = new StorefrontIndex();
+    const arrays = [...state.arrays];
+    // Each array must be of the kind its place holds; the index's own buffers are typed over ArrayBuffer.
+    const next = (kind: new (length: number) => TypedArray): never => {
+      const array = arrays.shift();
+      if (!(array instanceof kind)) throw new Error('storefront index state: arrays out of order');
+      return array as never;
+    };
+    const size = state.size;
+    index.#size = size;
+    index.#cursor.data = next(Float64Array);
+    for (const field of NUMBER_FIELDS) index.#numbers[field].data = next(Float64Array);
+    index.#available.data = next(Uint32Array);
+    for (const field of CODED_FIELDS) index.#coded[field].codes.data = next(Int32Array);
+    for (const field of HASHED_FIELDS) index.#hashes[field].data = next(Uint32Array);
+    for (const [lists, garbage] of [[index.#tagsOf, state.garbage[0]], [index.#titleWordsOf, state.garbage[1]]] as const) {
+      lists.arena.data = next(Int32Array);
+      lists.used = lists.arena.data.length;
+      lists.start.data = next(Uint32Array);
+      lists.garbage = garbage;
+    }
+    index.#tagKind.data = next(Uint8Array);
+    index.#terms = TermDictionary.fromParts(next(Uint8Array), next(Uint32Array), next(Uint32Array), next(Int32Array));
+    for (const field of CODED_FIELDS) {
+      const coded = index.#coded[field];
+      state.coded[field].forEach((value, code) => coded.dictionary.set(value, code));
+      coded.postings.restore(next(Uint32Array), next(Int32Array));
+    }
+    index.#tags.restore(next(Uint32Array), next(Int32Array));
+    index.#titleWords.restore(next(Uint32Array), next(Int32Array));
+    for (const field of SORTED_FIELDS) index.#orders.set(field, new SortedSlots(next(Int32Array)));
+    for (const [word, tags] of state.tagsByWord) index.#tagsByWord.set(word, tags);
+    for (const [word, codes] of state.codesByWord) index.#codesByWord.set(word, codes);
+    if (arrays.length !== 0) throw new Error('storefront index state: arrays left over');
+    // Columns hold exactly `size` slots: the next write grows them.
+    index.prepare();
+    return index;
   }
 
   /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
@@ -370,10 +458,7 @@ export class StorefrontIndex {
 
   /** The tag's code; the first time a tag is seen, its words are noted. */
   #tagCode(tag: string): number {
-    const known = this.#rawTags.get(tag);
-    if (known !== undefined) return known;
-    const code = this.#terms.code(foldText(tag));
-    remember(this.#rawTags, tag, code);
+    const code = this.#terms.codeFolded(tag, foldText);
     this.#tagKind.ensure(this.#terms.size);
     if (this.#tagKind.data[code] !== 0) return code;
     const words = [...new Set(wordsOf(tag))].map((word) => this.#terms.code(word));
@@ -450,10 +535,10 @@ export class StorefrontIndex {
     const size = this.#size;
     for (const field of CODED_FIELDS) {
       const { codes, postings, dictionary } = this.#coded[field];
-      if (all || postings.due) postings.compact(size, dictionary.size, (slot, emit) => emit(codes.data[slot]!));
+      if ((all && !postings.clean) || postings.due) postings.compact(size, dictionary.size, (slot, emit) => emit(codes.data[slot]!));
     }
-    if (all || this.#tags.due) this.#tags.compact(size, this.#terms.size, (slot, emit) => this.#tagsOf.forEach(slot, emit));
-    if (all || this.#titleWords.due) this.#titleWords.compact(size, this.#terms.size, (slot, emit) => this.#titleWordsOf.forEach(slot, emit));
+    if ((all && !this.#tags.clean) || this.#tags.due) this.#tags.compact(size, this.#terms.size, (slot, emit) => this.#tagsOf.forEach(slot, emit));
+    if ((all && !this.#titleWords.clean) || this.#titleWords.due) this.#titleWords.compact(size, this.#terms.size, (slot, emit) => this.#titleWordsOf.forEach(slot, emit));
   }
 
   /** The matching slots as a bitset, or undefined when every product matches. */

@@ -65,6 +65,7 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'metrics-port', value: '<n>', env: 'METRICS_PORT', default: 'none (no metrics listener)', help: 'serve Prometheus metrics at /metrics on this port (both threads, one scrape)' },
   { flag: 'shutdown-delay-ms', value: '<ms>', env: 'SHUTDOWN_DELAY_MS', default: '0', help: 'on SIGTERM, time /readyz answers 503 while both listeners still serve, so a load balancer stops sending before they close' },
   { flag: 'heartbeat-ms', value: '<ms>', env: 'HEARTBEAT_MS', default: '15000', help: 'interval of the stream heartbeat comment' },
+  { flag: 'index-snapshot-dir', value: '<dir>', env: 'INDEX_SNAPSHOT_DIR', default: 'beside a SQLite catalog; <tmpdir>/catalog-storefront-index for PostgreSQL', help: 'where the storefront index snapshot (one file per catalog) is read at start and written after it, so a restart does not read every storefront row; `none` turns it off' },
   { flag: 'log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', help: 'the least severe level logged', choices: ['debug', 'info', 'warn', 'error'] },
 ];
 
