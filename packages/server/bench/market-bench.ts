@@ -68,8 +68,8 @@ export async function runMarketBench(options: { db: string; cli: string; request
     const readySeconds = (performance.now() - started) / 1000;
     const readyRssMiB = readRssKib(server.pid) / 1024;
     const headers = { authorization: key };
-    const first = await (await fetch(`${base}${pathOf({})}`, { headers })).json() as { total?: number };
-    const products = first.total ?? Number.NaN;
+    const first = (await (await fetch(`${base}${pathOf({})}`, { headers })).json()) as { meta?: { total?: number } };
+    const products = first.meta?.total ?? Number.NaN;
     progress(`market ${cli} ${db.split(':')[0]}: ready in ${readySeconds.toFixed(1)} s, ${products} products, RSS ${readyRssMiB.toFixed(0)} MiB`);
     const kinds: MarketRow['kinds'] = [];
     for (const [kind, make] of Object.entries(KINDS)) {
