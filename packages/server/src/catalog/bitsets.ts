@@ -494,7 +494,7 @@ export class TermDictionary {
   readonly #starts = new Growable((n) => new Uint32Array(n));
   readonly #hashes = new Growable((n) => new Uint32Array(n));
   #size = 0;
-  /** code + 1 per table slot, 0 when empty; a power of two, at most half full. */
+  /** code + 1 per table slot, 0 when empty; a power of two, at most three quarters full. */
   #table: Int32Array = new Int32Array(1024);
   #scratch = new Uint8Array(256);
 
@@ -543,7 +543,7 @@ export class TermDictionary {
     this.#starts.data[code + 1] = this.#used;
     this.#hashes.data[code] = hash;
     this.#size += 1;
-    if (this.#size * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+    if (this.#size * 4 > this.#table.length * 3) this.#rehash(this.#table.length * 2);
     else this.#place(code, hash);
     return code;
   }
