@@ -14,8 +14,8 @@
 // - Snapshot (with `snapshotDir`): warm() loads the index from the snapshot of this catalog when
 //   there is a sound one (storefront-snapshot.ts says which are served) and catches up through the
 //   change feed; else it loads every row. After a warm() that read at least SNAPSHOT_REWRITE_SHARE
-//   of the products from the engine, it writes a new snapshot in the background; index refreshes
-//   wait for that write (listings wait only when a write is due meanwhile).
+//   of the products from the engine, it writes a new snapshot in the background; a refresh that
+//   finds changes waits for that write before applying them.
 // Limits: warm() (the service calls it at start) or else the first listing loads every storefront
 // row (in pages of LOAD_PAGE rows), then builds the index's search structures in one synchronous
 // step; the index lives in this process's memory.
@@ -51,7 +51,7 @@ export class IndexedCatalogStore implements CatalogStore {
   readonly #engine: CatalogEngine;
   #index = new StorefrontIndex();
   readonly #options: IndexedCatalogStoreOptions;
-  /** A snapshot being written: index refreshes wait for it. */
+  /** A snapshot being written: changes to the index wait for it. */
   #snapshotWriting: Promise<void> | undefined;
   #snapshot: SnapshotStatus = { loaded: false };
   #position: StorefrontChange = { change: -1, cursor: 0 };
@@ -224,7 +224,6 @@ export class IndexedCatalogStore implements CatalogStore {
   }
 
   async #refresh(): Promise<void> {
-    await this.#snapshotWriting;
     const startedAt = performance.now();
     const writes = this.#writes;
     const token = this.#engine.changeToken?.();
@@ -232,6 +231,8 @@ export class IndexedCatalogStore implements CatalogStore {
     for (;;) {
       const rows = await this.#engine.storefrontChangesSince(this.#position, LOAD_PAGE);
       if (rows.length === 0) break;
+      // The snapshot being written is the index's own arrays: changes wait until it is out.
+      await this.#snapshotWriting;
       this.#index.upsert(rows);
       this.#rowsRead += rows.length;
       const last = rows[rows.length - 1]!;

@@ -47,6 +47,8 @@ function kindOf(array: StorefrontIndexState['arrays'][number]): Kind {
 }
 
 const padding = (bytes: number): number => (8 - (bytes % 8)) % 8;
+/** Bytes checksummed or written in one turn of the event loop. */
+const WRITE_SLICE = 4 << 20;
 
 /** Writes `state` (taken at `position` of `catalog`) to `file`; the index must not change meanwhile. */
 export async function writeSnapshot(file: string, catalog: string, position: StorefrontChange, state: StorefrontIndexState): Promise<void> {
@@ -56,7 +58,11 @@ export async function writeSnapshot(file: string, catalog: string, position: Sto
   let bodyBytes = 0;
   const zeros = Buffer.alloc(8);
   for (const chunk of chunks) {
-    crc = crc32(chunk, crc);
+    // In slices, yielding between them: the service answers requests while a snapshot is written.
+    for (let at = 0; at < chunk.length; at += WRITE_SLICE) {
+      crc = crc32(chunk.subarray(at, at + WRITE_SLICE), crc);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     crc = crc32(zeros.subarray(0, padding(chunk.length)), crc);
     bodyBytes += chunk.length + padding(chunk.length);
   }
@@ -70,7 +76,7 @@ export async function writeSnapshot(file: string, catalog: string, position: Sto
   try {
     await handle.write(Buffer.concat([MAGIC, length, json, zeros.subarray(0, padding(MAGIC.length + 4 + json.length))]));
     for (const chunk of chunks) {
-      await handle.write(chunk);
+      for (let at = 0; at < chunk.length; at += WRITE_SLICE) await handle.write(chunk.subarray(at, at + WRITE_SLICE));
       await handle.write(zeros.subarray(0, padding(chunk.length)));
     }
     await handle.close();
