@@ -227,6 +227,12 @@ export class RangeIndex {
   #below: Uint32Array[];
   /** Per slot, its bucket; slots not yet written are in the last bucket, in no bitset. */
   #bucketOf: Uint8Array;
+  /**
+   * Per bucket, the smallest and largest value ever written to it (members leaving do not narrow
+   * them): a leaf whose value lies outside them takes or drops the bucket whole.
+   */
+  readonly #min: Float64Array;
+  readonly #max: Float64Array;
   /** Slots holding NaN, once one was written. */
   #nan: Uint32Array | undefined;
   /** Slots when built: the owner rebuilds once the column has doubled. */
@@ -236,6 +242,8 @@ export class RangeIndex {
     this.#bounds = bounds;
     this.#below = Array.from({ length: bounds.length }, () => new Uint32Array(wordsFor(capacity)));
     this.#bucketOf = new Uint8Array(capacity).fill(bounds.length);
+    this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
+    this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
     this.builtAt = builtAt;
   }
 
@@ -258,6 +266,7 @@ export class RangeIndex {
       const value = column[slot]!;
       const bucket = index.#bucket(value);
       index.#bucketOf[slot] = bucket;
+      index.#extend(bucket, value);
       if (Number.isNaN(value)) setBit((index.#nan ??= new Uint32Array(wordsFor(capacity))), slot);
       if (bucket < last) below[bucket]![slot >>> 5]! |= 1 << (slot & 31);
     }
@@ -288,6 +297,7 @@ export class RangeIndex {
   set(slot: number, value: number): void {
     const from = this.#bucketOf[slot]!;
     const to = this.#bucket(value);
+    this.#extend(to, value);
     if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#bucketOf.length))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
     if (from === to) return;
@@ -315,7 +325,17 @@ export class RangeIndex {
     const lower = bucket > 0 ? this.#below[bucket - 1] : undefined;
     const upper = bucket < last ? this.#below[bucket] : undefined;
     const below = operator === '<' || operator === '<=';
-    const test = passes(operator, value);
+    // The bucket's members all pass (or all fail) when its extremes say so.
+    const min = this.#min[bucket]!;
+    const max = this.#max[bucket]!;
+    const whole =
+      operator === '<' ? (max < value ? 1 : min >= value ? 0 : -1)
+      : operator === '<=' ? (max <= value ? 1 : min > value ? 0 : -1)
+      : operator === '>' ? (min > value ? 1 : max <= value ? 0 : -1)
+      : min >= value ? 1 : max < value ? 0 : -1;
+    // Comparisons are written out per operator: a function call per member costs more than the test.
+    const greater = operator === '>' || operator === '>=';
+    const inclusive = operator === '<=' || operator === '>=';
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
@@ -324,16 +344,25 @@ export class RangeIndex {
       const through = upper === undefined ? -1 : upper[i]!;
       const members = had & through & ~under;
       let kept = had & (below ? under : ~through);
-      let check = members;
-      while (check !== 0) {
-        const lowest = check & -check;
-        check ^= lowest;
-        if (test(column[(i << 5) + 31 - Math.clz32(lowest)]!)) kept |= lowest;
+      if (whole === 1) kept |= members;
+      else if (whole === -1) {
+        let check = members;
+        while (check !== 0) {
+          const lowest = check & -check;
+          check ^= lowest;
+          const own = column[(i << 5) + 31 - Math.clz32(lowest)]!;
+          if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
+        }
       }
       result[i] = kept;
     }
     // NaN sits in bucket 0, which a `<` leaf above it keeps whole.
     if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
+  }
+
+  #extend(bucket: number, value: number): void {
+    if (value < this.#min[bucket]!) this.#min[bucket] = value;
+    if (value > this.#max[bucket]!) this.#max[bucket] = value;
   }
 
   /** Number of bounds at or below `value`: its bucket. NaN falls in bucket 0. */
@@ -342,18 +371,6 @@ export class RangeIndex {
   }
 }
 
-function passes(operator: RangeOperator, value: number): (own: number) => boolean {
-  switch (operator) {
-    case '<':
-      return (own) => own < value;
-    case '<=':
-      return (own) => own <= value;
-    case '>':
-      return (own) => own > value;
-    case '>=':
-      return (own) => own >= value;
-  }
-}
 
 /** Share of the compact block's entries the log of later changes may reach before a rebuild. */
 const POSTINGS_LOG_SHARE = 1 / 16;
@@ -405,6 +422,15 @@ export class Postings {
 
   /** Sets in `bits` the slots that hold `term`. */
   setBits(term: number, bits: Uint32Array, holds: (slot: number, term: number) => boolean): void {
+    if (this.stale === 0 && term < this.#terms) {
+      // Nothing stale: the block's entries are set without asking (the common case, and the long lists).
+      const slots = this.#slots;
+      const end = this.#offsets[term + 1]!;
+      for (let i = this.#offsets[term]!; i < end; i += 1) bits[slots[i]! >>> 5]! |= 1 << (slots[i]! & 31);
+      if (this.#logTerms.length === 0) return;
+      this.#forEachLogged(term, (slot) => setBit(bits, slot), holds);
+      return;
+    }
     this.forEach(term, (slot) => setBit(bits, slot), holds);
   }
 
@@ -420,6 +446,10 @@ export class Postings {
       }
     }
     if (this.#logTerms.length === 0) return;
+    this.#forEachLogged(term, each, holds);
+  }
+
+  #forEachLogged(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
     const positions = this.#logIndex().get(term);
     if (positions === undefined) return;
     const logSlots = this.#logSlots.data;
