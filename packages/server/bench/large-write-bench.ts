@@ -20,7 +20,7 @@ import { KINDS } from './storefront-scale-bench.ts';
 
 const { values } = parseArgs({ options: { db: { type: 'string' }, share: { type: 'string' }, seed: { type: 'string' } } });
 const db = values.db ?? 'sqlite:./data/catalog.db';
-const stores = await openCatalogStores(db, silentLogger);
+const stores = await openCatalogStores(db, silentLogger, { indexSnapshotDir: 'default' });
 const catalog = stores.catalog;
 await catalog.warm!();
 const size = (await catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 1 })).total;

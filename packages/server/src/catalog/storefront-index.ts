@@ -844,14 +844,21 @@ class SortedSlots {
    */
   merge(changed: Set<number>, column: Float64Array): void {
     const moved = sortSlots(Int32Array.from(changed), column);
-    const kept = this.#buffer.subarray(0, this.#length).filter((slot) => !changed.has(slot));
-    const length = kept.length + moved.length;
+    const dropped = new Uint32Array(wordsFor(column.length));
+    for (const slot of moved) setBit(dropped, slot);
+    const kept = new Int32Array(this.#length);
+    let keptLength = 0;
+    for (let at = 0; at < this.#length; at += 1) {
+      const slot = this.#buffer[at]!;
+      if ((dropped[slot >>> 5]! & (1 << (slot & 31))) === 0) kept[keptLength++] = slot;
+    }
+    const length = keptLength + moved.length;
     const merged = new Int32Array(Math.max(length, this.#buffer.length));
     let k = 0;
     let m = 0;
     for (let at = 0; at < length; at += 1) {
       if (m === moved.length) merged[at] = kept[k++]!;
-      else if (k === kept.length) merged[at] = moved[m++]!;
+      else if (k === keptLength) merged[at] = moved[m++]!;
       else {
         const a = kept[k]!;
         const b = moved[m]!;
