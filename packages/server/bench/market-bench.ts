@@ -55,7 +55,7 @@ export async function runMarketBench(options: { db: string; cli: string; request
   const stores = await openCatalogStores(db, silentLogger);
   const key = await stores.keys.createKey('pro', 'market bench');
   await stores.close();
-  const priceLog = db.startsWith('sqlite:') ? `sqlite:${join(tmpdir(), `market-bench-prices-${process.pid}.db`)}` : db;
+  const priceLog = `sqlite:${join(tmpdir(), `market-bench-prices-${process.pid}.db`)}`;
   const started = performance.now();
   const server = await startServer(cli, ['--db', db, '--price-log', priceLog, '--log-level', 'warn'], 1_800_000);
   try {
