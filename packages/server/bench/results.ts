@@ -7,6 +7,7 @@ import type { HttpOperationResult, TargetResult } from './http-bench.ts';
 import type { DistinctResult } from './distinct-bench.ts';
 import type { ImportResult } from './import-bench.ts';
 import type { ScaleRow } from './storefront-scale-bench.ts';
+import { renderMarket, type MarketRow } from './market-bench.ts';
 import type { PagingResult } from './paging-bench.ts';
 import type { SearchResult } from './search-bench.ts';
 import type { StreamRun } from './stream-bench.ts';
@@ -31,6 +32,7 @@ export interface BenchResults {
   http?: HttpOperationResult[];
   distinct?: DistinctResult[];
   scale?: ScaleRow[];
+  market?: MarketRow[];
   search?: SearchResult;
   paging?: PagingResult;
   stream?: StreamRun[];
@@ -92,9 +94,13 @@ export function renderMarkdown(results: BenchResults): string {
     parts.push(
       table(
         ['search kind', ...scale.map((row) => `${row.size.toLocaleString('en')} products`)],
-        scale[0]!.kinds.map((kind) => [kind.kind, ...scale.map((row) => { const k = row.kinds.find((entry) => entry.kind === kind.kind); return k === undefined ? '–' : `${num(k.p50, 2)} / ${num(k.p99, 2)} (${k.meanTotal})`; })]).concat([['load s, heap MiB', ...scale.map((row) => `${num(row.loadSeconds, 1)}, ${num(row.heapMiB)}`)]]),
+        scale[0]!.kinds.map((kind) => [kind.kind, ...scale.map((row) => { const k = row.kinds.find((entry) => entry.kind === kind.kind); return k === undefined ? '–' : `${num(k.p50, 2)} / ${num(k.p99, 2)} (${k.meanTotal})`; })]).concat([['load s, heap + array buffers MiB, RSS MiB', ...scale.map((row) => `${num(row.loadSeconds, 1)}, ${num(row.heapMiB)} + ${num(row.arrayBuffersMiB ?? 0)}, ${num(row.rssMiB ?? 0)}`)]]),
       ),
     );
+  }
+  if (results.market !== undefined && results.market.length > 0) {
+    parts.push('', '## Storefront at market size', '', '`catalog serve` on a storefront-only catalog: seconds from spawn to /readyz 200, RSS once ready, distinct searches one at a time over HTTP (p50 / p99 ms), and distinct 3-leaf filters at 50 connections beside a bare node:http server replaying the same bytes.', '');
+    parts.push(renderMarket(results.market));
   }
   if (results.search !== undefined) {
     const s = results.search;

@@ -18,8 +18,9 @@ import { describeMachine, renderMarkdown, writeResults, type BenchResults } from
 import { runSearchBench } from './search-bench.ts';
 import { runStreamBench, SCALE_SCENARIO } from './stream-bench.ts';
 import { measureScale } from './storefront-scale-bench.ts';
+import { runMarketBench } from './market-bench.ts';
 
-const SECTIONS = ['http', 'distinct', 'scale', 'search', 'paging', 'stream', 'import'] as const;
+const SECTIONS = ['http', 'distinct', 'scale', 'market', 'search', 'paging', 'stream', 'import'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -40,6 +41,8 @@ function usage(): string {
                     \`none\` leaves them out. The bench creates its own databases there
   --scale-sizes L   storefront sizes of the scale section (default 100000,300000,1000000;
                     --quick 10000,30000)
+  --market-sizes L  storefront-only catalogs the market section serves (default 1000000; --quick
+                    20000), each seeded once with --storefront-products into bench/.cache
   --subscribers L   stream subscriber counts (default 10,1000,5000; --quick 10,100,500); the
                     smallest isolates the price log's hop from the fan-out
   --rates L         stream events per second (default 10,100); without --quick, --subscribers
@@ -76,6 +79,7 @@ function parseFlags(argv: string[]) {
       redis: { type: 'string' },
       postgres: { type: 'string' },
       'scale-sizes': { type: 'string' },
+      'market-sizes': { type: 'string' },
       subscribers: { type: 'string' },
       rates: { type: 'string' },
       'import-variants': { type: 'string' },
@@ -100,6 +104,7 @@ function parseFlags(argv: string[]) {
     redisUrl: values.redis ?? 'redis://127.0.0.1:6379/15',
     postgresUrl: values.postgres === 'none' ? undefined : (values.postgres ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/u, ''),
     scaleSizes: list('scale-sizes', values['scale-sizes'], quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]),
+    marketSizes: list('market-sizes', values['market-sizes'], quick ? [20_000] : [1_000_000]),
     distinct: { seconds: duration ?? (quick ? 2 : 6), connections: positiveInt('connections', values.connections, 50) },
     http: {
       durationSeconds: duration ?? (quick ? 1 : 5),
@@ -125,6 +130,45 @@ type Flags = ReturnType<typeof parseFlags>;
 interface Catalog {
   dbFile: string;
   proKey: string;
+}
+
+/** A storefront-only SQLite catalog of `size` products in bench/.cache, seeded once. */
+async function prepareStorefrontCatalog(flags: Flags, size: number): Promise<string> {
+  const cache = join(BENCH_DIR, '.cache');
+  mkdirSync(cache, { recursive: true });
+  const dbFile = join(cache, `storefront-${size}.db`);
+  if (!existsSync(`${dbFile}.ready`)) {
+    rmSync(dbFile, { force: true });
+    await runCli(flags.cli, ['seed', '--db', `sqlite:${dbFile}`, '--storefront-products', String(size)], { echo: true, timeoutMs: 6 * 3_600_000 });
+    writeFileSync(`${dbFile}.ready`, new Date().toISOString());
+  }
+  return dbFile;
+}
+
+/** The same catalog in a PostgreSQL database of its own, seeded once (marked by a table of the bench's). */
+async function preparePostgresStorefront(flags: Flags, size: number): Promise<string> {
+  const name = `bench_storefront_${size}`;
+  const admin = new pg.Client({ connectionString: `${flags.postgresUrl!}/postgres` });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = `${flags.postgresUrl!}/${name}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const ready = await client.query("SELECT 1 FROM pg_tables WHERE tablename = 'bench_seeded'");
+    if (ready.rowCount === 0) {
+      await runCli(flags.cli, ['seed', '--db', url, '--storefront-products', String(size)], { echo: true, timeoutMs: 6 * 3_600_000 });
+      await client.query('CREATE TABLE bench_seeded (at timestamptz NOT NULL DEFAULT now())');
+    }
+  } finally {
+    await client.end();
+  }
+  return url;
 }
 
 /** Seeds once per (size, seed, CLI) into bench/.cache and reuses it: seeding is deterministic. */
@@ -350,6 +394,19 @@ async function main(): Promise<number> {
         results.distinct.push(await runDistinctBench({ db: url, cli: flags.cli, ...flags.distinct }));
       } catch (error) {
         notes.push(`distinct: PostgreSQL failed (${(error as Error).message}).`);
+      }
+    }
+  }
+  if (flags.only.has('market')) {
+    progress('section market');
+    results.market = [];
+    for (const size of flags.marketSizes) {
+      try {
+        const dbs = [`sqlite:${await prepareStorefrontCatalog(flags, size)}`];
+        if (flags.postgresUrl !== undefined) dbs.push(await preparePostgresStorefront(flags, size));
+        for (const db of dbs) results.market.push(await runMarketBench({ db, cli: flags.cli, requests: flags.quick ? 100 : 500, seconds: flags.distinct.seconds, connections: flags.distinct.connections }));
+      } catch (error) {
+        notes.push(`market: ${size} failed (${(error as Error).message}).`);
       }
     }
   }

@@ -18,6 +18,9 @@ export interface ScaleRow {
   size: number;
   loadSeconds: number;
   heapMiB: number;
+  /** Typed arrays' memory, outside the heap. */
+  arrayBuffersMiB: number;
+  rssMiB: number;
   kinds: { kind: string; p50: number; p99: number; meanTotal: number }[];
 }
 
@@ -26,7 +29,7 @@ const TAGS = ['COLOR_BLACK', 'COLOR_WHITE', 'STYLE_RUNNER', 'SEASON_SS24', 'TOET
 const WORDS = ['air', 'runner', 'black', 'low', 'retro', 'boot', 'white', 'max', 'classic', 'trail'];
 
 /** Distinct searches of each kind; the i-th of a kind differs from every other. */
-const KINDS: Record<string, (i: number) => { filter?: string; text?: string; sort?: StorefrontSort }> = {
+export const KINDS: Record<string, (i: number) => { filter?: string; text?: string; sort?: StorefrontSort }> = {
   'price_min >= X AND price_max <= Y AND available = true': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true` }),
   'the same, sorted by updated_at desc': (i) => ({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true`, sort: 'updated_at:desc' }),
   'tags IN (3) AND price_display < X': (i) => ({ filter: `tags IN [${[0, 1, 2].map((k) => TAGS[(i + k * 3) % TAGS.length]).join(', ')}] AND price_display < ${60 + i}` }),
@@ -82,7 +85,10 @@ export async function measureScale(size: number, requests = 2_000, seed = '7'): 
   index.prepare();
   const loadSeconds = (performance.now() - started) / 1000;
   globalThis.gc?.();
-  const heapMiB = process.memoryUsage().heapUsed / 2 ** 20;
+  const memory = process.memoryUsage();
+  const heapMiB = memory.heapUsed / 2 ** 20;
+  const arrayBuffersMiB = memory.arrayBuffers / 2 ** 20;
+  const rssMiB = memory.rss / 2 ** 20;
   const kinds: ScaleRow['kinds'] = [];
   for (const [kind, make] of Object.entries(KINDS)) {
     const searches: StorefrontSearch[] = Array.from({ length: requests }, (_, i) => {
@@ -110,7 +116,7 @@ export async function measureScale(size: number, requests = 2_000, seed = '7'): 
     kinds.push({ kind, p50: percentile(times, 50), p99: percentile(times, 99), meanTotal: Math.round(totals / searches.length) });
     progress(`storefront scale: ${size} ${kind}: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms`);
   }
-  return { size, loadSeconds, heapMiB, kinds };
+  return { size, loadSeconds, heapMiB, arrayBuffersMiB, rssMiB, kinds };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -123,5 +129,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const kind of Object.keys(KINDS)) {
     process.stdout.write(`| ${kind} | ${rows.map((row) => { const k = row.kinds.find((entry) => entry.kind === kind)!; return `${k.p50.toFixed(2)} / ${k.p99.toFixed(2)} (${k.meanTotal.toLocaleString('en')} matches)`; }).join(' | ')} |\n`);
   }
-  process.stdout.write(`| load s, heap MiB | ${rows.map((row) => `${row.loadSeconds.toFixed(1)}, ${row.heapMiB.toFixed(0)}`).join(' | ')} |\n`);
+  process.stdout.write(`| load s, heap + array buffers MiB, RSS MiB | ${rows.map((row) => `${row.loadSeconds.toFixed(1)}, ${row.heapMiB.toFixed(0)} + ${row.arrayBuffersMiB.toFixed(0)}, ${row.rssMiB.toFixed(0)}`).join(' | ')} |\n`);
 }

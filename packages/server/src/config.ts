@@ -37,6 +37,8 @@ export interface Config {
   metricsPort?: number;
   /** Set by the service for its stream thread: log readable lines, as the main thread does on a terminal. */
   terminalLogs?: boolean;
+  /** Where storefront index snapshots live; undefined: the engine's default place; 'none': off. */
+  indexSnapshotDir?: string;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -130,6 +132,7 @@ export function configFrom(values: ParsedValues): Config {
     throw new ConfigError(`--rate-limit-store must be memory or a redis:// URL, got "${rateLimitStore}"`);
   }
   const metricsPort = numeric('metrics-port', given('metrics-port'), 'optional');
+  const indexSnapshotDir = text('index-snapshot-dir', given('index-snapshot-dir'));
   return {
     databaseUrl,
     priceLogUrl,
@@ -147,6 +150,7 @@ export function configFrom(values: ParsedValues): Config {
     shutdownGraceMs: integer('shutdown-grace-ms'),
     shutdownDelayMs: integer('shutdown-delay-ms'),
     ...(metricsPort === undefined ? {} : { metricsPort }),
+    ...(indexSnapshotDir === undefined ? {} : { indexSnapshotDir }),
     maxConnections: integer('max-connections'),
     maxStreamConnections: integer('max-stream-connections'),
     headersTimeoutMs: integer('headers-timeout-ms'),

@@ -196,6 +196,14 @@ export const SERVE_SETTINGS = {
     max: 1_073_741_824,
     help: 'bytes held for one stream subscriber (queued, buffered and unacknowledged) before it is disconnected',
   },
+  'index-snapshot-dir': {
+    kind: 'text',
+    value: '<dir>',
+    env: 'INDEX_SNAPSHOT_DIR',
+    default: null,
+    defaultRule: 'beside a SQLite catalog; <tmpdir>/catalog-storefront-index for PostgreSQL',
+    help: 'where the storefront index snapshot (one file per catalog) is read at start and written after it, so a restart does not read every storefront row; `none` turns it off',
+  },
   'log-level': {
     kind: 'text',
     value: '<level>',

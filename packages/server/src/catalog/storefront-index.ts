@@ -1,31 +1,57 @@
 // The storefront index: every storefront product's filterable fields in memory, column by column,
 // so any expression of the filter language, `query` and `shop_name` are answered the same way
-// whatever the storage engine, at a cost bounded by the catalog's size.
+// whatever the storage engine, at a cost bounded by the catalog's size. Documents stay in the
+// engine; the index answers with the cursors of one page.
+//
+// Layout (bitsets.ts holds every set structure): products are slots, in ascending cursor order.
+// Per slot: the cursor and each number column as doubles, `available` as one bit, shop, brand and
+// product type as dictionary codes, `id`, `product_id`, `title` and `slug` as a 64-bit hash of
+// their folded text, and the codes of its tags and title words in one shared buffer. Per term:
+// its posting list; per number column a range index; per non-cursor sort a permutation. No
+// JavaScript object or string is kept per product or per tag.
 //
 // Guarantees:
 // - One definition of matching: strings compare by `foldText`, `query` by `wordsOf` (text.ts);
-//   numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles).
-// - Each leaf of a filter produces (or, inside an AND, narrows) a bitset: a range over a number
-//   column through its range index (range-index.ts: whole buckets from a bitset, one bucket cut by
-//   binary search), over cursors a run of slots (cursors ascend with slots), `available` its
-//   bitset, shop, brand and product type their slot lists, a tag or word its posting list, any
-//   other equality one pass over a typed column. AND, OR, NOT and IN are word-wise operations on
-//   bitsets. A request therefore costs O(leaves × products / 32) word operations plus those lists
-//   and passes and one walk for its page, whatever the expression: no input makes it scan row by
-//   row through an interpreter.
+//   numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles). A product's
+//   words are those of its title (posted per product), brand, product type and tags (found
+//   through the words of each distinct brand, type and tag).
+// - A search starts from the universe and each leaf of an AND narrows the running result (a range
+//   through its range index, an equality over a column by checking only the slots still in the
+//   result), an empty result ending the AND. Other leaves produce a bitset: tags, words, shop,
+//   brand and product type from posting lists, `available` its bitset, cursors a run of slots.
+//   OR, NOT and IN are word-wise operations on bitsets. A request therefore costs
+//   O(leaves × products / 32) word operations plus those lists and one walk for its page.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
+// - Equality on `id`, `product_id`, `title` and `slug` compares 64-bit hashes of the folded text:
+//   a false match needs two different values with the same 64-bit hash.
 // - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
 //   meanwhile makes it start again, without yielding.
-// Limits: the index holds a few dozen bytes per product plus its distinct strings, and about 20
-// more per product for each number column with a range index (all of them once `prepare` has
-// run); a sort other than by cursor keeps a permutation, moved in place by writes of up to
-// INCREMENTAL_ORDER_MAX rows (a memmove per row) and rebuilt (O(n log n)) on the first read after
-// a larger one; one leaf is not divided.
+// Limits: a write batch of more than INCREMENTAL_ORDER_MAX rows re-sorts only its own slots and
+// merges them into each sort order (O(n + k log k)); smaller ones move each slot (a memmove).
+// Posting lists are compacted between searches once rewrites have left enough entries stale.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
-import { BitsetPool, complement, countBelow, RangeIndex, wordsFor, type RangeOperator } from './range-index.ts';
+import {
+  andInto,
+  BitsetPool,
+  clearPastEnd,
+  complement,
+  countBelow,
+  Growable,
+  isEmpty,
+  narrow,
+  orInto,
+  popcount,
+  Postings,
+  RangeIndex,
+  setBit,
+  setRun,
+  TermDictionary,
+  wordsFor,
+  type RangeOperator,
+} from './bitsets.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -60,10 +86,24 @@ export interface StorefrontSearch {
   limit: number;
 }
 
-/** Few distinct values: kept as dictionary codes. */
+type TypedArray = Float64Array | Int32Array | Uint32Array | Uint8Array;
+
+/** An index as a snapshot keeps it (StorefrontIndex.state / fromState). */
+export interface StorefrontIndexState {
+  size: number;
+  /** Per coded field, its folded values in code order. */
+  coded: Record<'shop_name' | 'brand' | 'product_type', string[]>;
+  tagsByWord: [number, number[]][];
+  codesByWord: [number, { field: 'brand' | 'product_type' | 'shop_name'; code: number }[]][];
+  /** Entries of dropped lists in the tag and title-word buffers. */
+  garbage: [number, number];
+  arrays: TypedArray[];
+}
+
+/** Few distinct values: kept as dictionary codes with a posting list per code. */
 const CODED_FIELDS = ['shop_name', 'brand', 'product_type'] as const;
-/** About one value per product: kept as folded strings (a dictionary would only add a map entry). */
-const TEXT_FIELDS = ['id', 'product_id', 'title', 'slug'] as const;
+/** About one value per product: kept as a 64-bit hash of the folded text. */
+const HASHED_FIELDS = ['id', 'product_id', 'title', 'slug'] as const;
 const NUMBER_FIELDS = [
   'price_min',
   'price_max',
@@ -73,97 +113,109 @@ const NUMBER_FIELDS = [
   'product_created_at',
   'product_published_at',
 ] as const;
+/** Number columns a sort orders by (besides the cursor). */
+const SORTED_FIELDS = ['updated_at', 'product_published_at'] as const;
 type CodedField = (typeof CODED_FIELDS)[number];
-type TextField = (typeof TEXT_FIELDS)[number];
-type StringField = CodedField | TextField;
+type HashedField = (typeof HASHED_FIELDS)[number];
 type NumberField = (typeof NUMBER_FIELDS)[number];
 
-/** Strings to small integers and back: one column of codes per string field. */
-class Dictionary {
-  readonly #codes = new Map<string, number>();
-  code(value: string): number {
-    let code = this.#codes.get(value);
-    if (code === undefined) {
-      code = this.#codes.size;
-      this.#codes.set(value, code);
+/** A string column of few distinct values: folded value → code, each slot's code, each code's slots. */
+interface CodedColumn {
+  dictionary: Map<string, number>;
+  codes: Growable<Int32Array>;
+  postings: Postings;
+}
+
+/** Each slot's list of term codes, as [count, ...codes] in one buffer; a rewrite appends a new list. */
+class TermLists {
+  readonly arena = new Growable((n) => new Int32Array(n), 4096);
+  readonly start = new Growable((n) => new Uint32Array(n));
+  used = 0;
+  /** Entries of lists no slot points to any more. */
+  garbage = 0;
+
+  set(slot: number, codes: readonly number[], fresh: boolean): void {
+    if (!fresh) this.garbage += this.arena.data[this.start.data[slot]!]! + 1;
+    this.arena.ensure(this.used + codes.length + 1);
+    const arena = this.arena.data;
+    this.start.data[slot] = this.used;
+    arena[this.used] = codes.length;
+    for (let i = 0; i < codes.length; i += 1) arena[this.used + 1 + i] = codes[i]!;
+    this.used += codes.length + 1;
+  }
+
+  holds(slot: number, code: number): boolean {
+    const arena = this.arena.data;
+    const at = this.start.data[slot]!;
+    const end = at + 1 + arena[at]!;
+    for (let i = at + 1; i < end; i += 1) if (arena[i] === code) return true;
+    return false;
+  }
+
+  forEach(slot: number, each: (code: number) => void): void {
+    const arena = this.arena.data;
+    const at = this.start.data[slot]!;
+    const end = at + 1 + arena[at]!;
+    for (let i = at + 1; i < end; i += 1) each(arena[i]!);
+  }
+
+  /** Rewrites the buffer with only the live lists, once garbage outweighs them. */
+  compactWhenWasteful(size: number): void {
+    if (this.garbage <= this.used / 2 + 4096) return;
+    const arena = new Int32Array(this.used - this.garbage + 1024);
+    let used = 0;
+    const from = this.arena.data;
+    for (let slot = 0; slot < size; slot += 1) {
+      const at = this.start.data[slot]!;
+      const length = from[at]! + 1;
+      arena.set(from.subarray(at, at + length), used);
+      this.start.data[slot] = used;
+      used += length;
     }
-    return code;
-  }
-  find(value: string): number | undefined {
-    return this.#codes.get(value);
-  }
-}
-
-/** A growable typed array. */
-class Column<T extends Float64Array | Int32Array | Uint8Array> {
-  data: T;
-  readonly #make: (length: number) => T;
-  constructor(make: (length: number) => T) {
-    this.#make = make;
-    this.data = make(1024);
-  }
-  ensure(length: number): void {
-    if (length <= this.data.length) return;
-    const grown = this.#make(Math.max(length, this.data.length * 2));
-    grown.set(this.data as never);
-    this.data = grown;
+    this.arena.data = arena;
+    this.used = used;
+    this.garbage = 0;
   }
 }
-
-/** Slots holding a term, appended as products are written; stale entries are checked on read. */
-class Postings {
-  readonly #lists = new Map<number, number[]>();
-  readonly terms = new Dictionary();
-  /** Entries left behind by rewrites that dropped their term; 0 means every entry is live. */
-  stale = 0;
-  /** Entries that are live (every list's length is its share of live + stale). */
-  live = 0;
-  add(term: number, slot: number): void {
-    let list = this.#lists.get(term);
-    if (list === undefined) this.#lists.set(term, (list = []));
-    list.push(slot);
-  }
-  list(term: number): readonly number[] {
-    return this.#lists.get(term) ?? [];
-  }
-  /** Drops every entry; the caller adds the live ones again. */
-  clear(): void {
-    this.stale = 0;
-    this.#lists.clear();
-  }
-}
-
 
 export class StorefrontIndex {
   #size = 0;
-  readonly #slotByCursor = new Map<number, number>();
-  readonly #cursor = new Column((n) => new Float64Array(n));
+  readonly #cursor = new Growable((n) => new Float64Array(n));
   /** Available products as a bitset (`available = true` is a copy of it). */
-  #available = new Uint32Array(wordsFor(1024));
-  readonly #numbers = Object.fromEntries(NUMBER_FIELDS.map((field) => [field, new Column((n) => new Float64Array(n))])) as Record<
+  readonly #available = new Growable((n) => new Uint32Array(n), 32);
+  readonly #numbers = Object.fromEntries(NUMBER_FIELDS.map((field) => [field, new Growable((n) => new Float64Array(n))])) as Record<
     NumberField,
-    Column<Float64Array>
+    Growable<Float64Array>
   >;
-  /**
-   * Per coded field: its dictionary, each slot's code, and for each code the slots written with it
-   * (an entry is live while the slot still holds that code), so `brand = X` costs X's products,
-   * not a pass over the catalog.
-   */
   readonly #coded = Object.fromEntries(
-    CODED_FIELDS.map((field) => [field, { dictionary: new Dictionary(), codes: new Column((n) => new Int32Array(n)), slots: [] as number[][], entries: 0 }]),
-  ) as Record<CodedField, { dictionary: Dictionary; codes: Column<Int32Array>; slots: number[][]; entries: number }>;
-  readonly #texts = Object.fromEntries(TEXT_FIELDS.map((field) => [field, [] as string[]])) as Record<TextField, string[]>;
-  /** Per slot, the tag and word terms it holds now (the truth that stale postings are checked against). */
-  #tagsOf: number[][] = [];
-  #wordsOf: number[][] = [];
+    CODED_FIELDS.map((field) => [field, { dictionary: new Map(), codes: new Growable((n) => new Int32Array(n)), postings: new Postings() }]),
+  ) as Record<CodedField, CodedColumn>;
+  /** Two words per slot: the 64-bit hash of the folded value. */
+  readonly #hashes = Object.fromEntries(HASHED_FIELDS.map((field) => [field, new Growable((n) => new Uint32Array(n), 2048)])) as Record<
+    HashedField,
+    Growable<Uint32Array>
+  >;
+  /** Tags (folded) and words share one dictionary: a tag that is one word has that word's code. */
+  #terms = new TermDictionary();
+  readonly #tagsOf = new TermLists();
+  readonly #titleWordsOf = new TermLists();
   readonly #tags = new Postings();
-  readonly #words = new Postings();
+  readonly #titleWords = new Postings();
+  /** Per term code, as a tag: 0 not seen as a tag, 1 seen, 2 seen and its only word is itself. */
+  readonly #tagKind = new Growable((n) => new Uint8Array(n));
+  /** Word code → tags (other than the word itself) that have that word; few: one per distinct tag word. */
+  readonly #tagsByWord = new Map<number, number[]>();
+  /** Word code → brands and product types that have that word. */
+  readonly #codesByWord = new Map<number, { field: CodedField; code: number }[]>();
+  /**
+   * Recently written raw values → their codes, so a repeated value (titles, every shop, brand and
+   * type) is folded, split and looked up once: bounded, emptied when full.
+   */
+  readonly #rawCodes = Object.fromEntries(CODED_FIELDS.map((field) => [field, new Map<string, number>()])) as Record<CodedField, Map<string, number>>;
+  readonly #rawTitles = new Map<string, readonly number[]>();
   /** Range indexes of the number columns that range leaves have asked for, kept current by every write. */
   readonly #ranges = new Map<NumberField, RangeIndex>();
-  /**
-   * Slots in ascending order of a number column (ties by slot), per column a sort has asked for:
-   * kept in place through small writes, dropped by larger ones and rebuilt on the next read.
-   */
+  /** Slots in ascending order of a number column (ties by slot), per column a sort has asked for. */
   readonly #orders = new Map<NumberField, SortedSlots>();
   /** The bitsets searches work in. */
   readonly #pool = new BitsetPool();
@@ -178,58 +230,131 @@ export class StorefrontIndex {
   upsert(rows: Iterable<StorefrontIndexRow>): void {
     const batch = Array.isArray(rows) ? (rows as readonly StorefrontIndexRow[]) : [...rows];
     // Moving a slot within a sort order costs a memmove of the order; past a few hundred rows one
-    // O(n log n) rebuild on the next read costs less.
-    if (batch.length > INCREMENTAL_ORDER_MAX) this.#orders.clear();
+    // merge of the batch's slots, sorted, costs less.
+    const merged = batch.length > INCREMENTAL_ORDER_MAX && this.#orders.size > 0 ? new Set<number>() : undefined;
     for (const row of batch) {
-      let slot = this.#slotByCursor.get(row.cursor);
-      const fresh = slot === undefined;
-      if (slot === undefined) {
+      let slot = this.#slotOf(row.cursor);
+      const fresh = slot < 0;
+      if (fresh) {
         slot = this.#size;
         if (slot > 0 && row.cursor <= this.#cursor.data[slot - 1]!) {
           throw new Error(`storefront cursor ${row.cursor} arrived after a larger one; the index needs ascending cursors`);
         }
         this.#size += 1;
         this.#ensure(this.#size);
-        this.#slotByCursor.set(row.cursor, slot);
       }
+      merged?.add(slot);
       this.#cursor.data[slot] = row.cursor;
-      if (row.available) this.#available[slot >>> 5]! |= 1 << (slot & 31);
-      else this.#available[slot >>> 5]! &= ~(1 << (slot & 31));
-      for (const field of NUMBER_FIELDS) this.#setNumber(field, slot, row[field], fresh);
+      if (row.available) setBit(this.#available.data, slot);
+      else this.#available.data[slot >>> 5]! &= ~(1 << (slot & 31));
+      for (const field of NUMBER_FIELDS) this.#setNumber(field, slot, row[field], fresh, merged === undefined);
       this.#setCode('shop_name', slot, row.shop_name, fresh);
       this.#setCode('brand', slot, row.brand, fresh);
       this.#setCode('product_type', slot, row.product_type, fresh);
-      const texts = this.#texts;
-      texts.id[slot] = foldText(row.id);
-      texts.product_id[slot] = foldText(row.product_id);
-      texts.title[slot] = foldText(row.title);
-      texts.slug[slot] = foldText(row.slug);
-      const tags = new Set<string>();
-      const words = new Set<string>([...wordsOf(row.title), ...wordsOf(row.brand), ...wordsOf(row.product_type)]);
+      for (const field of HASHED_FIELDS) hashInto(this.#hashes[field].data, slot, row[field]);
+      const tags: number[] = [];
       for (const tag of row.tags) {
-        tags.add(foldText(tag));
-        for (const word of wordsOf(tag)) words.add(word);
+        const code = this.#tagCode(tag);
+        if (!tags.includes(code)) tags.push(code);
       }
-      this.#tagsOf[slot] = this.#index(this.#tags, this.#tagsOf[slot], tags, slot);
-      this.#wordsOf[slot] = this.#index(this.#words, this.#wordsOf[slot], words, slot);
+      this.#setTerms(this.#tags, this.#tagsOf, slot, tags, fresh);
+      this.#setTerms(this.#titleWords, this.#titleWordsOf, slot, this.#titleWordCodes(row.title), fresh);
     }
+    if (merged !== undefined) for (const [field, order] of this.#orders) order.merge(merged, this.#numbers[field].data);
     this.#version += 1;
-    this.#compactWhenStale();
+    this.#tagsOf.compactWhenWasteful(this.#size);
+    this.#titleWordsOf.compactWhenWasteful(this.#size);
   }
 
   /**
-   * Builds now what searches would otherwise build on first use: every number column's range
-   * index with its buckets sorted, and the orders of the non-cursor sorts. Writes later drop only
-   * what they touch (see upsert).
+   * Builds now what searches would otherwise build on first use (every number column's range
+   * index, the posting lists, the orders of the non-cursor sorts) and gives back the room the
+   * columns grew into.
    */
   prepare(): void {
-    for (const field of NUMBER_FIELDS) this.#rangeIndex(field).sortAll(this.#numbers[field].data, this.#size);
-    this.#permutation('updated_at');
-    this.#permutation('product_published_at');
+    this.#compactPostings(true);
+    this.#trim();
+    for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
+    for (const field of SORTED_FIELDS) this.#permutation(field);
+  }
+
+  /**
+   * The index as typed arrays (views into the index: write them out before the next write) and the
+   * rest as JSON, for a snapshot; `fromState` makes the same index of them.
+   */
+  state(): StorefrontIndexState {
+    this.prepare();
+    const size = this.#size;
+    const lists = (of: TermLists): TypedArray[] => [of.arena.data.subarray(0, of.used), of.start.data.subarray(0, size)];
+    const arrays: TypedArray[] = [
+      this.#cursor.data.subarray(0, size),
+      ...NUMBER_FIELDS.map((field) => this.#numbers[field].data.subarray(0, size)),
+      this.#available.data.subarray(0, wordsFor(size)),
+      ...CODED_FIELDS.map((field) => this.#coded[field].codes.data.subarray(0, size)),
+      ...HASHED_FIELDS.map((field) => this.#hashes[field].data.subarray(0, 2 * size)),
+      ...lists(this.#tagsOf),
+      ...lists(this.#titleWordsOf),
+      this.#tagKind.data.subarray(0, this.#terms.size),
+      ...this.#terms.parts(),
+      ...CODED_FIELDS.flatMap((field) => this.#coded[field].postings.parts()),
+      ...this.#tags.parts(),
+      ...this.#titleWords.parts(),
+      ...SORTED_FIELDS.map((field) => this.#permutation(field)),
+    ];
+    return {
+      size,
+      coded: Object.fromEntries(CODED_FIELDS.map((field) => [field, [...this.#coded[field].dictionary.keys()]])) as Record<CodedField, string[]>,
+      tagsByWord: [...this.#tagsByWord],
+      codesByWord: [...this.#codesByWord],
+      garbage: [this.#tagsOf.garbage, this.#titleWordsOf.garbage],
+      arrays,
+    };
+  }
+
+  /** The index `state` described; the arrays become its own (not copied). */
+  static fromState(state: StorefrontIndexState): StorefrontIndex {
+    const index = new StorefrontIndex();
+    const arrays = [...state.arrays];
+    // Each array must be of the kind its place holds; the index's own buffers are typed over ArrayBuffer.
+    const next = (kind: new (length: number) => TypedArray): never => {
+      const array = arrays.shift();
+      if (!(array instanceof kind)) throw new Error('storefront index state: arrays out of order');
+      return array as never;
+    };
+    const size = state.size;
+    index.#size = size;
+    index.#cursor.data = next(Float64Array);
+    for (const field of NUMBER_FIELDS) index.#numbers[field].data = next(Float64Array);
+    index.#available.data = next(Uint32Array);
+    for (const field of CODED_FIELDS) index.#coded[field].codes.data = next(Int32Array);
+    for (const field of HASHED_FIELDS) index.#hashes[field].data = next(Uint32Array);
+    for (const [lists, garbage] of [[index.#tagsOf, state.garbage[0]], [index.#titleWordsOf, state.garbage[1]]] as const) {
+      lists.arena.data = next(Int32Array);
+      lists.used = lists.arena.data.length;
+      lists.start.data = next(Uint32Array);
+      lists.garbage = garbage;
+    }
+    index.#tagKind.data = next(Uint8Array);
+    index.#terms = TermDictionary.fromParts(next(Uint8Array), next(Uint32Array), next(Uint32Array), next(Int32Array));
+    for (const field of CODED_FIELDS) {
+      const coded = index.#coded[field];
+      state.coded[field].forEach((value, code) => coded.dictionary.set(value, code));
+      coded.postings.restore(next(Uint32Array), next(Int32Array));
+    }
+    index.#tags.restore(next(Uint32Array), next(Int32Array));
+    index.#titleWords.restore(next(Uint32Array), next(Int32Array));
+    for (const field of SORTED_FIELDS) index.#orders.set(field, new SortedSlots(next(Int32Array)));
+    for (const [word, tags] of state.tagsByWord) index.#tagsByWord.set(word, tags);
+    for (const [word, codes] of state.codesByWord) index.#codesByWord.set(word, codes);
+    if (arrays.length !== 0) throw new Error('storefront index state: arrays left over');
+    // Columns hold exactly `size` slots: the next write grows them.
+    index.prepare();
+    return index;
   }
 
   /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
+    this.#compactPostings(false);
     const version = this.#version;
     this.#pool.begin(this.#size);
     try {
@@ -244,6 +369,12 @@ export class StorefrontIndex {
     } finally {
       this.#pool.end();
     }
+  }
+
+  /** Slot of `cursor`, or -1: cursors ascend with slots. */
+  #slotOf(cursor: number): number {
+    const at = countBelow(this.#cursor.data, cursor, false, this.#size);
+    return at < this.#size && this.#cursor.data[at] === cursor ? at : -1;
   }
 
   /** The page of `matches` (undefined: every product) in the search's order, and their number. */
@@ -283,34 +414,85 @@ export class StorefrontIndex {
 
   #ensure(length: number): void {
     this.#cursor.ensure(length);
-    for (const field of NUMBER_FIELDS) this.#numbers[field].ensure(length);
-    for (const field of CODED_FIELDS) this.#coded[field].codes.ensure(length);
     const capacity = this.#cursor.data.length;
-    if (wordsFor(capacity) > this.#available.length) {
-      const grown = new Uint32Array(wordsFor(capacity));
-      grown.set(this.#available);
-      this.#available = grown;
-    }
-    for (const range of this.#ranges.values()) range.ensure(capacity);
+    for (const field of NUMBER_FIELDS) this.#numbers[field].ensure(capacity);
+    for (const field of CODED_FIELDS) this.#coded[field].codes.ensure(capacity);
+    for (const field of HASHED_FIELDS) this.#hashes[field].ensure(2 * capacity);
+    this.#tagsOf.start.ensure(capacity);
+    this.#titleWordsOf.start.ensure(capacity);
+    this.#available.ensure(wordsFor(capacity));
+    for (const range of this.#ranges.values()) if (range.capacity < capacity) range.resize(capacity);
   }
 
-  #index(postings: Postings, previous: number[] | undefined, terms: Set<string>, slot: number): number[] {
-    const codes = Array.from(terms, (term) => postings.terms.code(term));
-    for (const code of codes) if (previous === undefined || !previous.includes(code)) postings.add(code, slot);
-    if (previous !== undefined) for (const code of previous) if (!codes.includes(code)) postings.stale += 1;
-    postings.live += codes.length - (previous?.length ?? 0);
+  /** Gives back the room columns grew into beyond the products held. */
+  #trim(): void {
+    const size = this.#size;
+    this.#cursor.trim(size);
+    const capacity = this.#cursor.data.length;
+    const exactly = <T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(column: Growable<T>, length: number): void => {
+      column.ensure(length);
+      column.trim(length);
+      if (column.data.length > length) column.data = column.data.slice(0, length) as T;
+    };
+    for (const field of NUMBER_FIELDS) exactly(this.#numbers[field], capacity);
+    for (const field of CODED_FIELDS) exactly(this.#coded[field].codes, capacity);
+    for (const field of HASHED_FIELDS) exactly(this.#hashes[field], 2 * capacity);
+    exactly(this.#tagsOf.start, capacity);
+    exactly(this.#titleWordsOf.start, capacity);
+    exactly(this.#available, wordsFor(capacity));
+    this.#tagsOf.arena.trim(this.#tagsOf.used);
+    this.#titleWordsOf.arena.trim(this.#titleWordsOf.used);
+    this.#terms.trim();
+    this.#tagKind.trim(this.#terms.size);
+    for (const range of this.#ranges.values()) range.resize(capacity);
+  }
+
+  /** The distinct codes of the title's words. */
+  #titleWordCodes(title: string): readonly number[] {
+    let codes = this.#rawTitles.get(title);
+    if (codes !== undefined) return codes;
+    codes = [...new Set(wordsOf(title))].map((word) => this.#terms.code(word));
+    remember(this.#rawTitles, title, codes);
     return codes;
   }
 
+  /** The tag's code; the first time a tag is seen, its words are noted. */
+  #tagCode(tag: string): number {
+    const code = this.#terms.codeFolded(tag, foldText);
+    this.#tagKind.ensure(this.#terms.size);
+    if (this.#tagKind.data[code] !== 0) return code;
+    const words = [...new Set(wordsOf(tag))].map((word) => this.#terms.code(word));
+    this.#tagKind.ensure(this.#terms.size);
+    this.#tagKind.data[code] = words.length === 1 && words[0] === code ? 2 : 1;
+    for (const word of words) {
+      if (word === code) continue;
+      let tags = this.#tagsByWord.get(word);
+      if (tags === undefined) this.#tagsByWord.set(word, (tags = []));
+      tags.push(code);
+    }
+    return code;
+  }
+
+  #setTerms(postings: Postings, lists: TermLists, slot: number, codes: readonly number[], fresh: boolean): void {
+    if (fresh) {
+      for (const code of codes) postings.add(code, slot);
+    } else {
+      for (const code of codes) if (!lists.holds(slot, code)) postings.add(code, slot);
+      lists.forEach(slot, (code) => {
+        if (!codes.includes(code)) postings.drop();
+      });
+    }
+    lists.set(slot, codes, fresh);
+  }
+
   /**
-   * Stores a number and keeps the column's range index and sort order current; a rewrite that
-   * leaves the value as it was touches neither (a moved slot costs a memmove of the order and
-   * drops the sorted members of its buckets).
+   * Stores a number and keeps the column's range index and (when `inPlace`) sort order current; a
+   * rewrite that leaves the value as it was touches neither.
    */
-  #setNumber(field: NumberField, slot: number, value: number, fresh: boolean): void {
+  #setNumber(field: NumberField, slot: number, value: number, fresh: boolean, inPlace: boolean): void {
     const column = this.#numbers[field].data;
     if (!fresh && Object.is(column[slot], value)) return;
-    const order = this.#orders.get(field);
+    const order = inPlace ? this.#orders.get(field) : undefined;
     if (!fresh) order?.remove(slot, column);
     column[slot] = value;
     this.#ranges.get(field)?.set(slot, value);
@@ -319,30 +501,44 @@ export class StorefrontIndex {
 
   #setCode(field: CodedField, slot: number, value: string, fresh: boolean): void {
     const coded = this.#coded[field];
-    const code = coded.dictionary.code(foldText(value));
+    let code = this.#rawCodes[field].get(value);
+    if (code === undefined) code = this.#codeOf(field, value);
     if (!fresh && coded.codes.data[slot] === code) return;
+    if (!fresh) coded.postings.drop();
     coded.codes.data[slot] = code;
-    (coded.slots[code] ??= []).push(slot);
-    coded.entries += 1;
+    coded.postings.add(code, slot);
   }
 
-  /** Rebuilds the posting lists once stale entries (from rewritten products) outnumber live ones. */
-  #compactWhenStale(): void {
+  /** The code of a shop, brand or product type (new ones get one, their words noted). */
+  #codeOf(field: CodedField, value: string): number {
+    const coded = this.#coded[field];
+    const folded = foldText(value);
+    let code = coded.dictionary.get(folded);
+    if (code === undefined) {
+      code = coded.dictionary.size;
+      coded.dictionary.set(folded, code);
+      if (field !== 'shop_name') {
+        for (const word of new Set(wordsOf(folded))) {
+          const wordCode = this.#terms.code(word);
+          let codes = this.#codesByWord.get(wordCode);
+          if (codes === undefined) this.#codesByWord.set(wordCode, (codes = []));
+          codes.push({ field, code });
+        }
+      }
+    }
+    remember(this.#rawCodes[field], value, code);
+    return code;
+  }
+
+  /** Rebuilds posting lists whose logged changes are due (all of them when `all`). */
+  #compactPostings(all: boolean): void {
+    const size = this.#size;
     for (const field of CODED_FIELDS) {
-      const coded = this.#coded[field];
-      if (coded.entries <= 2 * this.#size + 1024) continue;
-      coded.slots = [];
-      for (let slot = 0; slot < this.#size; slot += 1) (coded.slots[coded.codes.data[slot]!] ??= []).push(slot);
-      coded.entries = this.#size;
+      const { codes, postings, dictionary } = this.#coded[field];
+      if ((all && !postings.clean) || postings.due) postings.compact(size, dictionary.size, (slot, emit) => emit(codes.data[slot]!));
     }
-    for (const [postings, of] of [
-      [this.#tags, this.#tagsOf],
-      [this.#words, this.#wordsOf],
-    ] as const) {
-      if (postings.stale <= postings.live + 1024) continue;
-      postings.clear();
-      for (let slot = 0; slot < this.#size; slot += 1) for (const code of of[slot]!) postings.add(code, slot);
-    }
+    if ((all && !this.#tags.clean) || this.#tags.due) this.#tags.compact(size, this.#terms.size, (slot, emit) => this.#tagsOf.forEach(slot, emit));
+    if ((all && !this.#titleWords.clean) || this.#titleWords.due) this.#titleWords.compact(size, this.#terms.size, (slot, emit) => this.#titleWordsOf.forEach(slot, emit));
   }
 
   /** The matching slots as a bitset, or undefined when every product matches. */
@@ -350,37 +546,39 @@ export class StorefrontIndex {
     let result: Uint32Array | undefined;
     const and = (bits: Uint32Array): void => {
       if (result === undefined) result = bits;
-      else for (let i = 0; i < result.length; i += 1) result[i]! &= bits[i]!;
+      else andInto(result, bits);
     };
     if (search.text !== undefined) {
-      const words = [...new Set(wordsOf(search.text))];
       // A query with no word (only punctuation) narrows nothing, as it always has.
-      for (const word of words) and(this.#termBits(this.#words, this.#wordsOf, word));
+      for (const word of new Set(wordsOf(search.text))) {
+        and(this.#wordBits(word));
+        if (isEmpty(result!)) return result;
+      }
     }
-    if (search.shopName !== undefined) and(this.#stringEquals('shop_name', [search.shopName]));
-    if (search.filter !== undefined) and(await this.#evaluate(search.filter, slices));
+    if (search.shopName !== undefined) and(this.#codedEquals('shop_name', [search.shopName]));
+    if (search.filter === undefined) return result;
+    if (result === undefined) return this.#evaluate(search.filter, slices);
+    if (!isEmpty(result)) await this.#narrow(result, search.filter, slices);
     return result;
   }
 
+  /** A fresh bitset of the slots `node` matches. */
   async #evaluate(node: FilterExpr, slices: Slices): Promise<Uint32Array> {
     switch (node.type) {
-      case 'and':
-      case 'or': {
-        let first: Uint32Array | undefined;
-        for (const operand of node.operands) {
-          // A range leaf narrows what is left in place: one pass, no bitset of its own.
-          if (first !== undefined && node.type === 'and' && operand.type === 'compare' && isRange(operand.operator) && operand.field !== 'cursor') {
-            await slices.pause();
-            const field = operand.field as NumberField;
-            this.#rangeIndex(field).intersect(first, this.#numbers[field].data, this.#size, operand.operator, operand.value as number);
-            continue;
-          }
-          const bits = await this.#evaluate(operand, slices);
-          if (first === undefined) first = bits;
-          else if (node.type === 'and') for (let i = 0; i < first.length; i += 1) first[i]! &= bits[i]!;
-          else for (let i = 0; i < first.length; i += 1) first[i]! |= bits[i]!;
+      case 'and': {
+        const [first, ...rest] = leavesLast(node.operands);
+        const result = await this.#evaluate(first!, slices);
+        for (const operand of rest) {
+          if (isEmpty(result)) break;
+          await this.#narrow(result, operand, slices);
         }
-        return first!;
+        return result;
+      }
+      case 'or': {
+        const [first, ...rest] = node.operands;
+        const result = await this.#evaluate(first!, slices);
+        for (const operand of rest) orInto(result, await this.#evaluate(operand, slices));
+        return result;
       }
       case 'not':
         return this.#complement(await this.#evaluate(node.operand, slices));
@@ -390,7 +588,7 @@ export class StorefrontIndex {
           const bits = this.#empty();
           for (const value of node.values) {
             await slices.pause();
-            this.#termBits(this.#tags, this.#tagsOf, foldText(String(value)), bits);
+            this.#tagBits(String(value), bits);
           }
           return node.negated ? this.#complement(bits) : bits;
         }
@@ -400,6 +598,36 @@ export class StorefrontIndex {
         await slices.pause();
         return this.#leaf(node);
     }
+  }
+
+  /** Clears in `result` the slots `node` does not match. */
+  async #narrow(result: Uint32Array, node: FilterExpr, slices: Slices): Promise<void> {
+    if (node.type === 'and') {
+      for (const operand of leavesLast(node.operands)) {
+        await this.#narrow(result, operand, slices);
+        if (isEmpty(result)) return;
+      }
+      return;
+    }
+    if (node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field)) {
+      await slices.pause();
+      const field = node.field as NumberField;
+      const column = this.#numbers[field].data;
+      const value = node.value as number;
+      if (node.operator === '=') narrow(result, (slot) => column[slot] === value);
+      else if (node.operator === '!=') narrow(result, (slot) => column[slot] !== value);
+      else this.#rangeIndex(field).intersect(result, column, this.#size, node.operator, value);
+      return;
+    }
+    if (node.type === 'compare' && (HASHED_FIELDS as readonly string[]).includes(node.field)) {
+      await slices.pause();
+      const hashes = this.#hashes[node.field as HashedField].data;
+      const [low, high] = hashOf(String(node.value));
+      const equal = node.operator === '=';
+      narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
+      return;
+    }
+    andInto(result, await this.#evaluate(node, slices));
   }
 
   #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): Uint32Array {
@@ -422,6 +650,13 @@ export class StorefrontIndex {
     return this.#pool.take(true);
   }
 
+  #universe(): Uint32Array {
+    const bits = this.#pool.take(false);
+    bits.fill(0xffffffff);
+    clearPastEnd(bits, this.#size);
+    return bits;
+  }
+
   #complement(bits: Uint32Array): Uint32Array {
     return complement(bits, this.#size);
   }
@@ -430,67 +665,95 @@ export class StorefrontIndex {
   #equals(field: FilterField, values: readonly FilterLiteral[]): Uint32Array {
     if (field === 'tags') {
       const bits = this.#empty();
-      for (const value of values) this.#termBits(this.#tags, this.#tagsOf, foldText(String(value)), bits);
+      for (const value of values) this.#tagBits(String(value), bits);
       return bits;
     }
     if (field === 'available') {
       const want = new Set(values);
-      if (want.size === 2) return this.#complement(this.#empty());
+      if (want.size === 2) return this.#universe();
       const bits = this.#pool.take(false);
-      bits.set(this.#available.subarray(0, bits.length));
+      bits.set(this.#available.data.subarray(0, bits.length));
       return want.has(true) ? bits : this.#complement(bits);
     }
-    if (field === 'cursor' || (NUMBER_FIELDS as readonly string[]).includes(field)) {
-      const column = field === 'cursor' ? this.#cursor.data : this.#numbers[field as NumberField].data;
+    if (field === 'cursor') {
       const bits = this.#empty();
+      for (const value of values) {
+        const slot = this.#slotOf(value as number);
+        if (slot >= 0) setBit(bits, slot);
+      }
+      return bits;
+    }
+    if ((NUMBER_FIELDS as readonly string[]).includes(field)) {
+      const column = this.#numbers[field as NumberField].data;
+      const bits = this.#universe();
       // One value (the common case) compares directly: a Set look-up per product costs more than the pass.
       if (values.length === 1) {
         const only = values[0] as number;
-        for (let slot = 0; slot < this.#size; slot += 1) if (column[slot] === only) setBit(bits, slot);
-        return bits;
+        narrow(bits, (slot) => column[slot] === only);
+      } else {
+        const want = new Set(values as number[]);
+        narrow(bits, (slot) => want.has(column[slot]!));
       }
-      const want = new Set(values as number[]);
-      for (let slot = 0; slot < this.#size; slot += 1) if (want.has(column[slot]!)) setBit(bits, slot);
       return bits;
     }
-    return this.#stringEquals(field as StringField, values as string[]);
+    if ((HASHED_FIELDS as readonly string[]).includes(field)) {
+      const hashes = this.#hashes[field as HashedField].data;
+      const wanted = values.map((value) => hashOf(String(value)));
+      const bits = this.#universe();
+      narrow(bits, (slot) => wanted.some(([low, high]) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high));
+      return bits;
+    }
+    return this.#codedEquals(field as CodedField, values as string[]);
   }
 
-  #stringEquals(field: StringField, values: readonly string[]): Uint32Array {
-    if ((TEXT_FIELDS as readonly string[]).includes(field)) {
-      const texts = this.#texts[field as TextField];
-      const wanted = new Set(values.map(foldText));
-      const bits = this.#empty();
-      for (let slot = 0; slot < this.#size; slot += 1) if (wanted.has(texts[slot]!)) setBit(bits, slot);
-      return bits;
-    }
-    const { dictionary, codes, slots } = this.#coded[field as CodedField];
-    const bits = this.#empty();
+  #codedEquals(field: CodedField, values: readonly string[], bits = this.#empty()): Uint32Array {
+    const { dictionary, codes, postings } = this.#coded[field];
     const column = codes.data;
     for (const value of values) {
-      const code = dictionary.find(foldText(value));
-      const list = code === undefined ? undefined : slots[code];
-      if (list === undefined) continue;
-      for (let i = 0; i < list.length; i += 1) {
-        const slot = list[i]!;
-        if (column[slot] === code) setBit(bits, slot);
-      }
+      const code = dictionary.get(foldText(value));
+      if (code !== undefined) postings.setBits(code, bits, (slot, held) => column[slot] === held);
     }
     return bits;
+  }
+
+  /** Sets the bits of the products with the tag (folded). */
+  #tagBits(tag: string, bits: Uint32Array): void {
+    const code = this.#terms.find(foldText(tag));
+    if (code >= 0) this.#tags.setBits(code, bits, (slot, held) => this.#tagsOf.holds(slot, held));
+  }
+
+  /** The products having `word` (one of `wordsOf`) in their title, brand, product type or tags. */
+  #wordBits(word: string): Uint32Array {
+    const bits = this.#empty();
+    const code = this.#terms.find(word);
+    if (code < 0) return bits;
+    this.#titleWords.setBits(code, bits, (slot, held) => this.#titleWordsOf.holds(slot, held));
+    const holdsTag = (slot: number, held: number): boolean => this.#tagsOf.holds(slot, held);
+    if (this.#tagKind.data[code] === 2) this.#tags.setBits(code, bits, holdsTag);
+    for (const tag of this.#tagsByWord.get(code) ?? []) this.#tags.setBits(tag, bits, holdsTag);
+    for (const { field, code: coded } of this.#codesByWord.get(code) ?? []) this.#codedBits(field, coded, bits);
+    return bits;
+  }
+
+  #codedBits(field: CodedField, code: number, bits: Uint32Array): void {
+    const column = this.#coded[field].codes.data;
+    this.#coded[field].postings.setBits(code, bits, (slot, held) => column[slot] === held);
   }
 
   #range(field: FilterField, operator: RangeOperator, value: number): Uint32Array {
     const size = this.#size;
     if (field === 'cursor') {
       // Cursors ascend with slots: the matches are one run of slots, found by binary search.
-      const low = countBelow(this.#cursor.data.subarray(0, size), value, operator === '<=' || operator === '>');
+      const low = countBelow(this.#cursor.data, value, operator === '<=' || operator === '>', size);
       const bits = this.#empty();
       if (operator === '<' || operator === '<=') setRun(bits, 0, low);
       else setRun(bits, low, size);
       return bits;
     }
     const numberField = field as NumberField;
-    return this.#rangeIndex(numberField).select(this.#numbers[numberField].data, size, operator, value, this.#pool);
+    const bits = this.#universe();
+    this.#rangeIndex(numberField).intersect(bits, this.#numbers[numberField].data, size, operator, value);
+    return bits;
   }
 
   /** The range index of a number column, built on first use and again once the index has doubled. */
@@ -501,16 +764,6 @@ export class StorefrontIndex {
       this.#ranges.set(field, range);
     }
     return range;
-  }
-
-  /** Sets the bits of the slots that hold `term` now: its posting list, less the entries a rewrite made stale. */
-  #termBits(postings: Postings, of: number[][], term: string, bits = this.#empty()): Uint32Array {
-    const code = postings.terms.find(term);
-    if (code === undefined) return bits;
-    const list = postings.list(code);
-    if (postings.stale === 0) for (let i = 0; i < list.length; i += 1) setBit(bits, list[i]!);
-    else for (const slot of list) if (of[slot]!.includes(code)) setBit(bits, slot);
-    return bits;
   }
 
   /** Position → slot for a sort. */
@@ -538,19 +791,25 @@ export class StorefrontIndex {
   #permutation(field: NumberField): Int32Array {
     let order = this.#orders.get(field);
     if (order === undefined) {
-      const column = this.#numbers[field].data;
       const slots = new Int32Array(this.#size);
       for (let slot = 0; slot < this.#size; slot += 1) slots[slot] = slot;
-      // Slots ascend with cursors, so ties by slot are ties by cursor.
-      slots.sort((a, b) => column[a]! - column[b]! || a - b);
-      this.#orders.set(field, (order = new SortedSlots(slots)));
+      this.#orders.set(field, (order = new SortedSlots(sortSlots(slots, this.#numbers[field].data))));
     }
     return order.slots;
   }
-
 }
 
-/** Largest write batch that moves slots within the sort orders instead of dropping them. */
+/** An AND's operands with the leaves that narrow in place (comparisons) last. */
+function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
+  return [...operands.filter((operand) => operand.type !== 'compare'), ...operands.filter((operand) => operand.type === 'compare')];
+}
+
+/** Slots ascending by (value, slot): slots ascend with cursors, so ties by slot are ties by cursor. */
+function sortSlots(slots: Int32Array, column: Float64Array): Int32Array {
+  return slots.sort((a, b) => column[a]! - column[b]! || a - b);
+}
+
+/** Largest write batch that moves slots within the sort orders one by one instead of merging them. */
 const INCREMENTAL_ORDER_MAX = 256;
 
 /** Slots ascending by (column value, slot), with room to grow; `slots` is the live part. */
@@ -573,15 +832,47 @@ class SortedSlots {
   }
   /** Puts `slot` in by the value `column` holds for it now. */
   insert(slot: number, column: Float64Array): void {
-    if (this.#length === this.#buffer.length) {
-      const grown = new Int32Array(Math.max(1024, this.#length * 2));
-      grown.set(this.#buffer);
-      this.#buffer = grown;
-    }
+    if (this.#length === this.#buffer.length) this.#grow(this.#length + 1);
     const at = this.#position(slot, column[slot]!, column);
     this.#buffer.copyWithin(at + 1, at, this.#length);
     this.#buffer[at] = slot;
     this.#length += 1;
+  }
+  /**
+   * Puts `changed` (new slots, or slots whose value may have changed: `column` holds their values
+   * now) in order: the others keep their order, the changed ones are sorted and merged in.
+   */
+  merge(changed: Set<number>, column: Float64Array): void {
+    const moved = sortSlots(Int32Array.from(changed), column);
+    const dropped = new Uint32Array(wordsFor(column.length));
+    for (const slot of moved) setBit(dropped, slot);
+    const kept = new Int32Array(this.#length);
+    let keptLength = 0;
+    for (let at = 0; at < this.#length; at += 1) {
+      const slot = this.#buffer[at]!;
+      if ((dropped[slot >>> 5]! & (1 << (slot & 31))) === 0) kept[keptLength++] = slot;
+    }
+    const length = keptLength + moved.length;
+    const merged = new Int32Array(Math.max(length, this.#buffer.length));
+    let k = 0;
+    let m = 0;
+    for (let at = 0; at < length; at += 1) {
+      if (m === moved.length) merged[at] = kept[k++]!;
+      else if (k === keptLength) merged[at] = moved[m++]!;
+      else {
+        const a = kept[k]!;
+        const b = moved[m]!;
+        const before = column[a]! < column[b]! || (column[a] === column[b] && a < b);
+        merged[at] = before ? kept[k++]! : moved[m++]!;
+      }
+    }
+    this.#buffer = merged;
+    this.#length = length;
+  }
+  #grow(length: number): void {
+    const grown = new Int32Array(Math.max(1024, length, this.#buffer.length * 2));
+    grown.set(this.#buffer);
+    this.#buffer = grown;
   }
   /** The first position whose (value, slot) is not below (`value`, `slot`). */
   #position(slot: number, value: number, column: Float64Array): number {
@@ -596,6 +887,48 @@ class SortedSlots {
     }
     return low;
   }
+}
+
+/** Entries a cache of raw values keeps before it is emptied. */
+const RAW_CACHE_MAX = 65_536;
+
+function remember<T>(cache: Map<string, T>, raw: string, value: T): void {
+  if (cache.size >= RAW_CACHE_MAX) cache.clear();
+  cache.set(raw, value);
+}
+
+/**
+ * The 64-bit hash (two 32-bit words) of `foldText(text)`, as kept for `id`, `product_id`, `title`
+ * and `slug`. Printable ASCII is lower-cased as it is hashed (what foldText does to it).
+ */
+function hashOf(text: string): [number, number] {
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x20 || unit > 0x7e) return hashOfFolded(foldText(text));
+  }
+  return hashOfFolded(text, true);
+}
+
+function hashOfFolded(text: string, lowerAscii = false): [number, number] {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i += 1) {
+    let unit = text.charCodeAt(i);
+    if (lowerAscii && unit >= 0x41 && unit <= 0x5a) unit += 0x20;
+    h1 = Math.imul(h1 ^ unit, 2654435761);
+    h2 = Math.imul(h2 ^ unit, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return [h1 >>> 0, h2 >>> 0];
+}
+
+function hashInto(hashes: Uint32Array, slot: number, text: string): void {
+  const [low, high] = hashOf(text);
+  hashes[2 * slot] = low;
+  hashes[2 * slot + 1] = high;
 }
 
 /** Work between two yields of a search to the event loop. */
@@ -617,31 +950,4 @@ class Slices {
       });
     });
   }
-}
-
-function isRange(operator: string): operator is RangeOperator {
-  return operator === '<' || operator === '<=' || operator === '>' || operator === '>=';
-}
-
-/** Sets the bits of slots `from` to `to` (exclusive). */
-function setRun(bits: Uint32Array, from: number, to: number): void {
-  for (let slot = from; slot < to && (slot & 31) !== 0; slot += 1) setBit(bits, slot);
-  let slot = from + ((32 - (from & 31)) & 31);
-  for (; slot + 32 <= to; slot += 32) bits[slot >>> 5] = 0xffffffff;
-  for (; slot < to; slot += 1) setBit(bits, slot);
-}
-
-function setBit(bits: Uint32Array, slot: number): void {
-  bits[slot >>> 5]! |= 1 << (slot & 31);
-}
-
-function popcount(bits: Uint32Array): number {
-  let total = 0;
-  for (let i = 0; i < bits.length; i += 1) {
-    let word = bits[i]!;
-    word -= (word >>> 1) & 0x55555555;
-    word = (word & 0x33333333) + ((word >>> 2) & 0x33333333);
-    total += (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-  }
-  return total;
 }

@@ -60,6 +60,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [
       DB,
       { flag: 'products', value: '<n>', default: '2000', help: 'catalog products to generate (and half as many storefront products)' },
+      { flag: 'storefront-products', value: '<n>', help: 'generate only this many storefront products (no catalog products, no catalog variants), for storefront-sized runs' },
       { flag: 'seed', value: '<text>', default: 'catalog', help: 'the same seed gives the same catalog' },
       { flag: 'out', value: '<dir>', help: 'write catalog.ndjson and storefront.ndjson there instead of the database' },
     ],

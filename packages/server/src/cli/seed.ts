@@ -1,5 +1,6 @@
-// `catalog seed --db <url> [--products N] [--seed S] [--out DIR]`: writes a deterministic synthetic
-// catalog (N catalog products, about ten variants each, and N/2 storefront products) into the
+// `catalog seed --db <url> [--products N | --storefront-products N] [--seed S] [--out DIR]`: writes
+// a deterministic synthetic catalog (N catalog products, about ten variants each, and N/2
+// storefront products; or with --storefront-products only N storefront products) into the
 // database, or with --out as NDJSON files (catalog.ndjson, storefront.ndjson) for `catalog import`.
 // Products stream from the generator in batches; the catalog is never held in memory.
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
@@ -24,11 +25,19 @@ export async function run(args: string[]): Promise<number> {
   let options: SeedOptions;
   let db: string;
   let out: string | undefined;
+  let storefrontOnly: boolean;
   const parsed = parseCommand(commandSpec('seed'), args);
   if ('exit' in parsed) return parsed.exit;
   try {
     const { values } = parsed;
-    options = { products: positiveInteger('products', values['products'] as string | undefined, DEFAULT_PRODUCTS), seed: (values['seed'] as string | undefined) ?? 'catalog' };
+    const seed = (values['seed'] as string | undefined) ?? 'catalog';
+    const storefrontProducts = values['storefront-products'] as string | undefined;
+    if (storefrontProducts !== undefined && values['products'] !== undefined) throw new Error('--products and --storefront-products exclude each other');
+    storefrontOnly = storefrontProducts !== undefined;
+    // Storefront product i does not depend on the catalog's size: N of them are those of a catalog of 2N.
+    options = storefrontOnly
+      ? { products: 2 * positiveInteger('storefront-products', storefrontProducts, 1), seed }
+      : { products: positiveInteger('products', values['products'] as string | undefined, DEFAULT_PRODUCTS), seed };
     db = databaseUrlOf(values);
     out = values['out'] as string | undefined;
   } catch (error) {
@@ -38,6 +47,7 @@ export async function run(args: string[]): Promise<number> {
   const started = performance.now();
   const progress = createProgress();
   const storefronts = storefrontCountFor(options.products);
+  const catalogProducts = storefrontOnly ? 0 : options.products;
   let variants = 0;
   const report = (done: number, what: string, total: number): void =>
     progress.update(`seeding ${what}: ${done}/${total} products, ${variants} variants`);
@@ -47,16 +57,21 @@ export async function run(args: string[]): Promise<number> {
     const catalogFile = join(out, 'catalog.ndjson');
     const storefrontFile = join(out, 'storefront.ndjson');
     let done = 0;
-    await writeLines(catalogFile, generateCatalogProducts(options), (product) => {
-      variants += product.variants.length;
+    if (!storefrontOnly) {
+      await writeLines(catalogFile, generateCatalogProducts(options), (product) => {
+        variants += product.variants.length;
+        done += 1;
+        if (done % 1000 === 0) report(done, 'catalog', options.products);
+      });
+    }
+    done = 0;
+    await writeLines(storefrontFile, generateStorefrontProducts(options), () => {
       done += 1;
-      if (done % 1000 === 0) report(done, 'catalog', options.products);
+      if (done % 10_000 === 0) report(done, 'storefront', storefronts);
     });
-    await writeLines(storefrontFile, generateStorefrontProducts(options), () => {});
     progress.done();
-    process.stdout.write(
-      `wrote ${options.products} catalog products (${variants} variants) to ${catalogFile} and ${storefronts} storefront products to ${storefrontFile} in ${seconds(started)}s (seed "${options.seed}")\n`,
-    );
+    const catalogPart = storefrontOnly ? '' : `${options.products} catalog products (${variants} variants) to ${catalogFile} and `;
+    process.stdout.write(`wrote ${catalogPart}${storefronts} storefront products to ${storefrontFile} in ${seconds(started)}s (seed "${options.seed}")\n`);
     return 0;
   }
 
@@ -65,7 +80,7 @@ export async function run(args: string[]): Promise<number> {
     await deferIndexesForBulkLoad(stores.catalog);
     let batch: CatalogProductPro[] = [];
     let done = 0;
-    for (const product of generateCatalogProducts(options)) {
+    for (const product of storefrontOnly ? [] : generateCatalogProducts(options)) {
       batch.push(product);
       variants += product.variants.length;
       if (batch.length === BATCH) {
@@ -95,7 +110,7 @@ export async function run(args: string[]): Promise<number> {
     await stores.close();
   }
   process.stdout.write(
-    `seeded ${options.products} catalog products (${variants} variants) and ${storefronts} storefront products into ${db} in ${seconds(started)}s (seed "${options.seed}")\n`,
+    `seeded ${catalogProducts} catalog products (${variants} variants) and ${storefronts} storefront products into ${db} in ${seconds(started)}s (seed "${options.seed}")\n`,
   );
   return 0;
 }

@@ -108,6 +108,19 @@ export interface StorefrontSource {
    */
   storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]>;
   /**
+   * Storefront rows with a cursor above `after`, ascending by cursor, at most `limit`: how an empty
+   * index loads (slots must ascend with cursors, which the change feed's order does not give once
+   * older products were rewritten). Each row carries its change number.
+   */
+  storefrontRowsByCursor(after: number, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]>;
+  /**
+   * Which catalog this is (a value fixed when the database was created, different for every
+   * database) and the change number of its latest storefront write (0 when none): a storefront
+   * index snapshot is served only on the catalog it was taken of, and only when the catalog has
+   * reached the snapshot's position.
+   */
+  storefrontIdentity(): Promise<{ catalog: string; lastChange: number }>;
+  /**
    * The JSON array of the stored documents of these cursors, in the order given (cursors unknown
    * to the store are skipped), read by one statement and joined by the engine.
    */

@@ -11,21 +11,52 @@
 //   and cached reads alike. A failed aggregate is never kept.
 // - Concurrent listings share one refresh; a refresh that fails leaves the index as it was and
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
+// - Snapshot (with `snapshotDir`): warm() loads the index from the snapshot of this catalog when
+//   there is a sound one (storefront-snapshot.ts says which are served) and catches up through the
+//   change feed; else it loads every row. After a warm() that read at least SNAPSHOT_REWRITE_SHARE
+//   of the products from the engine, it writes a new snapshot in the background; a refresh that
+//   finds changes waits for that write before applying them.
 // Limits: warm() (the service calls it at start) or else the first listing loads every storefront
 // row (in pages of LOAD_PAGE rows), then builds the index's search structures in one synchronous
-// step (a few seconds at a million products); the index lives in this process's memory.
+// step; the index lives in this process's memory.
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
+import { readSnapshot, writeSnapshot, type SnapshotRejection } from './storefront-snapshot.ts';
 
 const LOAD_PAGE = 10_000;
+/** Share of the products warm() must have read from the engine for a new snapshot to be written. */
+const SNAPSHOT_REWRITE_SHARE = 0.01;
+
+export interface IndexedCatalogStoreOptions {
+  /** Where storefront index snapshots live (one file per catalog); none when absent. */
+  snapshotDir?: string;
+  /** Fewer storefront products than this are not worth a snapshot (a load is quick). */
+  snapshotMinProducts?: number;
+}
+
+/** What warm() did with the snapshot: loaded it, or why not; and the write it started, if any. */
+export interface SnapshotStatus {
+  loaded: boolean;
+  rejected?: SnapshotRejection;
+  reason?: string;
+  written?: Promise<void>;
+}
 
 export class IndexedCatalogStore implements CatalogStore {
   readonly #engine: CatalogEngine;
-  readonly #index = new StorefrontIndex();
+  #index = new StorefrontIndex();
+  readonly #options: IndexedCatalogStoreOptions;
+  /** A snapshot being written: changes to the index wait for it. */
+  #snapshotWriting: Promise<void> | undefined;
+  #snapshot: SnapshotStatus = { loaded: false };
   #position: StorefrontChange = { change: -1, cursor: 0 };
+  /** Storefront rows read from the engine's change feed so far. */
+  #rowsRead = 0;
   #checkedAt = Number.NEGATIVE_INFINITY;
   /** Storefront writes through this store, and how many the index had seen when last refreshed. */
   #writes = 0;
@@ -38,8 +69,14 @@ export class IndexedCatalogStore implements CatalogStore {
   /** Aggregates, documents and pages, kept while the engine's change token (or poll period) holds. */
   readonly #reads = new ReadCache();
 
-  constructor(engine: CatalogEngine) {
+  constructor(engine: CatalogEngine, options: IndexedCatalogStoreOptions = {}) {
     this.#engine = engine;
+    this.#options = options;
+  }
+
+  /** What the last warm() did with the snapshot. */
+  get snapshot(): SnapshotStatus {
+    return this.#snapshot;
   }
 
   /** The engine behind the index (tests reach engine-specific state through it). */
@@ -113,10 +150,40 @@ export class IndexedCatalogStore implements CatalogStore {
   ping(): Promise<void> {
     return this.#engine.ping();
   }
-  /** Loads the storefront index (every storefront row) and builds what its searches use. */
+  /** Loads the storefront index (from its snapshot, or every storefront row) and builds what its searches use. */
   async warm(): Promise<void> {
+    const dir = this.#options.snapshotDir;
+    if (dir === undefined) {
+      await this.#fresh();
+      this.#index.prepare();
+      return;
+    }
+    const { catalog, lastChange } = await this.#engine.storefrontIdentity();
+    const file = join(dir, `storefront-${createHash('sha256').update(catalog).digest('hex').slice(0, 24)}.index`);
+    const read = this.#index.size === 0 ? await readSnapshot(file, catalog, lastChange) : { rejected: 'missing' as const, reason: 'the index was loaded already' };
+    if ('index' in read) {
+      this.#index = read.index;
+      this.#position = read.position;
+      this.#snapshot = { loaded: true };
+    } else {
+      this.#snapshot = { loaded: false, rejected: read.rejected, reason: read.reason };
+    }
+    const rowsBefore = this.#rowsRead;
+    this.#checkedAt = Number.NEGATIVE_INFINITY;
     await this.#fresh();
     this.#index.prepare();
+    const fromEngine = this.#rowsRead - rowsBefore;
+    const size = this.#index.size;
+    if (size >= (this.#options.snapshotMinProducts ?? 50_000) && fromEngine >= Math.max(1, size * SNAPSHOT_REWRITE_SHARE)) {
+      const position = { ...this.#position };
+      const state = this.#index.state();
+      // Refreshes wait for the write: the arrays written are the index's own.
+      const written = writeSnapshot(file, catalog, position, state).finally(() => {
+        if (this.#snapshotWriting === written) this.#snapshotWriting = undefined;
+      });
+      this.#snapshotWriting = written.catch(() => {});
+      this.#snapshot = { ...this.#snapshot, written };
+    }
   }
   close(): Promise<void> {
     return this.#engine.close();
@@ -160,10 +227,14 @@ export class IndexedCatalogStore implements CatalogStore {
     const startedAt = performance.now();
     const writes = this.#writes;
     const token = this.#engine.changeToken?.();
+    if (this.#index.size === 0 && this.#position.change < 0) await this.#loadByCursor();
     for (;;) {
       const rows = await this.#engine.storefrontChangesSince(this.#position, LOAD_PAGE);
       if (rows.length === 0) break;
+      // The snapshot being written is the index's own arrays: changes wait until it is out.
+      await this.#snapshotWriting;
       this.#index.upsert(rows);
+      this.#rowsRead += rows.length;
       const last = rows[rows.length - 1]!;
       this.#position = { change: last.change, cursor: last.cursor };
       if (rows.length < LOAD_PAGE) break;
@@ -171,5 +242,26 @@ export class IndexedCatalogStore implements CatalogStore {
     this.#checkedAt = startedAt;
     this.#writesSeen = writes;
     this.#token = token;
+  }
+
+  /**
+   * Loads an empty index in cursor order, then sets the feed position past every change the load
+   * saw: rows written meanwhile (changes above `lastChange`, read before the load) come again
+   * through the feed, which applies them as rewrites.
+   */
+  async #loadByCursor(): Promise<void> {
+    const { lastChange } = await this.#engine.storefrontIdentity();
+    let after = 0;
+    for (;;) {
+      const rows = await this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
+      if (rows.length === 0) break;
+      this.#index.upsert(rows);
+      this.#rowsRead += rows.length;
+      after = rows[rows.length - 1]!.cursor;
+      if (rows.length < LOAD_PAGE) break;
+    }
+    // No row of change <= lastChange lies past the last cursor read: those were committed before
+    // the load began, and new products take cursors above every earlier one.
+    this.#position = { change: lastChange, cursor: after };
   }
 }

@@ -4,7 +4,9 @@
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from './catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
-import { IndexedCatalogStore } from './indexed-catalog-store.ts';
+import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { IndexedCatalogStore, type IndexedCatalogStoreOptions } from './indexed-catalog-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
@@ -16,7 +18,23 @@ export interface CatalogStores {
   close(): Promise<void>;
 }
 
-export async function openCatalogStores(url: string, logger: Logger): Promise<CatalogStores> {
+export interface OpenOptions {
+  /**
+   * Where the storefront index snapshot lives: a directory, `default` (beside a SQLite catalog;
+   * for PostgreSQL the machine's temporary directory, keyed by the catalog), or `none` (the
+   * default: commands other than serve never warm the index).
+   */
+  indexSnapshotDir?: string;
+}
+
+/** The snapshot directory an `indexSnapshotDir` option names for a catalog stored at `sqliteFile` (undefined: PostgreSQL). */
+export function snapshotDirOf(option: string | undefined, sqliteFile?: string): string | undefined {
+  if (option === undefined || option === 'none') return undefined;
+  if (option !== 'default') return option;
+  return sqliteFile === undefined ? join(tmpdir(), 'catalog-storefront-index') : dirname(sqliteFile);
+}
+
+export async function openCatalogStores(url: string, logger: Logger, options: OpenOptions = {}): Promise<CatalogStores> {
   if (url.startsWith('sqlite:')) {
     const path = sqlitePath(url);
     const database = new SqliteDatabase(path);
@@ -26,7 +44,7 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
       logger.warn('the GTIN index is deferred: a bulk load is running or did not finish; GTIN searches scan every variant until it ends or `catalog migrate` rebuilds the index', { path });
     }
     return {
-      catalog: new IndexedCatalogStore(catalog),
+      catalog: new IndexedCatalogStore(catalog, withSnapshotDir(snapshotDirOf(options.indexSnapshotDir, path))),
       keys: new SqliteKeyStore(database),
       close: () => catalog.close(),
     };
@@ -34,7 +52,7 @@ export async function openCatalogStores(url: string, logger: Logger): Promise<Ca
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded on demand so that embedded (SQLite) users never load the pg driver.
     const { openPostgresStores } = await import('./postgres/open-postgres-stores.ts');
-    return openPostgresStores(url, logger);
+    return openPostgresStores(url, logger, withSnapshotDir(snapshotDirOf(options.indexSnapshotDir)));
   }
   throw new Error(`unsupported database URL "${url}"; use sqlite:<path> or postgres://…`);
 }
@@ -47,4 +65,8 @@ export async function openKeyStore(url: string, logger: Logger): Promise<{ keys:
   }
   const { keys, close } = await openCatalogStores(url, logger);
   return { keys, close };
+}
+
+function withSnapshotDir(dir: string | undefined): IndexedCatalogStoreOptions {
+  return dir === undefined ? {} : { snapshotDir: dir };
 }

@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { run as runSeed } from '../../src/cli/seed.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { runCli } from './run-cli.ts';
@@ -44,6 +45,34 @@ describe('catalog seed', () => {
     expect(imported).toMatchObject({ code: 0, stderr: '' });
     const storefront = await runCli(['import', '--db', db, '--kind', 'storefront', join(out, 'storefront.ndjson')]);
     expect(storefront).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('writes only storefront products with --storefront-products', async () => {
+    const url = `sqlite:${join(dir, 'storefront.db')}`;
+    const printed = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      expect(await runSeed(['--db', url, '--storefront-products', '30'])).toBe(0);
+      expect(String(printed.mock.calls.at(-1)?.[0])).toMatch(/^seeded 0 catalog products \(0 variants\) and 30 storefront products/u);
+    } finally {
+      printed.mockRestore();
+    }
+    const stores = await openCatalogStores(url, silentLogger);
+    try {
+      expect((await readStorefrontPage(stores.catalog, { sort: 'cursor:asc', offset: 0, limit: 100 })).total).toBe(30);
+      expect((await readVariantPage(stores.catalog, { offset: 0, limit: 10 })).total).toBe(0);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('refuses --products with --storefront-products', async () => {
+    const printed = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await runSeed(['--db', `sqlite:${join(dir, 'y.db')}`, '--products', '10', '--storefront-products', '10'])).toBe(2);
+      expect(String(printed.mock.calls[0]?.[0])).toContain('--products and --storefront-products exclude each other');
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('refuses a non-numeric --products', async () => {

@@ -6,7 +6,7 @@ import type { CatalogStore } from '../catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
-import { IndexedCatalogStore } from '../indexed-catalog-store.ts';
+import { IndexedCatalogStore, type IndexedCatalogStoreOptions } from '../indexed-catalog-store.ts';
 import { PostgresCatalogStore } from './postgres-catalog-store.ts';
 import { PostgresKeyStore } from './postgres-key-store.ts';
 
@@ -20,7 +20,7 @@ export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 
-export async function openPostgresStores(url: string, logger: Logger): Promise<PostgresStores> {
+export async function openPostgresStores(url: string, logger: Logger, indexOptions: IndexedCatalogStoreOptions = {}): Promise<PostgresStores> {
   const log = logger.child({ component: 'postgres' });
   const pool = createPgPool(url, log);
   try {
@@ -37,5 +37,5 @@ export async function openPostgresStores(url: string, logger: Logger): Promise<P
   }));
   // The catalog store owns the pool: closing either it or the pair ends every connection.
   const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
-  return { catalog: new IndexedCatalogStore(catalog), keys: new PostgresKeyStore(pool), close: () => catalog.close() };
+  return { catalog: new IndexedCatalogStore(catalog, indexOptions), keys: new PostgresKeyStore(pool), close: () => catalog.close() };
 }

@@ -87,6 +87,14 @@ export class PostgresCatalogStore implements CatalogEngine {
   }
 
   storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
+    return this.#storefrontRows('WHERE (change_seq, cursor) > ($1::bigint, $2::bigint) ORDER BY change_seq, cursor LIMIT $3', [String(after.change), String(after.cursor), limit]);
+  }
+
+  storefrontRowsByCursor(after: number, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
+    return this.#storefrontRows('WHERE cursor > $1::bigint ORDER BY cursor LIMIT $2', [String(after), limit]);
+  }
+
+  #storefrontRows(where: string, parameters: (string | number)[]): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
     return this.#run(async () => {
       const { rows } = await this.#pool.query<
         Omit<StorefrontIndexRow, 'cursor' | 'tags'> & { change: string; cursor: string; tags: string }
@@ -95,10 +103,21 @@ export class PostgresCatalogStore implements CatalogEngine {
            price_min, price_max, price_display, available, created_at_ms AS created_at, updated_at_ms AS updated_at,
            product_created_at_ms AS product_created_at, product_published_at_ms AS product_published_at,
            tags
-         FROM storefront_products WHERE (change_seq, cursor) > ($1::bigint, $2::bigint) ORDER BY change_seq, cursor LIMIT $3`,
-        [String(after.change), String(after.cursor), limit],
+         FROM storefront_products ${where}`,
+        parameters,
       );
       return rows.map((row) => ({ ...row, change: Number(row.change), cursor: Number(row.cursor), tags: JSON.parse(row.tags) as string[] }));
+    });
+  }
+
+  storefrontIdentity(): Promise<{ catalog: string; lastChange: number }> {
+    return this.#run(async () => {
+      // When each migration was applied: set once, as the database was made and upgraded.
+      const { rows } = await this.#pool.query<{ at: string | null; n: string }>(
+        `SELECT (SELECT string_agg(version || '@' || applied_at::text, ',' ORDER BY version) FROM schema_migrations) AS at,
+           (SELECT coalesce(max(change_seq), 0)::text FROM storefront_products) AS n`,
+      );
+      return { catalog: `postgres:${rows[0]?.at ?? ''}`, lastChange: Number(rows[0]?.n ?? 0) };
     });
   }
 

@@ -62,21 +62,35 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async storefrontChangesSince(after: StorefrontChange, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
+    return this.#storefrontRows('WHERE (p.change_seq, p.cursor) > (?, ?) ORDER BY p.change_seq, p.cursor LIMIT ?', after.change, BigInt(after.cursor), limit);
+  }
+
+  async storefrontRowsByCursor(after: number, limit: number): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
+    return this.#storefrontRows('WHERE p.cursor > ? ORDER BY p.cursor LIMIT ?', BigInt(after), limit);
+  }
+
+  #storefrontRows(where: string, ...parameters: (number | bigint)[]): (StorefrontIndexRow & StorefrontChange)[] {
     const rows = this.database
       .statement(
         `SELECT p.change_seq AS change, CAST(p.cursor AS TEXT) AS cursor, p.id, p.product_id, p.shop_name, p.brand, p.product_type,
            p.title, p.slug, p.price_min, p.price_max, p.price_display, p.available, p.created_at, p.updated_at,
            p.product_created_at, p.product_published_at, p.tags
-         FROM storefront_products p
-         WHERE (p.change_seq, p.cursor) > (?, ?) ORDER BY p.change_seq, p.cursor LIMIT ?`,
+         FROM storefront_products p ${where}`,
       )
-      .all(after.change, BigInt(after.cursor), limit) as unknown as (Omit<StorefrontIndexRow, 'cursor' | 'available' | 'tags'> & {
+      .all(...parameters) as unknown as (Omit<StorefrontIndexRow, 'cursor' | 'available' | 'tags'> & {
       change: number;
       cursor: string;
       available: number;
       tags: string;
     })[];
     return rows.map((row) => ({ ...row, cursor: Number(row.cursor), available: row.available === 1, tags: JSON.parse(row.tags) as string[] }));
+  }
+
+  async storefrontIdentity(): Promise<{ catalog: string; lastChange: number }> {
+    // When each migration was applied: set once, as the database was made and upgraded.
+    const created = this.database.statement("SELECT group_concat(version || '@' || applied_at, ',') AS at FROM (SELECT version, applied_at FROM schema_migrations ORDER BY version)").get() as { at: string | null };
+    const last = this.database.statement('SELECT coalesce(max(change_seq), 0) AS n FROM storefront_products').get() as { n: number };
+    return { catalog: `sqlite:${created.at ?? ''}`, lastChange: Number(last.n) };
   }
 
   async storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>> {

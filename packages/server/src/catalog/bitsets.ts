@@ -1,0 +1,653 @@
+// The storefront index's one set module: bitsets over slots, the pool searches take them from, the
+// range index over a number column and the posting lists of terms. A search starts from the
+// universe (every slot) and each leaf of an AND narrows the running bitset in place; once it is
+// empty the AND stops (Meilisearch's "universe" evaluation).
+//
+// Guarantees: every structure here is exact (no sampling decides an answer, only its speed) and
+// holds no JavaScript object per slot or per term: typed arrays, grown by doubling and trimmed by
+// the owner once a load is done.
+// Limits: a bitset is n/8 bytes whatever its population; posting lists are one compact block
+// rebuilt (O(entries)) once the changes logged beside it pass POSTINGS_LOG_SHARE of it.
+
+export type RangeOperator = '<' | '<=' | '>' | '>=';
+
+export function wordsFor(slots: number): number {
+  return Math.ceil(slots / 32);
+}
+
+export function setBit(bits: Uint32Array, slot: number): void {
+  bits[slot >>> 5]! |= 1 << (slot & 31);
+}
+
+export function clearBit(bits: Uint32Array, slot: number): void {
+  bits[slot >>> 5]! &= ~(1 << (slot & 31));
+}
+
+export function hasBit(bits: Uint32Array, slot: number): boolean {
+  return (bits[slot >>> 5]! & (1 << (slot & 31))) !== 0;
+}
+
+/** Sets the bits of slots `from` to `to` (exclusive). */
+export function setRun(bits: Uint32Array, from: number, to: number): void {
+  let slot = from;
+  for (; slot < to && (slot & 31) !== 0; slot += 1) setBit(bits, slot);
+  for (; slot + 32 <= to; slot += 32) bits[slot >>> 5] = 0xffffffff;
+  for (; slot < to; slot += 1) setBit(bits, slot);
+}
+
+export function popcount(bits: Uint32Array): number {
+  let total = 0;
+  for (let i = 0; i < bits.length; i += 1) {
+    let word = bits[i]!;
+    if (word === 0) continue;
+    word -= (word >>> 1) & 0x55555555;
+    word = (word & 0x33333333) + ((word >>> 2) & 0x33333333);
+    total += (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return total;
+}
+
+export function isEmpty(bits: Uint32Array): boolean {
+  for (let i = 0; i < bits.length; i += 1) if (bits[i] !== 0) return false;
+  return true;
+}
+
+export function andInto(into: Uint32Array, from: Uint32Array): void {
+  for (let i = 0; i < into.length; i += 1) into[i]! &= from[i]!;
+}
+
+export function orInto(into: Uint32Array, from: Uint32Array): void {
+  for (let i = 0; i < into.length; i += 1) into[i]! |= from[i]!;
+}
+
+/** Inverts `bits` in place, slots past `size` left clear. */
+export function complement(bits: Uint32Array, size: number): Uint32Array {
+  for (let i = 0; i < bits.length; i += 1) bits[i] = ~bits[i]!;
+  clearPastEnd(bits, size);
+  return bits;
+}
+
+/** Clears the bits of slots at or past `size`, so population counts stay exact. */
+export function clearPastEnd(bits: Uint32Array, size: number): void {
+  const first = wordsFor(size);
+  if ((size & 31) !== 0) bits[first - 1]! &= 0xffffffff >>> (32 - (size & 31));
+  bits.fill(0, first);
+}
+
+/** Calls `each` with every set slot of `bits`, ascending. */
+export function forEachSlot(bits: Uint32Array, each: (slot: number) => void): void {
+  for (let i = 0; i < bits.length; i += 1) {
+    let word = bits[i]!;
+    while (word !== 0) {
+      const lowest = word & -word;
+      word ^= lowest;
+      each((i << 5) + 31 - Math.clz32(lowest));
+    }
+  }
+}
+
+/**
+ * Keeps in `result` only the slots for which `keep(slot)` holds: the narrowing of a leaf that has
+ * no set of its own (an equality over a column), costing one call per slot still in the result.
+ */
+export function narrow(result: Uint32Array, keep: (slot: number) => boolean): void {
+  for (let i = 0; i < result.length; i += 1) {
+    let word = result[i]!;
+    if (word === 0) continue;
+    let kept = word;
+    while (word !== 0) {
+      const lowest = word & -word;
+      word ^= lowest;
+      if (!keep((i << 5) + 31 - Math.clz32(lowest))) kept &= ~lowest;
+    }
+    result[i] = kept;
+  }
+}
+
+/** How many of ascending `values[0 .. length)` are below `value` (or equal, when `inclusive`). */
+export function countBelow(values: Float64Array, value: number, inclusive: boolean, length = values.length): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (inclusive ? values[middle]! <= value : values[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** A typed array that grows by doubling; `trim` gives back the spare room once a load is done. */
+export class Growable<T extends Float64Array | Int32Array | Uint32Array | Uint8Array> {
+  data: T;
+  readonly #make: (length: number) => T;
+  constructor(make: (length: number) => T, initial = 1024) {
+    this.#make = make;
+    this.data = make(initial);
+  }
+  ensure(length: number): void {
+    if (length <= this.data.length) return;
+    const grown = this.#make(Math.max(length, this.data.length * 2));
+    grown.set(this.data as never);
+    this.data = grown;
+  }
+  /** Shrinks to `length` plus an eighth, so the next writes do not reallocate at once. */
+  trim(length: number): void {
+    const target = Math.max(1024, length + (length >>> 3));
+    if (target >= this.data.length) return;
+    const trimmed = this.#make(target);
+    trimmed.set(this.data.subarray(0, target) as never);
+    this.data = trimmed;
+  }
+}
+
+/** A growable list of 32-bit integers. */
+export class IntList {
+  readonly #values = new Growable((n) => new Int32Array(n), 16);
+  length = 0;
+  get data(): Int32Array {
+    return this.#values.data;
+  }
+  push(value: number): void {
+    this.#values.ensure(this.length + 1);
+    this.#values.data[this.length] = value;
+    this.length += 1;
+  }
+  clear(): void {
+    this.length = 0;
+  }
+  trim(): void {
+    this.#values.trim(this.length);
+  }
+}
+
+/**
+ * Bitsets of one length for the searches in flight, handed back for reuse when none is: a search
+ * at a million products takes several of 125 KB, and allocating them afresh makes V8 run a full
+ * collection of the whole heap every few hundred searches.
+ */
+export class BitsetPool {
+  #words = 0;
+  #free: Uint32Array[] = [];
+  #taken: Uint32Array[] = [];
+  #searches = 0;
+
+  /** Starts a search over `size` slots: every bitset it takes is `wordsFor(size)` words. */
+  begin(size: number): void {
+    const words = wordsFor(size);
+    if (words !== this.#words) {
+      this.#words = words;
+      this.#free = [];
+    }
+    this.#searches += 1;
+  }
+
+  /** Ends a search; with none left in flight, every bitset taken is free again. */
+  end(): void {
+    this.#searches -= 1;
+    if (this.#searches > 0) return;
+    for (const bits of this.#taken) if (bits.length === this.#words && this.#free.length < MAX_FREE) this.#free.push(bits);
+    this.#taken = [];
+  }
+
+  /** A bitset for the current search: cleared, or with whatever it held when `zeroed` is false. */
+  take(zeroed: boolean): Uint32Array {
+    const reused = this.#free.pop();
+    const bits = reused ?? new Uint32Array(this.#words);
+    if (reused !== undefined && zeroed) bits.fill(0);
+    // A search that never ends would keep its bitsets here: past the cap they are left to the GC.
+    if (this.#taken.length < MAX_FREE) this.#taken.push(bits);
+    return bits;
+  }
+}
+
+const MAX_FREE = 256;
+
+/** Buckets per column: one byte per slot holds a bucket number, a bitset per bound. */
+const RANGE_BUCKETS = 32;
+/** Values sampled to place the bounds. */
+const SAMPLE = 8_192;
+
+/**
+ * Range leaves (`<`, `<=`, `>`, `>=`) over one number column without a pass over the column: slots
+ * are split by value into at most RANGE_BUCKETS buckets whose bounds are quantiles of the column
+ * when it was built, and for each bound the bitset of the slots in the buckets below it is kept. A
+ * leaf keeps the slots of the buckets wholly on its side (a word-wise pass) and checks the value of
+ * each slot still in the result that lies in the one bucket its value falls in.
+ *
+ * Guarantees: exact for any values, skewed or repeated ones included; NaN satisfies no comparison.
+ * Every write moves its slot between buckets, so the bitsets stay current without a rebuild.
+ * Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
+ * its leaves check more values. The owner rebuilds when the column has doubled since the build.
+ * Memory: RANGE_BUCKETS − 1 bits and one byte per slot.
+ */
+export class RangeIndex {
+  /** Ascending, distinct. Bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN is in bucket 0. */
+  readonly #bounds: Float64Array;
+  /** #below[k] = slots whose bucket is at most k, for k < bounds.length. */
+  #below: Uint32Array[];
+  /** Per slot, its bucket; slots not yet written are in the last bucket, in no bitset. */
+  #bucketOf: Uint8Array;
+  /**
+   * Per bucket, the smallest and largest value ever written to it (members leaving do not narrow
+   * them): a leaf whose value lies outside them takes or drops the bucket whole.
+   */
+  readonly #min: Float64Array;
+  readonly #max: Float64Array;
+  /** Slots holding NaN, once one was written. */
+  #nan: Uint32Array | undefined;
+  /** Slots when built: the owner rebuilds once the column has doubled. */
+  readonly builtAt: number;
+
+  private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
+    this.#bounds = bounds;
+    this.#below = Array.from({ length: bounds.length }, () => new Uint32Array(wordsFor(capacity)));
+    this.#bucketOf = new Uint8Array(capacity).fill(bounds.length);
+    this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
+    this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
+    this.builtAt = builtAt;
+  }
+
+  /** Indexes `column[0 .. size)`, with room for `capacity` slots. */
+  static build(column: Float64Array, size: number, capacity: number): RangeIndex {
+    const step = Math.max(1, Math.floor(size / SAMPLE));
+    const sample: number[] = [];
+    for (let slot = 0; slot < size; slot += step) if (!Number.isNaN(column[slot])) sample.push(column[slot]!);
+    sample.sort((a, b) => a - b);
+    const bounds: number[] = [];
+    for (let k = 1; k < RANGE_BUCKETS; k += 1) {
+      const bound = sample[Math.floor((k * sample.length) / RANGE_BUCKETS)];
+      if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sample[0]!) bounds.push(bound);
+    }
+    const index = new RangeIndex(Float64Array.from(bounds), capacity, size);
+    const below = index.#below;
+    const last = bounds.length;
+    // Each slot's bit goes into its own bucket's bitset, then the bitsets are accumulated upwards.
+    for (let slot = 0; slot < size; slot += 1) {
+      const value = column[slot]!;
+      const bucket = index.#bucket(value);
+      index.#bucketOf[slot] = bucket;
+      index.#extend(bucket, value);
+      if (Number.isNaN(value)) setBit((index.#nan ??= new Uint32Array(wordsFor(capacity))), slot);
+      if (bucket < last) below[bucket]![slot >>> 5]! |= 1 << (slot & 31);
+    }
+    for (let k = 1; k < last; k += 1) orInto(below[k]!, below[k - 1]!);
+    return index;
+  }
+
+  /** Makes room for `capacity` slots (or gives back what is past it). */
+  resize(capacity: number): void {
+    if (capacity === this.#bucketOf.length) return;
+    const bucketOf = new Uint8Array(capacity).fill(this.#bounds.length);
+    bucketOf.set(this.#bucketOf.subarray(0, capacity));
+    this.#bucketOf = bucketOf;
+    const resized = (bits: Uint32Array): Uint32Array => {
+      const next = new Uint32Array(wordsFor(capacity));
+      next.set(bits.subarray(0, next.length));
+      return next;
+    };
+    this.#below = this.#below.map(resized);
+    if (this.#nan !== undefined) this.#nan = resized(this.#nan);
+  }
+
+  get capacity(): number {
+    return this.#bucketOf.length;
+  }
+
+  /** Records the value now stored at `slot` (new, or rewritten with another value). */
+  set(slot: number, value: number): void {
+    const from = this.#bucketOf[slot]!;
+    const to = this.#bucket(value);
+    this.#extend(to, value);
+    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#bucketOf.length))), slot);
+    else if (this.#nan !== undefined) clearBit(this.#nan, slot);
+    if (from === to) return;
+    this.#bucketOf[slot] = to;
+    const word = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    // In the bitsets from its bucket up: joins those from `to` to below `from`, or leaves the others.
+    if (to < from) for (let k = to; k < from && k < this.#below.length; k += 1) this.#below[k]![word]! |= bit;
+    else for (let k = from; k < to && k < this.#below.length; k += 1) this.#below[k]![word]! &= ~bit;
+  }
+
+  /**
+   * Clears in `result` (a bitset over `size` slots) the slots whose value in `column` does not
+   * compare to `value` as `operator` says.
+   */
+  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number): void {
+    if (Number.isNaN(value)) {
+      result.fill(0);
+      return;
+    }
+    // Buckets under `bucket` lie wholly below `value`, those above it wholly above; its own
+    // members are checked one by one.
+    const bucket = this.#bucket(value);
+    const last = this.#below.length;
+    const lower = bucket > 0 ? this.#below[bucket - 1] : undefined;
+    const upper = bucket < last ? this.#below[bucket] : undefined;
+    const below = operator === '<' || operator === '<=';
+    // The bucket's members all pass (or all fail) when its extremes say so.
+    const min = this.#min[bucket]!;
+    const max = this.#max[bucket]!;
+    const whole =
+      operator === '<' ? (max < value ? 1 : min >= value ? 0 : -1)
+      : operator === '<=' ? (max <= value ? 1 : min > value ? 0 : -1)
+      : operator === '>' ? (min > value ? 1 : max <= value ? 0 : -1)
+      : min >= value ? 1 : max < value ? 0 : -1;
+    // Comparisons are written out per operator: a function call per member costs more than the test.
+    const greater = operator === '>' || operator === '>=';
+    const inclusive = operator === '<=' || operator === '>=';
+    const words = wordsFor(size);
+    for (let i = 0; i < words; i += 1) {
+      const had = result[i]!;
+      if (had === 0) continue;
+      const under = lower === undefined ? 0 : lower[i]!;
+      const through = upper === undefined ? -1 : upper[i]!;
+      const members = had & through & ~under;
+      let kept = had & (below ? under : ~through);
+      if (whole === 1) kept |= members;
+      else if (whole === -1) {
+        let check = members;
+        while (check !== 0) {
+          const lowest = check & -check;
+          check ^= lowest;
+          const own = column[(i << 5) + 31 - Math.clz32(lowest)]!;
+          if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
+        }
+      }
+      result[i] = kept;
+    }
+    // NaN sits in bucket 0, which a `<` leaf above it keeps whole.
+    if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
+  }
+
+  #extend(bucket: number, value: number): void {
+    if (value < this.#min[bucket]!) this.#min[bucket] = value;
+    if (value > this.#max[bucket]!) this.#max[bucket] = value;
+  }
+
+  /** Number of bounds at or below `value`: its bucket. NaN falls in bucket 0. */
+  #bucket(value: number): number {
+    return countBelow(this.#bounds, value, true);
+  }
+}
+
+
+/** Share of the compact block's entries the log of later changes may reach before a rebuild. */
+const POSTINGS_LOG_SHARE = 1 / 16;
+const POSTINGS_LOG_MIN = 16_384;
+
+/**
+ * Posting lists: for each term (a small integer), the slots that hold it. One compact block (each
+ * term's slots ascending, found through an offset per term) plus a log of the entries added since
+ * it was built; an entry whose slot no longer holds its term is stale and is skipped by asking
+ * the owner (`holds`), which keeps each slot's terms.
+ *
+ * Guarantees: exact, given `holds`. Limits: a read with stale entries about costs a `holds` call
+ * per entry; `compact` (O(entries + terms)) is due once the log or the stale entries pass
+ * POSTINGS_LOG_SHARE of the entries, and the owner calls it between searches.
+ */
+export class Postings {
+  /** offsets[term] .. offsets[term + 1]: the term's slots in `slots`, for terms below `#terms`. */
+  #offsets: Uint32Array = new Uint32Array(1);
+  #slots: Int32Array = new Int32Array(0);
+  #terms = 0;
+  /** Entries added since the block was built, as (term, slot) pairs. */
+  readonly #logTerms = new IntList();
+  readonly #logSlots = new IntList();
+  /** Per term of the log, its entries' positions in the log, built on the first read after an add. */
+  #logByTerm: Map<number, number[]> | undefined;
+  /** Entries whose slot dropped their term since the block was built. */
+  stale = 0;
+
+  add(term: number, slot: number): void {
+    this.#logTerms.push(term);
+    this.#logSlots.push(slot);
+    this.#logByTerm = undefined;
+  }
+
+  /** Counts an entry made stale by a slot that no longer holds its term. */
+  drop(): void {
+    this.stale += 1;
+  }
+
+  /** Whether the block alone answers: nothing logged, nothing stale. */
+  get clean(): boolean {
+    return this.#logTerms.length === 0 && this.stale === 0;
+  }
+
+  get due(): boolean {
+    const limit = Math.max(POSTINGS_LOG_MIN, this.#slots.length * POSTINGS_LOG_SHARE);
+    return this.#logTerms.length > limit || this.stale > limit;
+  }
+
+  /** Sets in `bits` the slots that hold `term`. */
+  setBits(term: number, bits: Uint32Array, holds: (slot: number, term: number) => boolean): void {
+    if (this.stale === 0 && term < this.#terms) {
+      // Nothing stale: the block's entries are set without asking (the common case, and the long lists).
+      const slots = this.#slots;
+      const end = this.#offsets[term + 1]!;
+      for (let i = this.#offsets[term]!; i < end; i += 1) bits[slots[i]! >>> 5]! |= 1 << (slots[i]! & 31);
+      if (this.#logTerms.length === 0) return;
+      this.#forEachLogged(term, (slot) => setBit(bits, slot), holds);
+      return;
+    }
+    this.forEach(term, (slot) => setBit(bits, slot), holds);
+  }
+
+  /** Calls `each` with every slot that holds `term` (log entries after the block's). */
+  forEach(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
+    const checked = this.stale > 0;
+    if (term < this.#terms) {
+      const slots = this.#slots;
+      const end = this.#offsets[term + 1]!;
+      for (let i = this.#offsets[term]!; i < end; i += 1) {
+        const slot = slots[i]!;
+        if (!checked || holds(slot, term)) each(slot);
+      }
+    }
+    if (this.#logTerms.length === 0) return;
+    this.#forEachLogged(term, each, holds);
+  }
+
+  #forEachLogged(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
+    const positions = this.#logIndex().get(term);
+    if (positions === undefined) return;
+    const logSlots = this.#logSlots.data;
+    // A slot may have been logged twice for one term (dropped, then taken again): `holds` is
+    // asked for each, and setting a bit twice is harmless.
+    for (const position of positions) {
+      const slot = logSlots[position]!;
+      if (holds(slot, term)) each(slot);
+    }
+  }
+
+  #logIndex(): Map<number, number[]> {
+    if (this.#logByTerm !== undefined) return this.#logByTerm;
+    const byTerm = new Map<number, number[]>();
+    const terms = this.#logTerms.data;
+    for (let i = 0; i < this.#logTerms.length; i += 1) {
+      let positions = byTerm.get(terms[i]!);
+      if (positions === undefined) byTerm.set(terms[i]!, (positions = []));
+      positions.push(i);
+    }
+    this.#logByTerm = byTerm;
+    return byTerm;
+  }
+
+  /**
+   * Rebuilds the block from every slot's terms (`termsOf(slot, emit)` emits each once), slots
+   * ascending, and empties the log.
+   */
+  compact(size: number, terms: number, termsOf: (slot: number, emit: (term: number) => void) => void): void {
+    const offsets = new Uint32Array(terms + 1);
+    for (let slot = 0; slot < size; slot += 1) termsOf(slot, (term) => (offsets[term + 1]! += 1));
+    for (let term = 0; term < terms; term += 1) offsets[term + 1]! += offsets[term]!;
+    const slots = new Int32Array(offsets[terms]!);
+    const next = offsets.slice(0, terms);
+    for (let slot = 0; slot < size; slot += 1) termsOf(slot, (term) => (slots[next[term]!++] = slot));
+    this.#offsets = offsets;
+    this.#slots = slots;
+    this.#terms = terms;
+    this.#logTerms.clear();
+    this.#logSlots.clear();
+    this.#logTerms.trim();
+    this.#logSlots.trim();
+    this.#logByTerm = undefined;
+    this.stale = 0;
+  }
+
+  /** The compact block (for a snapshot: `compact` first, so the log is empty). */
+  parts(): [Uint32Array, Int32Array] {
+    return [this.#offsets, this.#slots];
+  }
+
+  /** Takes a block `parts` gave, with an empty log. */
+  restore(offsets: Uint32Array, slots: Int32Array): void {
+    this.#offsets = offsets;
+    this.#slots = slots;
+    this.#terms = offsets.length - 1;
+    this.#logTerms.clear();
+    this.#logSlots.clear();
+    this.#logByTerm = undefined;
+    this.stale = 0;
+  }
+}
+
+/**
+ * Folded strings to small integers, exactly, with no JavaScript string kept per term: the UTF-8
+ * bytes of every term in one buffer, found through an open-addressing table of FNV-1a hashes.
+ */
+export class TermDictionary {
+  #bytes: Uint8Array = new Uint8Array(1 << 16);
+  #used = 0;
+  /** starts[code] .. starts[code + 1]: the term's bytes. */
+  readonly #starts = new Growable((n) => new Uint32Array(n));
+  readonly #hashes = new Growable((n) => new Uint32Array(n));
+  #size = 0;
+  /** code + 1 per table slot, 0 when empty; a power of two, at most three quarters full. */
+  #table: Int32Array = new Int32Array(1024);
+  #scratch = new Uint8Array(256);
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * The code of `foldText(raw)`, adding it when new. Printable ASCII (what most tags and words are)
+   * is lower-cased into the scratch buffer directly: no string is made.
+   */
+  codeFolded(raw: string, fold: (text: string) => string): number {
+    const length = raw.length;
+    if (length > this.#scratch.length) this.#scratch = new Uint8Array(length * 3);
+    const scratch = this.#scratch;
+    for (let i = 0; i < length; i += 1) {
+      let unit = raw.charCodeAt(i);
+      if (unit < 0x20 || unit > 0x7e) return this.code(fold(raw));
+      if (unit >= 0x41 && unit <= 0x5a) unit += 0x20;
+      scratch[i] = unit;
+    }
+    return this.#codeOfScratch(length);
+  }
+
+  /** The term's code, adding it when new. */
+  code(term: string): number {
+    return this.#codeOfScratch(this.#encode(term));
+  }
+
+  /** The code of the term whose UTF-8 bytes are the scratch buffer's first `length`. */
+  #codeOfScratch(length: number): number {
+    const hash = fnv(this.#scratch, length);
+    const found = this.#lookup(hash, length);
+    if (found >= 0) return found;
+    const code = this.#size;
+    if (this.#used + length > this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(this.#used + length, this.#bytes.length * 2));
+      grown.set(this.#bytes.subarray(0, this.#used));
+      this.#bytes = grown;
+    }
+    this.#bytes.set(this.#scratch.subarray(0, length), this.#used);
+    this.#starts.ensure(code + 2);
+    this.#hashes.ensure(code + 1);
+    this.#starts.data[code] = this.#used;
+    this.#used += length;
+    this.#starts.data[code + 1] = this.#used;
+    this.#hashes.data[code] = hash;
+    this.#size += 1;
+    if (this.#size * 4 > this.#table.length * 3) this.#rehash(this.#table.length * 2);
+    else this.#place(code, hash);
+    return code;
+  }
+
+  /** The term's code, or -1 when no slot ever held it. */
+  find(term: string): number {
+    const length = this.#encode(term);
+    return this.#lookup(fnv(this.#scratch, length), length);
+  }
+
+  /** Its state as typed arrays (views: copy or write them before the next `code`). */
+  parts(): [Uint8Array, Uint32Array, Uint32Array, Int32Array] {
+    return [this.#bytes.subarray(0, this.#used), this.#starts.data.subarray(0, this.#size + 1), this.#hashes.data.subarray(0, this.#size), this.#table];
+  }
+
+  /** A dictionary of the state `parts` gave. */
+  static fromParts(bytes: Uint8Array<ArrayBuffer>, starts: Uint32Array<ArrayBuffer>, hashes: Uint32Array<ArrayBuffer>, table: Int32Array<ArrayBuffer>): TermDictionary {
+    const dictionary = new TermDictionary();
+    dictionary.#bytes = bytes;
+    dictionary.#used = bytes.length;
+    dictionary.#size = hashes.length;
+    dictionary.#starts.data = starts;
+    dictionary.#hashes.data = hashes;
+    dictionary.#table = table;
+    return dictionary;
+  }
+
+  /** Gives back spare room once a load is done. */
+  trim(): void {
+    this.#starts.trim(this.#size + 1);
+    this.#hashes.trim(this.#size);
+    if (this.#bytes.length > this.#used + (this.#used >>> 3) + 1024) this.#bytes = this.#bytes.slice(0, this.#used + (this.#used >>> 3) + 1024);
+  }
+
+  #encode(term: string): number {
+    // UTF-8 takes at most three bytes per UTF-16 unit.
+    if (term.length * 3 > this.#scratch.length) this.#scratch = new Uint8Array(term.length * 3);
+    return encoder.encodeInto(term, this.#scratch).written;
+  }
+
+  #lookup(hash: number, length: number): number {
+    const mask = this.#table.length - 1;
+    const starts = this.#starts.data;
+    const hashes = this.#hashes.data;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const entry = this.#table[at]!;
+      if (entry === 0) return -1;
+      const code = entry - 1;
+      if (hashes[code] !== hash) continue;
+      const start = starts[code]!;
+      if (starts[code + 1]! - start !== length) continue;
+      let same = true;
+      for (let i = 0; i < length && same; i += 1) same = this.#bytes[start + i] === this.#scratch[i];
+      if (same) return code;
+    }
+  }
+
+  #place(code: number, hash: number): void {
+    const mask = this.#table.length - 1;
+    let at = hash & mask;
+    while (this.#table[at] !== 0) at = (at + 1) & mask;
+    this.#table[at] = code + 1;
+  }
+
+  #rehash(length: number): void {
+    this.#table = new Int32Array(length);
+    for (let code = 0; code < this.#size; code += 1) this.#place(code, this.#hashes.data[code]!);
+  }
+}
+
+const encoder = new TextEncoder();
+
+function fnv(bytes: Uint8Array, length: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < length; i += 1) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
+}

@@ -1,0 +1,152 @@
+// The storefront index's set module on its own: bitset helpers, the range index and posting lists
+// against plain evaluations, and the term dictionary's exactness.
+import { describe, expect, it } from 'vitest';
+import {
+  BitsetPool,
+  complement,
+  forEachSlot,
+  narrow,
+  popcount,
+  Postings,
+  RangeIndex,
+  setBit,
+  setRun,
+  TermDictionary,
+  wordsFor,
+  type RangeOperator,
+} from '../../src/catalog/bitsets.ts';
+import { createRandom } from '../../src/catalog/seed/prng.ts';
+
+const SEED = process.env['FC_SEED'] ?? '20261125';
+
+function slotsOf(bits: Uint32Array): number[] {
+  const slots: number[] = [];
+  forEachSlot(bits, (slot) => slots.push(slot));
+  return slots;
+}
+
+function universe(size: number): Uint32Array {
+  return complement(new Uint32Array(wordsFor(size)), size);
+}
+
+describe('bitsets', () => {
+  it('sets runs across word edges, complements within the size and counts exactly', () => {
+    for (const [from, to, size] of [[0, 0, 10], [3, 29, 40], [5, 70, 100], [32, 64, 64], [31, 33, 95]] as const) {
+      const bits = new Uint32Array(wordsFor(size));
+      setRun(bits, from, to);
+      expect(slotsOf(bits)).toStrictEqual(Array.from({ length: to - from }, (_, i) => from + i));
+      complement(bits, size);
+      expect(popcount(bits)).toBe(size - (to - from));
+      expect(slotsOf(bits).every((slot) => slot < size && (slot < from || slot >= to))).toBe(true);
+    }
+  });
+
+  it('narrows a result to the slots a predicate keeps', () => {
+    const bits = universe(100);
+    narrow(bits, (slot) => slot % 7 === 0);
+    expect(slotsOf(bits)).toStrictEqual(Array.from({ length: 15 }, (_, i) => i * 7));
+  });
+
+  it('hands out cleared bitsets again once no search holds them', () => {
+    const pool = new BitsetPool();
+    pool.begin(64);
+    const first = pool.take(true);
+    setBit(first, 5);
+    pool.end();
+    pool.begin(64);
+    const again = pool.take(true);
+    expect(again).toBe(first);
+    expect(popcount(again)).toBe(0);
+    pool.end();
+  });
+});
+
+describe('RangeIndex', () => {
+  it(`narrows like a plain comparison while values are rewritten across bounds (seed ${SEED})`, () => {
+    const random = createRandom(SEED);
+    const size = 3_000;
+    const column = new Float64Array(size);
+    // Skewed and repeated values: a tenth share one value, the rest spread.
+    for (let slot = 0; slot < size; slot += 1) column[slot] = random.chance(0.1) ? 99.99 : random.int(0, 100_000) / 100;
+    column[17] = Number.NaN;
+    const index = RangeIndex.build(column, size, size);
+    for (let round = 0; round < 200; round += 1) {
+      const moved = random.int(0, size - 1);
+      column[moved] = random.chance(0.05) ? Number.NaN : random.int(-100, 100_100) / 100;
+      index.set(moved, column[moved]!);
+      const operator = (['<', '<=', '>', '>='] as const)[random.int(0, 3)]! satisfies RangeOperator;
+      const value = random.chance(0.5) ? column[random.int(0, size - 1)]! : random.int(-100, 100_100) / 100;
+      // A running result that some earlier leaf narrowed already.
+      const result = universe(size);
+      narrow(result, (slot) => slot % 3 !== 0);
+      index.intersect(result, column, size, operator, value);
+      const expected = Array.from({ length: size }, (_, slot) => slot).filter((slot) => {
+        const own = column[slot]!;
+        const passes = operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+        return slot % 3 !== 0 && passes;
+      });
+      expect(slotsOf(result), `${operator} ${value}`).toStrictEqual(expected);
+    }
+  });
+
+  it('grows with the column and keeps what it held', () => {
+    const column = new Float64Array(100).map((_, slot) => slot);
+    const index = RangeIndex.build(column, 50, 50);
+    index.resize(100);
+    for (let slot = 50; slot < 100; slot += 1) index.set(slot, slot);
+    const result = universe(100);
+    index.intersect(result, column, 100, '>=', 40);
+    expect(slotsOf(result)).toStrictEqual(Array.from({ length: 60 }, (_, i) => 40 + i));
+  });
+});
+
+describe('Postings', () => {
+  it(`answers each term's slots exactly through compactions, a log and stale entries (seed ${SEED})`, () => {
+    const random = createRandom(`${SEED}-postings`);
+    const terms = 40;
+    const held: Set<number>[] = [];
+    const postings = new Postings();
+    const holds = (slot: number, term: number): boolean => held[slot]!.has(term);
+    const check = (): void => {
+      for (let term = 0; term < terms; term += 1) {
+        const bits = new Uint32Array(wordsFor(held.length));
+        postings.setBits(term, bits, holds);
+        expect(slotsOf(bits), `term ${term}`).toStrictEqual(held.flatMap((own, slot) => (own.has(term) ? [slot] : [])));
+      }
+    };
+    for (let round = 0; round < 6; round += 1) {
+      for (let i = 0; i < 300; i += 1) {
+        const own = new Set(Array.from({ length: random.int(0, 4) }, () => random.int(0, terms - 1)));
+        held.push(own);
+        for (const term of own) postings.add(term, held.length - 1);
+      }
+      // Rewrites: terms dropped (stale entries) and taken (logged), some taken back again.
+      for (let i = 0; i < 200; i += 1) {
+        const slot = random.int(0, held.length - 1);
+        const next = new Set(Array.from({ length: random.int(0, 4) }, () => random.int(0, terms - 1)));
+        for (const term of held[slot]!) if (!next.has(term)) postings.drop();
+        for (const term of next) if (!held[slot]!.has(term)) postings.add(term, slot);
+        held[slot] = next;
+      }
+      check();
+      if (round % 2 === 1) {
+        postings.compact(held.length, terms, (slot, emit) => held[slot]!.forEach(emit));
+        expect(postings.stale).toBe(0);
+        check();
+      }
+    }
+  });
+});
+
+describe('TermDictionary', () => {
+  it('gives each distinct term one code, exactly, through growth', () => {
+    const dictionary = new TermDictionary();
+    const terms = [...Array.from({ length: 5_000 }, (_, i) => `term-${i}`), 'ünder', 'u\u0308nder', '東京', '🎱', '', 'a'.repeat(300)];
+    const codes = terms.map((term) => dictionary.code(term));
+    expect(new Set(codes).size).toBe(terms.length);
+    expect(terms.map((term) => dictionary.find(term))).toStrictEqual(codes);
+    expect(terms.map((term) => dictionary.code(term))).toStrictEqual(codes);
+    expect(dictionary.find('term-5000')).toBe(-1);
+    expect(dictionary.find('Ünder')).toBe(-1);
+  });
+});
