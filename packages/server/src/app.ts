@@ -14,7 +14,6 @@
 import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { CatalogService } from './catalog/catalog-service.ts';
 import { asyncapiDocument, openapiDocument } from '@catalog/contract/documents';
 import { createAuthenticator } from './http/auth.ts';
 import { answerPreflight } from './http/cors.ts';
@@ -23,30 +22,12 @@ import { HttpRefusal } from './http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson} from './http/exchange.ts';
 import { handlers } from './http/handlers/index.ts';
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './http/operation-pipeline.ts';
-import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './http/rate-limit.ts';
+import { createRateLimiter, NO_RATE_LIMITS } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
-import type { Logger } from './logger.ts';
-import type { CatalogStore } from './store/catalog-store.ts';
-import type { KeyStore } from './store/key-store.ts';
+import { apiServices, type AppDeps } from './dependencies.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
 
-export interface ReadinessCheck {
-  name: string;
-  /** Resolves when the dependency answers; rejects (ideally with ServiceUnavailable) otherwise. */
-  ping(): Promise<void>;
-}
-
-export interface AppDeps {
-  catalog: CatalogStore;
-  keys: KeyStore;
-  logger: Logger;
-  /** Quotas per key and failed-authentication allowances; absent means no limits. */
-  rateLimiter?: RateLimiter;
-  /** A request unanswered after this long gets 503; DEFAULT_REQUEST_TIMEOUT_MS when absent. */
-  requestTimeoutMs?: number;
-  /** Checked by /readyz; defaults to the catalog store's ping. */
-  readiness?: ReadinessCheck[];
-}
+export type { AppDeps, ReadinessCheck } from './dependencies.ts';
 
 const ALLOW = 'GET, HEAD';
 /** A dependency that does not answer a readiness ping within this time counts as down. */
@@ -64,7 +45,7 @@ export function createApp(deps: AppDeps): RequestListener {
   const dispatch = createOperationPipeline({
     listener: 'api',
     handlers,
-    services: { catalog: new CatalogService(deps.catalog) },
+    services: apiServices(deps),
     authenticator: createAuthenticator(deps.keys, rateLimiter),
     rateLimiter,
     validate: requestValidator(),
