@@ -103,7 +103,6 @@ for (const [name, compare] of [
   const after = load(currentDir, name);
   const changes = compare(before, after);
   const breaking = changes.filter((change) => change.kind === 'breaking');
-  const unclassified = changes.filter((change) => change.kind === 'unclassified');
   const [was, now] = [major(before), major(after)];
   process.stdout.write(`${name}: ${changes.length} change(s) since the released contract (version ${was}.x → ${now}.x)\n`);
   const decisive = new Set<Kind>(['breaking', 'unclassified']);
