@@ -16,7 +16,10 @@ describe('toFreeProduct', () => {
     expect(Object.keys(free.properties).sort()).toEqual(Object.keys(pro.properties).filter((field) => !withheld.includes(field)).sort());
     expect([...projections.CatalogProductFree.withheld].sort()).toEqual([...withheld].sort());
     // buildCatalogProduct fills every Pro field, optional ones included.
-    expect(Object.keys(toFreeProduct(buildCatalogProduct())).sort()).toEqual(Object.keys(free.properties).sort());
+    expect(
+      Object.keys(toFreeProduct(buildCatalogProduct())).sort(),
+      'buildCatalogProduct (packages/contract/src/testing/builders.ts) must give every CatalogProductPro field a value',
+    ).toEqual(Object.keys(free.properties).sort());
   });
 
   it('keeps every served value as the Pro product has it', () => {
