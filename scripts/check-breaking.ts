@@ -4,7 +4,11 @@
 // api-smart-diff, AsyncAPI changes by @asyncapi/diff (AsyncAPI's own). Changes a tool cannot
 // classify are listed for a human to judge; they do not fail the check.
 //
-//   node scripts/check-breaking.ts [--released DIR] [--current DIR]
+// Every change is printed, one row each: its classification, where it is, what it is, and the rule
+// that classified it (the tool's rule, as the kind of change at that kind of place, and for the
+// common breaking ones why it breaks a client). --breaking-only prints only the rows that decide.
+//
+//   node scripts/check-breaking.ts [--released DIR] [--current DIR] [--breaking-only]
 // DIR holds openapi.json and asyncapi.json; --current defaults to a fresh bundle of specs/.
 // Releasing: raise `info.version` in the document(s), then copy specs/dist/*.json to specs/released/.
 import { diff as asyncapiDiff } from '@asyncapi/diff';
@@ -20,10 +24,14 @@ interface Change {
   kind: Kind;
   where: string;
   what: string;
+  /** The rule that classified the change. */
+  rule: string;
 }
 
 const root = join(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { released: { type: 'string' }, current: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { released: { type: 'string' }, current: { type: 'string' }, 'breaking-only': { type: 'boolean', default: false } },
+});
 const releasedDir = values.released ?? join(root, 'specs/released');
 let currentDir = values.current;
 if (currentDir === undefined) {
@@ -32,17 +40,51 @@ if (currentDir === undefined) {
 }
 const load = (dir: string, name: string): Json => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Json;
 
+/** The place a rule applies to: names of paths, channels, schemas, properties and indexes become placeholders. */
+function pattern(path: readonly (string | number)[]): string {
+  const NAMED: Record<string, string> = { paths: '{path}', channels: '{channel}', schemas: '{schema}', properties: '{property}', parameters: '{parameter}', messages: '{message}' };
+  return path.map((segment, index) => {
+    const named = NAMED[String(path[index - 1])];
+    if (named !== undefined) return named;
+    return typeof segment === 'number' || /^\d+$/.test(String(segment)) && path[index - 1] !== 'responses' ? '{n}' : String(segment);
+  }).join('/');
+}
+
+/** Why the common breaking changes break a client; the rest are named by their rule alone. */
+function whyBreaking(action: string, path: readonly (string | number)[]): string | undefined {
+  const last = String(path.at(-1));
+  const parent = String(path.at(-2));
+  if (action === 'remove' && path[0] === 'paths') return path.length <= 3 ? 'a removed operation fails every caller' : 'something a client sends or reads is gone';
+  if (action === 'add' && path.includes('parameters')) return 'a new required parameter fails every request without it';
+  if (parent === 'properties' && action === 'remove') return 'a client reading the field finds nothing';
+  if (last === 'required') return 'a newly required field or parameter fails requests without it';
+  if (last === 'type' || last === 'enum' || last === 'pattern' || last.startsWith('max') || last.startsWith('min')) return 'a value accepted before is refused, or a value read before has another shape';
+  if (action === 'remove' && path[0] === 'channels') return 'a removed channel fails every subscriber';
+  return undefined;
+}
+
+function ruleFor(tool: string, kind: Kind, action: string, path: readonly (string | number)[]): string {
+  const rule = `${tool}: ${action} at ${pattern(path)}`;
+  const why = kind === 'breaking' ? whyBreaking(action, path) : undefined;
+  return why === undefined ? rule : `${rule} (${why})`;
+}
+
 function openapiChanges(before: Json, after: Json): Change[] {
   return apiCompare(before, after).diffs.map((d) => ({
     kind: d.type as Kind,
     where: d.path.join('/'),
     what: d.description ?? `${d.action}`,
+    rule: ruleFor('api-smart-diff', d.type as Kind, d.action, d.path),
   }));
 }
 
 function asyncapiChanges(before: Json, after: Json): Change[] {
   const output = asyncapiDiff(before, after, {});
-  const as = (kind: Kind, list: { action: string; path: string }[]): Change[] => list.map((d) => ({ kind, where: d.path, what: d.action }));
+  const as = (kind: Kind, list: { action: string; path: string }[]): Change[] =>
+    list.map((d) => {
+      const path = d.path.split('/').filter((segment) => segment !== '').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+      return { kind, where: path.join('/'), what: d.action, rule: ruleFor('@asyncapi/diff standard', kind, d.action, path) };
+    });
   return [
     ...as('breaking', output.breaking() as { action: string; path: string }[]),
     ...as('non-breaking', output.nonBreaking() as { action: string; path: string }[]),
@@ -61,12 +103,16 @@ for (const [name, compare] of [
   const after = load(currentDir, name);
   const changes = compare(before, after);
   const breaking = changes.filter((change) => change.kind === 'breaking');
-  const unclassified = changes.filter((change) => change.kind === 'unclassified');
   const [was, now] = [major(before), major(after)];
   process.stdout.write(`${name}: ${changes.length} change(s) since the released contract (version ${was}.x → ${now}.x)\n`);
-  for (const change of [...breaking, ...unclassified]) process.stdout.write(`  ${change.kind.padEnd(12)} ${change.where}: ${change.what}\n`);
-  const others = changes.length - breaking.length - unclassified.length;
-  if (others > 0) process.stdout.write(`  and ${others} non-breaking change(s) or annotation(s)\n`);
+  const decisive = new Set<Kind>(['breaking', 'unclassified']);
+  const shown = values['breaking-only'] ? changes.filter((change) => decisive.has(change.kind)) : changes;
+  // Breaking first, then unclassified, then the rest: what decides the check is at the top.
+  const order: Kind[] = ['breaking', 'unclassified', 'deprecated', 'non-breaking', 'annotation'];
+  shown.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  if (shown.length > 0) process.stdout.write(table(shown));
+  const hidden = changes.length - shown.length;
+  if (hidden > 0) process.stdout.write(`  and ${hidden} non-breaking change(s) or annotation(s) (run without --breaking-only to list them)\n`);
   if (breaking.length > 0 && now <= was) {
     failed = true;
     process.stdout.write(`  ✗ ${breaking.length} breaking change(s) without a new major version: raise info.version to ${was + 1}.0.0, or undo them\n`);
@@ -75,3 +121,14 @@ for (const [name, compare] of [
   }
 }
 process.exitCode = failed ? 1 : 0;
+
+/** Rows of `classification | where | what | rule`, cells cut to a readable width. */
+function table(changes: readonly Change[]): string {
+  const cut = (text: string, width: number): string => {
+    const line = text.replaceAll(/\s+/g, ' ');
+    return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+  };
+  const rows = [['classification', 'where', 'what', 'rule'], ...changes.map((c) => [c.kind, cut(c.where, 70), cut(c.what, 70), c.rule])];
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join(' | ')}\n`).join('');
+}

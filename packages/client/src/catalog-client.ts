@@ -1,6 +1,6 @@
 import { createClient } from '@catalog/contract/sdk/client';
 import type { Client } from '@catalog/contract/sdk/client';
-import { countGtins, getProduct, listStorefrontProducts, listTopBrands, searchVariants } from '@catalog/contract/sdk';
+import * as sdk from '@catalog/contract/sdk';
 import type {
   CatalogProductFree,
   CatalogProductPro,
@@ -36,7 +36,26 @@ export type ListStorefrontProductsQuery = Loose<NonNullable<ListStorefrontProduc
 /** The walk pages by cursor, so it takes every query option except `page`, and only the cursor order. */
 export type AllStorefrontProductsQuery = Omit<ListStorefrontProductsQuery, 'page' | 'sort'> & { sort?: 'cursor:asc' | undefined };
 
-export interface CatalogClient {
+/** The generated SDK's calls: one per operationId of the contract. */
+type Sdk = typeof sdk;
+/** The operations answered with one JSON body; `streamPrices` is the stream, `priceStream` below. */
+type JsonOperationId = Exclude<keyof Sdk, 'streamPrices'>;
+/** The SDK call's options without `client` (the client's own is used), optional where the SDK's are. */
+type OperationArguments<Id extends JsonOperationId> = undefined extends Parameters<Sdk[Id]>[0]
+  ? [options?: Omit<NonNullable<Parameters<Sdk[Id]>[0]>, 'client'>]
+  : [options: Omit<NonNullable<Parameters<Sdk[Id]>[0]>, 'client'>];
+/** The body of the operation's documented success. */
+type OperationBody<Id extends JsonOperationId> = NonNullable<Awaited<ReturnType<Sdk[Id]>>['data']>;
+
+/**
+ * A method for every JSON operation of the contract, derived from the generated SDK: it takes the
+ * SDK's options (`path`, `query`, `headers`) and resolves to the body of the documented success, or
+ * rejects with a CatalogApiError. CatalogClient declares handier signatures for some of them.
+ */
+export type OperationMethods = { [Id in JsonOperationId]: (...args: OperationArguments<Id>) => Promise<OperationBody<Id>> };
+
+/** The methods with a signature of their own; every other operation has its OperationMethods one. */
+export interface CatalogClientMethods {
   /** `GET /v2/products/{id}` by UUID or slug; `data` is `CatalogProductPro` on Pro keys and `CatalogProductFree` on free keys. */
   getProduct(idOrSlug: string): Promise<GetProductResponse>;
   /** `GET /v2/variants` (Pro): exact `sku` or `gtin` digits anywhere in the stored GTIN. */
@@ -52,6 +71,9 @@ export interface CatalogClient {
   /** The live price stream (Pro); see `PriceStreamOptions` for resume, backoff and abort. */
   priceStream(options: PriceStreamOptions): AsyncGenerator<PriceStreamItem, void, undefined>;
 }
+
+/** Every operation of the contract has a method: a new one in specs/ appears here after `pnpm generate`. */
+export type CatalogClient = CatalogClientMethods & Omit<OperationMethods, keyof CatalogClientMethods>;
 
 /** Narrows a product detail to the Pro shape (the free shape has no `retail_prices`). */
 export function isCatalogProductPro(product: CatalogProductPro | CatalogProductFree): product is CatalogProductPro {
@@ -83,7 +105,8 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
   const stream = createPriceStream({ sseUrl, apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   const listPage = async (query: ListStorefrontProductsQuery = {}): Promise<ListStorefrontProductsResponse> =>
-    unwrap(await listStorefrontProducts({ client: http, query }));
+    unwrap(await sdk.listStorefrontProducts({ client: http, query }));
+  const operationMethods = operationMethodsFor(http);
 
   async function* allStorefrontProducts(query: AllStorefrontProductsQuery = {}): AsyncGenerator<StorefrontProduct, void, undefined> {
     const { filters, limit = WALK_PAGE_SIZE, ...rest } = query;
@@ -114,12 +137,24 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
   }
 
   return {
-    getProduct: async (idOrSlug) => unwrap(await getProduct({ client: http, path: { id: idOrSlug } })),
-    searchVariants: async (query = {}) => unwrap(await searchVariants({ client: http, query })),
+    ...operationMethods,
+    getProduct: async (idOrSlug) => unwrap(await sdk.getProduct({ client: http, path: { id: idOrSlug } })),
+    searchVariants: async (query = {}) => unwrap(await sdk.searchVariants({ client: http, query })),
     listStorefrontProducts: listPage,
     allStorefrontProducts,
-    listTopBrands: async () => unwrap(await listTopBrands({ client: http })),
-    countGtins: async () => unwrap(await countGtins({ client: http })),
+    listTopBrands: async () => unwrap(await sdk.listTopBrands({ client: http })),
+    countGtins: async () => unwrap(await sdk.countGtins({ client: http })),
     priceStream: stream,
   };
+}
+
+/** OperationMethods for one generated-SDK client: each SDK call but the stream's, unwrapped (exported for its tests, not from index.ts). */
+export function operationMethodsFor(http: Client): OperationMethods {
+  type AnyCall = (options: { client: Client }) => Promise<{ data: unknown; error: unknown; response?: Response }>;
+  const methods: Record<string, (options?: object) => Promise<unknown>> = {};
+  for (const [operationId, call] of Object.entries(sdk as unknown as Record<string, AnyCall>)) {
+    if (operationId === 'streamPrices' || typeof call !== 'function') continue;
+    methods[operationId] = async (options = {}) => unwrap(await call({ ...options, client: http }));
+  }
+  return methods as OperationMethods;
 }

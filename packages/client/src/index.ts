@@ -7,7 +7,9 @@ export { createCatalogClient, isCatalogProductPro } from './catalog-client.js';
 export type {
   AllStorefrontProductsQuery,
   CatalogClient,
+  CatalogClientMethods,
   CatalogClientOptions,
+  OperationMethods,
   ListStorefrontProductsQuery,
   SearchVariantsQuery,
 } from './catalog-client.js';

@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { operations } from '@catalog/contract';
+import { createClient } from '@catalog/contract/sdk/client';
+import type { CountGtinsResponse } from '@catalog/contract/types';
+import { operationMethodsFor } from '../src/catalog-client.ts';
 import { CatalogApiError, createCatalogClient, isCatalogProductPro } from '../src/index.ts';
 import type { CatalogClient } from '../src/index.ts';
 import { startPrism } from './support/prism.ts';
@@ -126,5 +130,36 @@ describe('countGtins', () => {
     const error = await client.countGtins().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(error).not.toBeInstanceOf(CatalogApiError);
+  });
+});
+
+describe('the client surface', () => {
+  it('has a method for every operation of the contract', () => {
+    const client = clientFor() as unknown as Record<string, unknown>;
+    const methodOf = (operationId: string, listener: string): string => (listener === 'stream' ? 'priceStream' : operationId);
+    const missing = Object.entries(operations)
+      .map(([operationId, operation]) => methodOf(operationId, operation.listener))
+      .filter((method) => typeof client[method] !== 'function');
+    expect(
+      missing,
+      'operations of specs/ without a client method: run pnpm generate (OperationMethods in packages/client/src/catalog-client.ts derives one per SDK call), ' +
+        'or give a stream operation its method there',
+    ).toEqual([]);
+  });
+
+  it('answers every JSON operation through the method derived from its SDK call, path parameters included', async () => {
+    const methods = operationMethodsFor(createClient({ baseUrl: prism.baseUrl, auth: 'test-key' }));
+    const detail = await methods.getProduct({ path: { id: 'nike-dunk-low-retro-white-black-panda' } });
+    expect(detail.data.slug).toBe('nike-dunk-low-retro-white-black-panda');
+    const brands = await methods.listTopBrands();
+    expect(brands.data.length).toBeGreaterThan(0);
+    expectTypeOf(methods.countGtins).returns.resolves.toEqualTypeOf<CountGtinsResponse>();
+  });
+
+  it('rejects a refused derived call with CatalogApiError', async () => {
+    const methods = operationMethodsFor(createClient({ baseUrl: prism.baseUrl, auth: 'test-key', headers: { Prefer: 'code=403' } }));
+    const error = await methods.searchVariants({ query: { sku: 'x' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogApiError);
+    expect(error).toMatchObject({ code: 'forbidden', status: 403 });
   });
 });

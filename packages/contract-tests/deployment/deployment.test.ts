@@ -6,7 +6,8 @@
 // against the AsyncAPI document, and life (an event or a heartbeat) within the window.
 import { describe, expect, it } from 'vitest';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from '../test/requests.ts';
-import { operations, parseSse, validateFrame, validateFreeProduct, validateProProduct, validateResponse } from '../test/support/spec.ts';
+import { operations as contractOperations, type OperationId } from '@catalog/contract';
+import { operation, operations, parseSse, validateFrame, validateFreeProduct, validateProProduct, validateResponse } from '../test/support/spec.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -20,7 +21,24 @@ const PRO_KEY = env('CONTRACT_PRO_KEY');
 const STREAM_SECONDS = Number(process.env['CONTRACT_STREAM_SECONDS'] ?? '20');
 const TOPICS = 'price:marketplacea:us, price:marketplacea:uk, price:marketplaceb:us, price:marketplaceb:nl, price:marketplaceb:de';
 
-const baseUrlOf = (operationId: string): string => (operationId === 'streamPrices' ? SSE_URL : BASE_URL);
+const contractOf = (operationId: string) => {
+  const found = (contractOperations as Record<string, (typeof contractOperations)[OperationId] | undefined>)[operationId];
+  if (found === undefined) throw new Error(`${operationId} is not in @catalog/contract's operation table; run pnpm generate`);
+  return found;
+};
+const baseUrlOf = (operationId: string): string => (contractOf(operationId).listener === 'stream' ? SSE_URL : BASE_URL);
+/** A value for each required header, by name, that the deployment accepts. */
+const HEADER_VALUES: Record<string, string> = { Topics: TOPICS };
+const requiredHeaders = (operationId: string): Record<string, string> =>
+  Object.fromEntries(
+    operation(operationId)
+      .parameters.filter((parameter) => parameter.in === 'header' && parameter.required)
+      .map((parameter) => {
+        const value = HEADER_VALUES[parameter.name];
+        if (value === undefined) throw new Error(`${operationId} requires the header ${parameter.name}: add a value to HEADER_VALUES in packages/contract-tests/deployment/deployment.test.ts`);
+        return [parameter.name, value];
+      }),
+  );
 const PRO_ONLY = operations.filter((op) => op.plans.length === 1 && op.plans[0] === 'pro').map((op) => op.operationId);
 
 async function get(url: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; headers: Headers; text: string }> {
@@ -33,11 +51,10 @@ async function get(url: string, headers: Record<string, string>, method = 'GET')
 }
 
 const credential = (operationId: string, key: string): Record<string, string> =>
-  operationId === 'streamPrices' || operationId === 'countGtins' ? { Authorization: `Bearer ${key}` } : { Authorization: key };
-const pathOf = (operationId: string): string => {
-  const op = operations.find((candidate) => candidate.operationId === operationId)!;
-  return op.path.replace('{id}', '00000000-0000-4000-8000-000000000000');
-};
+  contractOf(operationId).credential === 'bearer' ? { Authorization: `Bearer ${key}` } : { Authorization: key };
+/** The operation's path with every parameter filled by an id that names nothing: refusals come before look-ups. */
+const pathOf = (operationId: string): string =>
+  contractOf(operationId).pathParameters.reduce<string>((path, name) => path.replace(`{${name}}`, '00000000-0000-4000-8000-000000000000'), contractOf(operationId).path);
 
 describe(`the deployment at ${BASE_URL} (stream ${SSE_URL})`, () => {
   for (const op of operations) {
@@ -57,8 +74,7 @@ describe(`the deployment at ${BASE_URL} (stream ${SSE_URL})`, () => {
       }, 300_000);
 
       it('refuses a request without a key with 401 in the documented shape', async () => {
-        const headers: Record<string, string> = op.operationId === 'streamPrices' ? { Topics: TOPICS } : {};
-        const answer = await get(`${baseUrlOf(op.operationId)}${pathOf(op.operationId)}`, headers);
+        const answer = await get(`${baseUrlOf(op.operationId)}${pathOf(op.operationId)}`, requiredHeaders(op.operationId));
         expect(answer.status).toBe(401);
         expect(validateResponse(op.operationId, answer.status, answer.headers, answer.text)).toEqual([]);
       });
@@ -72,7 +88,7 @@ describe(`the deployment at ${BASE_URL} (stream ${SSE_URL})`, () => {
 
       if (PRO_ONLY.includes(op.operationId)) {
         it('refuses a free key with 403', async () => {
-          const headers = { ...credential(op.operationId, FREE_KEY), ...(op.operationId === 'streamPrices' ? { Topics: TOPICS } : {}) };
+          const headers = { ...credential(op.operationId, FREE_KEY), ...requiredHeaders(op.operationId) };
           const answer = await get(`${baseUrlOf(op.operationId)}${pathOf(op.operationId)}`, headers);
           expect(answer.status).toBe(403);
           expect(validateResponse(op.operationId, answer.status, answer.headers, answer.text)).toEqual([]);

@@ -1,5 +1,6 @@
 // `pnpm check:breaking` as a spec author meets it: an unchanged contract passes; an operation or a
-// stream channel removed fails, naming it, until the major version is raised.
+// stream channel removed fails, naming it and the rule that found it breaking, until the major
+// version is raised; every change is listed with its classification.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +48,8 @@ describe('pnpm check:breaking', () => {
       openapi.info.description += '\nOne more line.';
     });
     expect(result.code).toBe(0);
+    // Every change is a row: classification, where, what, and the rule that classified it.
+    expect(result.output).toMatch(/annotation\s+\| info\/description\s+\| .+ \| api-smart-diff: replace at info\/description/);
   });
 
   it('fails on an operation removed, naming it, and passes once the major version is raised', async () => {
@@ -54,7 +57,8 @@ describe('pnpm check:breaking', () => {
       delete openapi.paths['/v2/brands'];
     });
     expect(removed.code).toBe(1);
-    expect(removed.output).toMatch(/breaking\s+paths\/\/v2\/brands\/get/);
+    expect(removed.output).toMatch(/breaking\s+\| paths\/\/v2\/brands\/get\s+\|/);
+    expect(removed.output).toContain('api-smart-diff: remove at paths/{path}/get (a removed operation fails every caller)');
     expect(removed.output).toContain('raise info.version to 2.0.0');
     const raised = await check('raised', (openapi) => {
       delete openapi.paths['/v2/brands'];
@@ -68,6 +72,6 @@ describe('pnpm check:breaking', () => {
       delete asyncapi.channels['prices'];
     });
     expect(result.code).toBe(1);
-    expect(result.output).toMatch(/asyncapi\.json[\s\S]*breaking\s+\/channels\/prices/);
+    expect(result.output).toMatch(/asyncapi\.json[\s\S]*breaking\s+\| channels\/prices\s+\|.*@asyncapi\/diff standard: remove at channels\/\{channel\} \(a removed channel fails every subscriber\)/);
   });
 });

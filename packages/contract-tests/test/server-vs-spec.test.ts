@@ -8,6 +8,7 @@
 import { openSync, writeSync, closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations as contractOperations, type OperationId } from '@catalog/contract';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.ts';
 import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
 import { CATALOG, STOREFRONT, toNdjson } from './support/fixtures.ts';
@@ -63,7 +64,8 @@ describe('the real server', () => {
   let limitedProxy: Prism;
   let limitedStreamProxy: Prism;
 
-  const baseUrl = (server: RunningServer, operationId: string) => (operationId === 'streamPrices' ? server.streamUrl : server.apiUrl);
+  const onStream = (operationId: string): boolean => contractOperations[operationId as OperationId].listener === 'stream';
+  const baseUrl = (server: RunningServer, operationId: string) => (onStream(operationId) ? server.streamUrl : server.apiUrl);
 
   beforeAll(async () => {
     ws = workspace('server');
@@ -98,7 +100,7 @@ describe('the real server', () => {
             expect(validateResponse(c.operationId, answer.status, answer.headers, answer.text)).toEqual([]);
             expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
             c.expectBody?.(answer.body, answer.headers);
-            const proxied = await (c.operationId === 'streamPrices' ? limitedStreamProxy : limitedProxy).fetch(c.path, { method: c.method ?? 'GET', headers });
+            const proxied = await (onStream(c.operationId) ? limitedStreamProxy : limitedProxy).fetch(c.path, { method: c.method ?? 'GET', headers });
             await proxied.text();
             expect(proxied.status).toBe(429);
             expect(responseViolations(parseViolations(proxied.headers.get('sl-violations')))).toEqual([]);
@@ -110,8 +112,8 @@ describe('the real server', () => {
           c.expectBody?.(answer.body, answer.headers);
           // The same request through `prism proxy`. A live stream never completes, so Prism cannot
           // relay it; its refusals are relayed and judged like every other response.
-          if (c.operationId === 'streamPrices' && c.status === 200) return;
-          const proxy = c.operationId === 'streamPrices' ? streamProxy : apiProxy;
+          if (onStream(c.operationId) && c.status === 200) return;
+          const proxy = onStream(c.operationId) ? streamProxy : apiProxy;
           const proxied = await proxy.fetch(c.path, { method: c.method ?? 'GET', headers });
           const proxiedText = await proxied.text();
           expect(proxied.status, proxiedText).toBe(c.status);
@@ -154,7 +156,7 @@ describe('the real server', () => {
         expect(counts.invalid).toBeGreaterThanOrEqual(FC_RUNS);
         // The same generated traffic through `prism proxy`: Prism must find no response violation, and
         // must agree with the sampler on which requests break the schema. A live stream cannot be relayed.
-        if (op.operationId === 'streamPrices') return;
+        if (onStream(op.operationId)) return;
         const viaProxy = await runGeneratedRequests(op, { ...target, name: 'real server through prism proxy', baseUrl: () => apiProxy.url, reportsViolations: true });
         expect(viaProxy.invalid).toBeGreaterThanOrEqual(FC_RUNS);
       }, 120_000);

@@ -1,8 +1,10 @@
 // Writes, after openapi-ts has emptied src/generated/ and written the types and the SDK there:
 // - operations.gen.ts: the operation table, data the hey-api types do not carry (method, path,
-//   listener, plans from `x-plans`, credential scheme, documented statuses, query parameters that
-//   have a default), and which of hey-api's types belong to each operation (their names only):
-//   src/operation-types.ts derives the request and result types from these;
+//   listener, plans from `x-plans`, credential scheme, documented statuses, path parameters, query
+//   parameters that have a default), and which of hey-api's types belong to each operation (their
+//   names only): src/operation-types.ts derives the request and result types from these; and the
+//   plan projections: each schema with `x-projection-of` is that schema minus its `x-withheld`
+//   fields, and generation fails when the two schemas and the list disagree;
 // - openapi.gen.ts and asyncapi.gen.ts: the bundled documents as modules;
 // - stream.gen.ts: the AsyncAPI document's own schemas (frames, reset notice) as types, compiled by
 //   json-schema-to-typescript; the price event is shared with OpenAPI and comes from types.gen.ts.
@@ -24,6 +26,10 @@ interface Parameter {
 interface Schema {
   default?: unknown;
   $ref?: string;
+  properties?: Record<string, unknown>;
+  required?: string[];
+  'x-projection-of'?: string;
+  'x-withheld'?: string[];
 }
 interface Operation {
   operationId: string;
@@ -61,6 +67,10 @@ for (const [path, item] of Object.entries(doc.paths).sort(([a], [b]) => a.locale
       .map(resolveParameter)
       .filter((parameter) => parameter.in === 'query' && parameter.schema !== undefined && resolveSchema(parameter.schema).default !== undefined)
       .map((parameter) => parameter.name);
+    const pathParameters = (operation.parameters ?? [])
+      .map(resolveParameter)
+      .filter((parameter) => parameter.in === 'path')
+      .map((parameter) => parameter.name);
     const name = operation.operationId.charAt(0).toUpperCase() + operation.operationId.slice(1);
     signatureTypes.push(`${name}Data`, `${name}Responses`, `${name}Errors`);
     signatures.push(`  ${operation.operationId}: { data: ${name}Data; responses: ${name}Responses; errors: ${name}Errors };`);
@@ -72,10 +82,40 @@ for (const [path, item] of Object.entries(doc.paths).sort(([a], [b]) => a.locale
         `    plans: ${list(operation['x-plans'] ?? [])},\n` +
         `    credential: '${Object.keys(security[0] ?? {})[0] === 'BearerAuth' ? 'bearer' : 'apiKey'}',\n` +
         `    statuses: ${list(Object.keys(operation.responses).map(Number).sort((a, b) => a - b))},\n` +
+        `    pathParameters: ${list(pathParameters)},\n` +
         `    queryDefaults: ${list(queryDefaults)},\n` +
         `  },`,
     );
   }
+}
+
+// A projection (the free product) is its source (the Pro product) minus the fields the contract
+// says it withholds; anything else is a contradiction in specs/ and stops generation here.
+const projections: string[] = [];
+const SPEC_FILE = 'specs/openapi/openapi.yaml';
+for (const [name, schema] of Object.entries(doc.components.schemas).sort(([a], [b]) => a.localeCompare(b))) {
+  const sourceName = schema['x-projection-of'];
+  if (sourceName === undefined) continue;
+  const source = doc.components.schemas[sourceName];
+  if (source === undefined) throw new Error(`${SPEC_FILE}: ${name} has x-projection-of: ${sourceName}, which is no schema`);
+  const withheld = [...(schema['x-withheld'] ?? [])].sort();
+  const sourceFields = Object.keys(source.properties ?? {});
+  const fields = Object.keys(schema.properties ?? {});
+  const problems = [
+    ...withheld.filter((field) => !sourceFields.includes(field)).map((field) => `x-withheld names ${field}, which ${sourceName} does not have: remove it from ${name}'s x-withheld`),
+    ...withheld.filter((field) => fields.includes(field)).map((field) => `${field} is both withheld and in ${name}'s properties: remove one`),
+    ...fields.filter((field) => !sourceFields.includes(field)).map((field) => `${name} has ${field}, which ${sourceName} does not have: add it to ${sourceName} or remove it from ${name}`),
+    ...sourceFields
+      .filter((field) => !fields.includes(field) && !withheld.includes(field))
+      .map((field) => `${sourceName} has ${field}, which ${name} neither has nor withholds: copy the property into ${name}'s properties (the plan gets it) or add it to ${name}'s x-withheld (the plan does not)`),
+    ...fields
+      .filter((field) => (source.required ?? []).includes(field) !== (schema.required ?? []).includes(field))
+      .map((field) => `${field} is required in only one of ${sourceName} and ${name}: make both say the same`),
+  ];
+  if (problems.length > 0) throw new Error(`${SPEC_FILE}: ${name} is not ${sourceName} minus its x-withheld fields:\n  ${problems.join('\n  ')}`);
+  projections.push(
+    `  ${name}: {\n    of: '${sourceName}',\n    fields: ${list(sourceFields.filter((field) => fields.includes(field)))},\n    withheld: ${list(withheld)},\n  },`,
+  );
 }
 
 writeFileSync(
@@ -83,7 +123,9 @@ writeFileSync(
   `${HEADER}\n` +
     `import type { ${signatureTypes.sort().join(', ')} } from './types.gen.ts';\n\n` +
     `/** Every operation of the OpenAPI document, by operationId. */\nexport const operations = {\n${rows.join('\n')}\n} as const;\n\n` +
-    `/** hey-api's types of each operation (types.gen.ts), by operationId. */\nexport interface OperationSignatures {\n${signatures.join('\n')}\n}\n`,
+    `/** hey-api's types of each operation (types.gen.ts), by operationId. */\nexport interface OperationSignatures {\n${signatures.join('\n')}\n}\n\n` +
+    `/** Schemas that are another schema minus the fields a plan does not get (\`x-projection-of\`, \`x-withheld\`), in the source's field order. */\n` +
+    `export const projections = {\n${projections.join('\n')}\n} as const;\n`,
 );
 writeFileSync(
   join(outDir, 'openapi.gen.ts'),

@@ -1,6 +1,6 @@
 // The derived request and result types, checked by the compiler (`pnpm typecheck` runs over test/).
 import { describe, expectTypeOf, it } from 'vitest';
-import { operations, type ApiOperationId, type OperationRequest, type OperationResult, type Plan } from '../src/index.ts';
+import { operations, type ApiOperationId, type OperationId, type OperationRequest, type OperationResult, type OperationTable, type Plan } from '../src/index.ts';
 import type { ErrorBody, GtinCount, StorefrontSort } from '../src/index.ts';
 
 describe('operation types', () => {
@@ -26,6 +26,7 @@ describe('operation types', () => {
 
   it('derives plans and API operations from the table', () => {
     expectTypeOf<Plan>().toEqualTypeOf<'free' | 'pro'>();
-    expectTypeOf<ApiOperationId>().toEqualTypeOf<'countGtins' | 'getProduct' | 'listStorefrontProducts' | 'listTopBrands' | 'searchVariants'>();
+    expectTypeOf<OperationTable[ApiOperationId]['listener']>().toEqualTypeOf<'api'>();
+    expectTypeOf<OperationTable[Exclude<OperationId, ApiOperationId>]['listener']>().toEqualTypeOf<'stream'>();
   });
 });

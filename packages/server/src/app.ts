@@ -12,38 +12,19 @@
 // table here and calling the validators it compiled (measured with bench/get-product-routing.ts;
 // figures in bench/README.md).
 import type { RequestListener } from 'node:http';
-import { CatalogService } from './catalog/catalog-service.ts';
 import { asyncapiDocument, openapiDocument } from '@catalog/contract/documents';
 import { createAuthenticator } from './http/auth.ts';
 import { docsResources } from './http/docs.ts';
 import { exchangeOf, sendError, sendJson, sendResource } from './http/exchange.ts';
 import { handlers } from './http/handlers/index.ts';
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './http/operation-pipeline.ts';
-import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './http/rate-limit.ts';
+import { createRateLimiter, NO_RATE_LIMITS } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
 import { createStaticRouter, type StaticRoute } from './http/static-router.ts';
-import type { Logger } from './logger.ts';
-import type { CatalogStore } from './store/catalog-store.ts';
-import type { KeyStore } from './store/key-store.ts';
+import { apiServices, type AppDeps } from './dependencies.ts';
 import { ServiceUnavailable, ShuttingDown } from './catalog/errors.ts';
 
-export interface ReadinessCheck {
-  name: string;
-  /** Resolves when the dependency answers; rejects (ideally with ServiceUnavailable) otherwise. */
-  ping(): Promise<void>;
-}
-
-export interface AppDeps {
-  catalog: CatalogStore;
-  keys: KeyStore;
-  logger: Logger;
-  /** Quotas per key and failed-authentication allowances; absent means no limits. */
-  rateLimiter?: RateLimiter;
-  /** A request unanswered after this long gets 503; DEFAULT_REQUEST_TIMEOUT_MS when absent. */
-  requestTimeoutMs?: number;
-  /** Checked by /readyz; defaults to the catalog store's ping. */
-  readiness?: ReadinessCheck[];
-}
+export type { AppDeps, ReadinessCheck } from './dependencies.ts';
 
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
@@ -54,7 +35,7 @@ export function createApp(deps: AppDeps): RequestListener {
   const dispatch = createOperationPipeline({
     listener: 'api',
     handlers,
-    services: { catalog: new CatalogService(deps.catalog) },
+    services: apiServices(deps),
     authenticator: createAuthenticator(deps.keys, rateLimiter),
     rateLimiter,
     validate: requestValidator(),

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
+import { testAppDeps } from './support/app-deps.ts';
 import type { CatalogProductPro, StorefrontProductInput } from '../src/catalog/model.ts';
 import { generateCatalogProducts, generateStorefrontProducts } from '../src/catalog/seed/generate-catalog.ts';
 import { createRandom, type Random } from '../src/catalog/seed/prng.ts';
@@ -129,7 +130,7 @@ async function startEngine(name: string, url: string, catalog: CatalogProductPro
   for (let i = 0; i < catalog.length; i += 50) await stores.catalog.upsertCatalogProducts(catalog.slice(i, i + 50));
   for (let i = 0; i < storefront.length; i += 50) await stores.catalog.upsertStorefrontProducts(storefront.slice(i, i + 50));
   const keys = { free: await stores.keys.createKey('free', 'differential'), pro: await stores.keys.createKey('pro', 'differential') };
-  const server = http.createServer(createApp({ catalog: stores.catalog, keys: stores.keys, logger: silentLogger }));
+  const server = http.createServer(createApp(testAppDeps({ catalog: stores.catalog, keys: stores.keys })));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { name, stores, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, keys };
 }

@@ -1,4 +1,5 @@
 // Conforming responses built from the fixtures, one per operation, for the fault tests to break.
+import { projections, type ApiOperationId } from '@catalog/contract';
 import { CATALOG, STOREFRONT } from '../support/fixtures.ts';
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': '0f8c2b9e-5d4a-4c3b-9a1e-7f6d5c4b3a21' };
@@ -10,12 +11,16 @@ export function proProductBody() {
 }
 
 export function freeProductBody() {
-  const { retail_prices: _r, release_dates: _d, weekly_orders: _w, ...free } = structuredClone(CATALOG.dunk);
+  const free: Record<string, unknown> = structuredClone(CATALOG.dunk);
+  for (const field of projections.CatalogProductFree.withheld) delete free[field];
   return v2(free);
 }
 
-/** A 200 body for every JSON operation, keyed by operationId. */
-export function okBodies(): Record<string, Record<string, unknown>> {
+/** The operations whose 200 body is JSON: every operation of the API listener (the type is the contract's table). */
+export type JsonOperationId = ApiOperationId;
+
+/** A 200 body for every JSON operation, keyed by operationId: a new operation needs one here. */
+export function okBodies(): Record<JsonOperationId, Record<string, unknown>> {
   return {
     listStorefrontProducts: {
       status: 'success',

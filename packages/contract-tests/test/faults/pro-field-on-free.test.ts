@@ -1,6 +1,7 @@
 // Fault: a Pro field leaks into a free-plan product. `ProductDetail.data` is a oneOf that the Pro
 // shape satisfies, so the free plan is judged against CatalogProductFree itself (no extra property).
 import { describe, expect, it } from 'vitest';
+import { projections } from '@catalog/contract';
 import { validateFreeProduct } from '../support/spec.ts';
 import { freeProductBody, proProductBody } from './bodies.ts';
 
@@ -9,7 +10,7 @@ describe('a Pro field on the free plan', () => {
     expect(validateFreeProduct(freeProductBody())).toEqual([]);
   });
 
-  for (const field of ['retail_prices', 'release_dates', 'weekly_orders'] as const) {
+  for (const field of projections.CatalogProductFree.withheld) {
     it(`is reported when ${field} leaks`, () => {
       const leaked = freeProductBody() as { data: Record<string, unknown> };
       leaked.data[field] = (proProductBody().data as Record<string, unknown>)[field];

@@ -1788,6 +1788,12 @@ export const openapiDocument: Record<string, unknown> = {
         "type": "object",
         "description": "Product detail on the free plan. It has no `retail_prices`, `release_dates` or `weekly_orders`, and no other field either.",
         "additionalProperties": false,
+        "x-projection-of": "CatalogProductPro",
+        "x-withheld": [
+          "release_dates",
+          "retail_prices",
+          "weekly_orders"
+        ],
         "required": [
           "id",
           "slug",

@@ -11,6 +11,7 @@ export const operations = {
     plans: ['free', 'pro'],
     credential: 'bearer',
     statuses: [200, 400, 401, 405, 429, 500, 503],
+    pathParameters: [],
     queryDefaults: [],
   },
   streamPrices: {
@@ -20,6 +21,7 @@ export const operations = {
     plans: ['pro'],
     credential: 'bearer',
     statuses: [200, 400, 401, 403, 405, 429, 500, 503],
+    pathParameters: [],
     queryDefaults: [],
   },
   listTopBrands: {
@@ -29,6 +31,7 @@ export const operations = {
     plans: ['pro'],
     credential: 'apiKey',
     statuses: [200, 400, 401, 403, 405, 429, 500, 503],
+    pathParameters: [],
     queryDefaults: [],
   },
   getProduct: {
@@ -38,6 +41,7 @@ export const operations = {
     plans: ['free', 'pro'],
     credential: 'apiKey',
     statuses: [200, 400, 401, 404, 405, 429, 500, 503],
+    pathParameters: ['id'],
     queryDefaults: [],
   },
   searchVariants: {
@@ -47,6 +51,7 @@ export const operations = {
     plans: ['pro'],
     credential: 'apiKey',
     statuses: [200, 400, 401, 403, 405, 429, 500, 503],
+    pathParameters: [],
     queryDefaults: ['page', 'limit'],
   },
   listStorefrontProducts: {
@@ -56,6 +61,7 @@ export const operations = {
     plans: ['free', 'pro'],
     credential: 'apiKey',
     statuses: [200, 400, 401, 405, 429, 500, 503],
+    pathParameters: [],
     queryDefaults: ['sort', 'page', 'limit'],
   },
 } as const;
@@ -69,3 +75,12 @@ export interface OperationSignatures {
   searchVariants: { data: SearchVariantsData; responses: SearchVariantsResponses; errors: SearchVariantsErrors };
   listStorefrontProducts: { data: ListStorefrontProductsData; responses: ListStorefrontProductsResponses; errors: ListStorefrontProductsErrors };
 }
+
+/** Schemas that are another schema minus the fields a plan does not get (`x-projection-of`, `x-withheld`), in the source's field order. */
+export const projections = {
+  CatalogProductFree: {
+    of: 'CatalogProductPro',
+    fields: ['id', 'slug', 'sku', 'title', 'brand', 'category', 'color', 'gender', 'description', 'image', 'images', 'currency', 'avg_price', 'min_price', 'max_price', 'trending', 'links', 'variants'],
+    withheld: ['release_dates', 'retail_prices', 'weekly_orders'],
+  },
+} as const;

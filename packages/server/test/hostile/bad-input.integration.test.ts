@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { testAppDeps } from '../support/app-deps.ts';
 import { controlCharacterIn } from '../../src/http/query-string.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openCatalogStores, type CatalogStores } from '../../src/store/open-store.ts';
@@ -46,7 +47,7 @@ describe.each(['sqlite', 'postgres'] as const)('hostile input on %s', (engine) =
     await stores.catalog.upsertCatalogProducts([buildCatalogProduct()]);
     await stores.catalog.upsertStorefrontProducts([buildStorefrontProductInput()]);
     proKey = await stores.keys.createKey('pro', 'hostile');
-    server = http.createServer(createApp({ catalog: stores.catalog, keys: stores.keys, logger }));
+    server = http.createServer(createApp(testAppDeps({ catalog: stores.catalog, keys: stores.keys, logger })));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

@@ -6,11 +6,12 @@ import http from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { testAppDeps } from '../support/app-deps.ts';
 import { applyListenerLimits, capsNotice, connectionCaps, DESCRIPTOR_RESERVE, MIN_OPEN_FILES, SERVER_OPTIONS } from '../../src/http/listener-limits.ts';
 import { createStreamServer } from '../../src/http/stream-server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
-import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
+import { FakeKeyStore } from '../support/fake-catalog-store.ts';
 
 const KEY = 'ck_test_pro_key';
 const closers: (() => Promise<void>)[] = [];
@@ -41,7 +42,7 @@ async function listening(server: http.Server): Promise<number> {
 
 async function apiServer(limits: { maxConnections: number; headersTimeoutMs: number }): Promise<number> {
   const keys = new FakeKeyStore({ [KEY]: 'pro' });
-  const server = http.createServer(SERVER_OPTIONS, createApp({ catalog: new FakeCatalogStore(), keys, logger: silentLogger }));
+  const server = http.createServer(SERVER_OPTIONS, createApp(testAppDeps({ keys })));
   applyListenerLimits(server, limits, silentLogger);
   return listening(server);
 }

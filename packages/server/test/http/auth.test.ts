@@ -9,17 +9,18 @@ import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { FREE_KEY, PRO_KEY, startApp, type RunningApp } from './harness.ts';
 
 const product = buildCatalogProduct({ slug: 'nike-dunk-low' });
-const PATHS: Record<ApiOperationId, string> = {
-  listStorefrontProducts: '/v3/storefront/products',
-  searchVariants: '/v2/variants',
-  listTopBrands: '/v2/brands',
-  getProduct: `/v2/products/${product.slug}`,
-  countGtins: '/gtin/count',
-};
+/** A value for each path parameter of the contract, by name, that finds `product`. */
+const PATH_VALUES: Record<string, string> = { id: product.slug, brand: product.brand };
+const pathOf = (operationId: ApiOperationId): string =>
+  operations[operationId].pathParameters.reduce<string>((path, name) => {
+    const value = PATH_VALUES[name];
+    if (value === undefined) throw new Error(`${operationId} has the path parameter {${name}}: add a value for it to PATH_VALUES in packages/server/test/http/auth.test.ts`);
+    return path.replace(`{${name}}`, encodeURIComponent(value));
+  }, operations[operationId].path);
 
 describe.each(operationsOf('api'))('%s', (operationId) => {
   let app: RunningApp;
-  const path = PATHS[operationId];
+  const path = pathOf(operationId);
   const plans: readonly string[] = operations[operationId].plans;
 
   beforeEach(async () => {

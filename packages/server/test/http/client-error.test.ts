@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { clientErrorHandler } from '../../src/http/client-error.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
+import { testAppDeps } from '../support/app-deps.ts';
 import { expectErrorBody } from '../support/spec-validator.ts';
 import { rawRequest } from './harness.ts';
 
@@ -13,7 +13,7 @@ describe('clientErrorHandler', () => {
   afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('answers a request the HTTP parser rejects with the error body', async () => {
-    server = http.createServer(createApp({ catalog: new FakeCatalogStore(), keys: new FakeKeyStore(), logger: silentLogger }));
+    server = http.createServer(createApp(testAppDeps()));
     server.on('clientError', clientErrorHandler(silentLogger));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

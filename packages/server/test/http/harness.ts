@@ -1,9 +1,13 @@
 // Starts createApp on port 0 with fake stores and a log capture; tests talk to it with fetch.
 import http from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { createApp, type AppDeps } from '../../src/app.ts';
+import { operations } from '@catalog/contract';
+import { createApp } from '../../src/app.ts';
 import type { Plan } from '../../src/catalog/model.ts';
+import type { AppDeps } from '../../src/dependencies.ts';
+import { createOperationRouter, operationsOf } from '../../src/http/operation-router.ts';
 import { createLogger } from '../../src/logger.ts';
+import { testAppDeps } from '../support/app-deps.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
 
 export const PRO_KEY = 'ck_test_pro_key';
@@ -19,16 +23,25 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { store?: FakeCatalogStore } = {}): Promise<RunningApp> {
-  const store = options.store ?? new FakeCatalogStore();
-  const keys = (options.keys as FakeKeyStore | undefined) ?? new FakeKeyStore({ [PRO_KEY]: 'pro', [FREE_KEY]: 'free' });
+const route = createOperationRouter(operationsOf('api'));
+/** The contract's credential scheme of the operation at this path; none for a path that names none. */
+function credentialOf(method: string, pathname: string): string | undefined {
+  try {
+    const match = route(method, pathname);
+    return match?.kind === 'operation' ? operations[match.operationId].credential : undefined;
+  } catch {
+    return undefined; // a path the router refuses (broken percent-encoding) is sent as given
+  }
+}
+
+/** Every dependency is testAppDeps' unless given; `store` and `keys` are fakes the test can reach. */
+export async function startApp(
+  options: Partial<Omit<AppDeps, 'logger' | 'catalog' | 'keys'>> & { store?: FakeCatalogStore; keys?: FakeKeyStore } = {},
+): Promise<RunningApp> {
+  const { store = new FakeCatalogStore(), keys = new FakeKeyStore({ [PRO_KEY]: 'pro', [FREE_KEY]: 'free' }), ...rest } = options;
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deps: AppDeps = { catalog: store, keys, logger };
-  if (options.rateLimiter !== undefined) deps.rateLimiter = options.rateLimiter;
-  if (options.requestTimeoutMs !== undefined) deps.requestTimeoutMs = options.requestTimeoutMs;
-  if (options.readiness !== undefined) deps.readiness = options.readiness;
-  const server = http.createServer(createApp(deps));
+  const server = http.createServer(createApp(testAppDeps({ ...rest, catalog: store, keys, logger })));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -39,8 +52,8 @@ export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { sto
     get(path, init = {}) {
       const { key = PRO_KEY, ...rest } = init;
       const headers = new Headers(rest.headers);
-      // countGtins takes only the bearer credential (its contract security is BearerAuth).
-      const bearerOnly = path.startsWith('/gtin/count');
+      // An operation whose contract security is BearerAuth takes only the bearer credential.
+      const bearerOnly = credentialOf(rest.method ?? 'GET', new URL(path, base).pathname) === 'bearer';
       if (key !== null && !headers.has('authorization')) headers.set('authorization', bearerOnly && !key.startsWith('Bearer ') ? `Bearer ${key}` : key);
       return fetch(base + path, { ...rest, headers });
     },

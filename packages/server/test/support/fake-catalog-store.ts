@@ -53,9 +53,14 @@ export class FakeCatalogStore implements CatalogStore {
     return { items: matches.slice(query.offset, query.offset + query.limit).map((v) => jsonOf(v)), total: matches.length };
   }
 
+  /** `brands` when a test set any; otherwise counted from the catalog products, as the stores do. */
   async topBrands(limit: number): Promise<BrandCount[]> {
     this.fail();
-    return this.brands.slice(0, limit);
+    if (this.brands.length > 0) return this.brands.slice(0, limit);
+    const counts = new Map<string, number>();
+    for (const product of this.catalog) counts.set(product.brand, (counts.get(product.brand) ?? 0) + 1);
+    const counted = [...counts].map(([brand, count]) => ({ brand, count }));
+    return counted.sort((a, b) => b.count - a.count || (a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0)).slice(0, limit);
   }
 
   async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {

@@ -1,0 +1,33 @@
+// What the API listener is made of, in one place: the dependencies createApp takes, and the one
+// function that turns them into what the handlers use. Giving a handler a new dependency means a
+// field here (required, so every caller that builds the object fails to compile until it gives it:
+// main.ts, and test/support/app-deps.ts for every test) and a line in apiServices.
+import { CatalogService } from './catalog/catalog-service.ts';
+import type { ApiServices } from './http/handlers/index.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { Logger } from './logger.ts';
+import type { CatalogStore } from './store/catalog-store.ts';
+import type { KeyStore } from './store/key-store.ts';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves when the dependency answers; rejects (ideally with ServiceUnavailable) otherwise. */
+  ping(): Promise<void>;
+}
+
+export interface AppDeps {
+  catalog: CatalogStore;
+  keys: KeyStore;
+  logger: Logger;
+  /** Quotas per key and failed-authentication allowances; absent means no limits. */
+  rateLimiter?: RateLimiter;
+  /** A request unanswered after this long gets 503; DEFAULT_REQUEST_TIMEOUT_MS when absent. */
+  requestTimeoutMs?: number;
+  /** Checked by /readyz; defaults to the catalog store's ping. */
+  readiness?: ReadinessCheck[];
+}
+
+/** What the API handlers receive (`services` in the operation pipeline), built once per app. */
+export function apiServices(deps: AppDeps): ApiServices {
+  return { catalog: new CatalogService(deps.catalog) };
+}

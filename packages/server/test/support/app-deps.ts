@@ -1,0 +1,11 @@
+// The dependencies every test gives createApp: fakes for each one, any of which a test replaces.
+// AppDeps' required fields must all be given here, so a dependency added to src/dependencies.ts
+// fails to compile in this file rather than going missing in tests.
+import type { AppDeps } from '../../src/dependencies.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { FakeCatalogStore, FakeKeyStore } from './fake-catalog-store.ts';
+
+export function testAppDeps(overrides: Partial<AppDeps> = {}): AppDeps {
+  const defaults: AppDeps = { catalog: new FakeCatalogStore(), keys: new FakeKeyStore(), logger: silentLogger };
+  return { ...defaults, ...overrides };
+}
