@@ -77,13 +77,14 @@ for (const op of operations) {
             break;
           }
           case 'getProduct':
+          case 'getProductPrices':
           case 'listStorefrontProducts':
           case 'searchVariants':
           case 'listTopBrands':
           case 'countGtins': {
             const call =
-              op.operationId === 'getProduct'
-                ? sdk.getProduct({ client, headers, path: { id: 'nike-dunk-low-retro-white-black-panda' } })
+              op.operationId === 'getProduct' || op.operationId === 'getProductPrices'
+                ? sdk[op.operationId]({ client, headers, path: { id: 'nike-dunk-low-retro-white-black-panda' } })
                 : sdk[op.operationId]({ client, headers });
             const result = await call;
             expect(result.response?.status).toBe(status);

@@ -3,7 +3,7 @@
 // executes every case (and asserts the status is exactly the case's); coverage.test.ts proves the
 // table, plus a short allowlist with reasons, covers every status the spec documents.
 import { expect } from 'vitest';
-import { CATALOG, STOREFRONT, UNIQUE_GTINS } from './support/fixtures.ts';
+import { CATALOG, DUNK_PRICES, STOREFRONT, UNIQUE_GTINS } from './support/fixtures.ts';
 import { validateFreeProduct, validateProProduct } from './support/spec.ts';
 
 export interface CaseContext {
@@ -168,6 +168,32 @@ export const SERVER_CASES: ServerCase[] = [
   { operationId: 'getProduct', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: `/v2/products/${CATALOG.dunk.slug}`, headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
   { operationId: 'getProduct', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: `/v2/products/${CATALOG.dunk.slug}`, headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
 
+  // getProductPrices
+  {
+    operationId: 'getProductPrices', status: 200, server: 'main', behaviour: 'gives the latest event of each variant, source and market of a product by slug, and the stream position',
+    path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey),
+    expectBody: (body) => {
+      const answer = body as { data: Json[]; meta: { stream_position: number } };
+      expect(answer.data).toEqual([DUNK_PRICES[1], DUNK_PRICES[2]]);
+      expect(answer.meta.stream_position).toBeGreaterThan(0);
+    },
+  },
+  {
+    operationId: 'getProductPrices', status: 200, server: 'main', behaviour: 'narrows to one market by id, the market in any case',
+    path: `/v2/products/${CATALOG.dunk.id}/prices?market=uk`, headers: (c) => bearer(c.proKey),
+    expectBody: (body) => expect(data(body)).toEqual([DUNK_PRICES[1]]),
+  },
+  { operationId: 'getProductPrices', status: 400, server: 'main', behaviour: 'refuses a market that is not two letters', path: `/v2/products/${CATALOG.dunk.slug}/prices?market=usa`, headers: (c) => bare(c.proKey), expectBody: errorCode('invalid_request') },
+  { operationId: 'getProductPrices', status: 401, server: 'main', behaviour: 'refuses a request without a key', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: () => ({}), expectBody: errorCode('unauthorized') },
+  { operationId: 'getProductPrices', status: 403, server: 'main', behaviour: 'refuses a free key', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.freeKey), expectBody: errorCode('forbidden') },
+  {
+    operationId: 'getProductPrices', status: 404, server: 'main', behaviour: 'says which id or slug is unknown',
+    path: '/v2/products/air-jordan-0/prices', headers: (c) => bare(c.proKey),
+    expectBody: (body) => expect(body).toMatchObject({ error: 'not_found', message: expect.stringContaining('air-jordan-0') as unknown }),
+  },
+  { operationId: 'getProductPrices', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
+  { operationId: 'getProductPrices', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
+
   // countGtins
   {
     operationId: 'countGtins', status: 200, server: 'main', behaviour: 'counts GTINs once after padding to 14 digits, no envelope',
@@ -203,7 +229,7 @@ export const SERVER_CASES: ServerCase[] = [
  * the spec; the server's own unit tests produce these statuses through failing store adapters.
  */
 export const ALLOWLIST: Record<string, string> = Object.fromEntries(
-  ['listStorefrontProducts', 'searchVariants', 'listTopBrands', 'getProduct', 'countGtins', 'streamPrices'].flatMap((op) => [
+  ['listStorefrontProducts', 'searchVariants', 'listTopBrands', 'getProduct', 'getProductPrices', 'countGtins', 'streamPrices'].flatMap((op) => [
     [`${op} 500`, 'an unexpected failure cannot be provoked through the public interface; covered by the server unit tests and held to the spec by the broken-database test'],
     [`${op} 503`, 'the broken-database test provokes it when SQLite reports the file unusable; not every corruption is detected, so it is not required here'],
   ]),

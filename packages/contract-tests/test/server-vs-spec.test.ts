@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.ts';
 import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
-import { CATALOG, STOREFRONT, toNdjson } from './support/fixtures.ts';
+import { CATALOG, DUNK_PRICES, STOREFRONT, toNdjson } from './support/fixtures.ts';
 import { type Prism, parseViolations, responseViolations, startPrism } from './support/prism.ts';
-import { createKey, importProducts, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
+import { createKey, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
 interface Answer {
@@ -50,6 +50,7 @@ async function seedDatabase(ws: Workspace, name: string): Promise<{ db: string; 
   await importProducts(db, 'catalog', ws.file(`${name}.catalog.ndjson`, toNdjson(Object.values(CATALOG))));
   await importProducts(db, 'storefront', ws.file(`${name}.storefront.ndjson`, toNdjson(STOREFRONT)));
   const [freeKey, proKey] = [await createKey(db, 'free'), await createKey(db, 'pro')];
+  await publishPrices(db, ws.file(`${name}.prices.ndjson`, toNdjson(DUNK_PRICES)));
   return { db, ctx: { freeKey, proKey } };
 }
 

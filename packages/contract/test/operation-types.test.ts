@@ -26,6 +26,6 @@ describe('operation types', () => {
 
   it('derives plans and API operations from the table', () => {
     expectTypeOf<Plan>().toEqualTypeOf<'free' | 'pro'>();
-    expectTypeOf<ApiOperationId>().toEqualTypeOf<'countGtins' | 'getProduct' | 'listStorefrontProducts' | 'listTopBrands' | 'searchVariants'>();
+    expectTypeOf<ApiOperationId>().toEqualTypeOf<'countGtins' | 'getProduct' | 'getProductPrices' | 'listStorefrontProducts' | 'listTopBrands' | 'searchVariants'>();
   });
 });

@@ -28,6 +28,8 @@ import { requestValidator } from './http/request-validation.ts';
 import type { Logger } from './logger.ts';
 import type { CatalogStore } from './store/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
+import type { PriceLog } from './prices/price-log.ts';
+import { ProductPrices } from './prices/product-prices.ts';
 import { ServiceUnavailable } from './catalog/errors.ts';
 
 export interface ReadinessCheck {
@@ -38,6 +40,8 @@ export interface ReadinessCheck {
 
 export interface AppDeps {
   catalog: CatalogStore;
+  /** The latest-price store behind getProductPrices; without it that operation answers 503. */
+  priceLog?: Pick<PriceLog, 'latestPrices'>;
   keys: KeyStore;
   logger: Logger;
   /** Quotas per key and failed-authentication allowances; absent means no limits. */
@@ -64,7 +68,7 @@ export function createApp(deps: AppDeps): RequestListener {
   const dispatch = createOperationPipeline({
     listener: 'api',
     handlers,
-    services: { catalog: new CatalogService(deps.catalog) },
+    services: { catalog: new CatalogService(deps.catalog), prices: new ProductPrices(deps.priceLog) },
     authenticator: createAuthenticator(deps.keys, rateLimiter),
     rateLimiter,
     validate: requestValidator(),

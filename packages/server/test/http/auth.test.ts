@@ -11,6 +11,7 @@ const PATHS: Record<ApiOperationId, string> = {
   searchVariants: '/v2/variants',
   listTopBrands: '/v2/brands',
   getProduct: `/v2/products/${product.slug}`,
+  getProductPrices: `/v2/products/${product.slug}/prices`,
   countGtins: '/gtin/count',
 };
 

@@ -4,6 +4,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { createApp, type AppDeps } from '../../src/app.ts';
 import type { Plan } from '../../src/catalog/model.ts';
 import { createLogger } from '../../src/logger.ts';
+import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
 
 export const PRO_KEY = 'ck_test_pro_key';
@@ -24,7 +25,9 @@ export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { sto
   const keys = (options.keys as FakeKeyStore | undefined) ?? new FakeKeyStore({ [PRO_KEY]: 'pro', [FREE_KEY]: 'free' });
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const deps: AppDeps = { catalog: store, keys, logger };
+  // The latest-price store: an in-memory SQLite log unless a test brings its own.
+  const priceLog = options.priceLog ?? new SqlitePriceLog(':memory:');
+  const deps: AppDeps = { catalog: store, keys, logger, priceLog };
   if (options.rateLimiter !== undefined) deps.rateLimiter = options.rateLimiter;
   if (options.requestTimeoutMs !== undefined) deps.requestTimeoutMs = options.requestTimeoutMs;
   if (options.readiness !== undefined) deps.readiness = options.readiness;
@@ -44,11 +47,13 @@ export async function startApp(options: Partial<Omit<AppDeps, 'logger'>> & { sto
       if (key !== null && !headers.has('authorization')) headers.set('authorization', bearerOnly && !key.startsWith('Bearer ') ? `Bearer ${key}` : key);
       return fetch(base + path, { ...rest, headers });
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
-      }),
+      });
+      if (options.priceLog === undefined) await (priceLog as SqlitePriceLog).close();
+    },
   };
 }
 
