@@ -216,6 +216,10 @@ export const SERVER_CASES: ServerCase[] = [
     errorCode('invalid_topics')(body);
     expect((body as { message: string }).message).toContain('price:marketplacec:us');
   } },
+  { operationId: 'streamPrices', status: 400, server: 'main', behaviour: 'refuses a Filter naming an unknown field with invalid_filter', path: '/v1/stream', headers: (c) => ({ ...bearer(c.proKey), Topics: TOPICS, Filter: 'colour = red' }), expectBody: (body) => {
+    errorCode('invalid_filter')(body);
+    expect((body as { message: string }).message).toContain('unknown field "colour"');
+  } },
   { operationId: 'streamPrices', status: 400, server: 'main', behaviour: 'refuses a request without Topics', path: '/v1/stream', headers: (c) => bearer(c.proKey), expectBody: (body) => expect(['invalid_request', 'invalid_topics']).toContain((body as Json)['error']) },
   { operationId: 'streamPrices', status: 401, server: 'main', behaviour: 'refuses an unknown key', path: '/v1/stream', headers: () => ({ ...bearer('unknown-key-0000000000000000'), Topics: TOPICS }), expectBody: errorCode('unauthorized') },
   { operationId: 'streamPrices', status: 403, server: 'main', behaviour: 'refuses a free key', path: '/v1/stream', headers: (c) => ({ ...bearer(c.freeKey), Topics: TOPICS }), expectBody: errorCode('forbidden') },
