@@ -9,11 +9,14 @@ export type {
   CatalogClient,
   CatalogClientOptions,
   ListStorefrontProductsQuery,
+  ProductPricesQuery,
   SearchVariantsQuery,
 } from './catalog-client.js';
 export { CatalogApiError, PriceStreamError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { createPriceStream } from './price-stream.js';
+export { watchProducts } from './watch-products.js';
+export type { WatchedItem, WatchedSnapshot, WatchProductsDeps, WatchProductsOptions } from './watch-products.js';
 export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
 export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from '@catalog/contract/stream-types';
 export type {
@@ -25,6 +28,7 @@ export type {
   CatalogVariantList,
   CountGtinsResponse,
   ErrorBody,
+  GetProductPricesResponse,
   GetProductResponse,
   GtinCount,
   ListStorefrontProductsResponse,
@@ -33,6 +37,7 @@ export type {
   PriceEvent,
   ProductDetail,
   ProductLink,
+  ProductPriceList,
   ReleaseDate,
   RetailPrice,
   SearchVariantsResponse,
@@ -40,5 +45,6 @@ export type {
   StorefrontProductList,
   StorefrontSort,
   StorefrontVariant,
+  StreamPositionMeta,
   VariantMetadata,
 } from '@catalog/contract/types';
