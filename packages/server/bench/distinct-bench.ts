@@ -36,7 +36,7 @@ export interface DistinctResult {
 }
 
 /** autocannon over `paths` in turn across all connections (each request the next path). */
-async function load(url: string, paths: readonly string[], headers: Record<string, string>, seconds: number, connections: number): Promise<Omit<DistinctRow, 'name' | 'distinct'>> {
+export async function load(url: string, paths: readonly string[], headers: Record<string, string>, seconds: number, connections: number): Promise<Omit<DistinctRow, 'name' | 'distinct'>> {
   let next = 0;
   const result = await autocannon({
     url,

@@ -53,6 +53,17 @@ CREATE TABLE IF NOT EXISTS price_latest (
   PRIMARY KEY (product_id, latest_key)
 ) WITHOUT ROWID;`;
 
+/** The latest event of each key among the stored events, keyed as toAppendRecord keys them. */
+const BACKFILL_LATEST = `
+INSERT INTO price_latest (product_id, latest_key, id, topic, data)
+SELECT json_extract(data, '$.product_id'),
+       json_extract(data, '$.variant_id') || '|' || json_extract(data, '$.source') || '|' || json_extract(data, '$.market'),
+       id, topic, data
+FROM price_events
+WHERE json_valid(data) AND json_type(data, '$.product_id') = 'text' AND json_type(data, '$.variant_id') = 'text'
+ORDER BY id
+ON CONFLICT (product_id, latest_key) DO UPDATE SET id = excluded.id, topic = excluded.topic, data = excluded.data`;
+
 /** The id of the oldest retained row: the RETAINED_EVENTS-th newest, or the oldest stored. */
 const OLDEST_RETAINED = `coalesce(
   (SELECT id FROM price_events ORDER BY id DESC LIMIT 1 OFFSET ${RETAINED_EVENTS - 1}),
@@ -84,7 +95,10 @@ export class SqlitePriceLog implements PriceLog {
     try {
       this.#db = new DatabaseSync(path, { timeout: busyTimeoutMs });
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;`);
+      const hadLatest = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'price_latest'").get() !== undefined;
       this.#db.exec(SCHEMA);
+      // A log written before the latest-price store existed: fill it from the events still held.
+      if (!hadLatest) this.#db.exec(BACKFILL_LATEST);
       this.#startCounterOfNewLog(options.newLogCounter ?? Date.now() * 1000);
       this.#insert = this.#db.prepare('INSERT INTO price_events (topic, data) VALUES (?, ?) RETURNING id');
       this.#upsertLatest = this.#db.prepare(
