@@ -51,12 +51,6 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     }
   }
 
-  /** Whether a filtered subscriber wants `event` at all: true when it has no entry here. */
-  accepts(subscriber: S, event: StoredPriceEvent): boolean {
-    const entry = this.#entries.get(subscriber);
-    return entry === undefined || entry.filter.matches(eventFieldsOf(event.data));
-  }
-
   /** Calls `deliver` once for each subscriber that wants `event` (see the guarantee above). */
   forEachMatch(event: StoredPriceEvent, deliver: (subscriber: S) => void): void {
     if (this.#entries.size === 0) return;

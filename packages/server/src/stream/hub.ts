@@ -16,7 +16,7 @@ import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
-import type { EventFilter } from './event-filter.ts';
+import { eventFieldsOf, type EventFilter } from './event-filter.ts';
 import { FilteredSubscribers } from './filtered-subscribers.ts';
 import { Subscription, type EventItem, type SubscriptionOptions } from './subscription.ts';
 
@@ -141,7 +141,7 @@ export class PriceHub {
       onEnd: this.#forget,
     };
     const filter = request.filter ?? null;
-    if (filter !== null) options.accepts = (event) => this.#filtered.accepts(subscription, event);
+    if (filter !== null) options.accepts = (event) => filter.matches(eventFieldsOf(event.data));
     const subscription = new Subscription(options);
     // Registered before the log is read, so nothing appended from here on can be missed.
     this.#subscriptions.add(subscription);
