@@ -7,7 +7,7 @@ describe('createOperationRouter', () => {
   const stream = createOperationRouter(operationsOf('stream'));
 
   it('routes each listener to its own operations from the contract table', () => {
-    expect(operationsOf('api').sort()).toEqual(['countGtins', 'getProduct', 'listStorefrontProducts', 'listTopBrands', 'searchVariants']);
+    expect(operationsOf('api').sort()).toEqual(['countGtins', 'getProduct', 'getProductPrices', 'listStorefrontProducts', 'listTopBrands', 'searchVariants']);
     expect(operationsOf('stream')).toEqual(['streamPrices']);
     expect(api('GET', '/v1/stream')).toBeNull();
     expect(stream('GET', '/v2/brands')).toBeNull();
@@ -21,6 +21,8 @@ describe('createOperationRouter', () => {
   it('decodes a path parameter, keeping an encoded slash inside the value', () => {
     expect(api('GET', '/v2/products/nike%2Ddunk%2Dlow')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'nike-dunk-low' } });
     expect(api('HEAD', '/V2/Products/a%2Fb/')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'a/b' } });
+    expect(api('GET', '/v2/products/a%2Fb/prices')).toEqual({ kind: 'operation', operationId: 'getProductPrices', params: { id: 'a/b' } });
+    expect(api('GET', '/v2/products/a%2Fprices')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'a/prices' } });
   });
 
   it.each(['/v2/products/', '/v2/products/a/b', '/v2', '/', '/v2/brands//', '/v2/brandsx'])('matches no operation at %s', (path) => {
