@@ -5,6 +5,8 @@ import type {
   CatalogProductFree,
   CatalogProductPro,
   CountGtinsResponse,
+  GetProductPricesData,
+  GetProductPricesResponse,
   GetProductResponse,
   ListStorefrontProductsData,
   ListStorefrontProductsResponse,
@@ -16,6 +18,7 @@ import type {
 import { CatalogApiError } from './errors.js';
 import { createPriceStream } from './price-stream.js';
 import type { PriceStreamItem, PriceStreamOptions } from './price-stream.js';
+import { watchProducts, type WatchProductsOptions, type WatchedItem } from './watch-products.js';
 
 export interface CatalogClientOptions {
   /** The HTTP API, `{base_url}`, e.g. `http://localhost:8080`. */
@@ -32,6 +35,7 @@ export interface CatalogClientOptions {
 type Loose<T> = { [K in keyof T]?: T[K] | undefined };
 
 export type SearchVariantsQuery = Loose<NonNullable<SearchVariantsData['query']>>;
+export type ProductPricesQuery = Loose<NonNullable<GetProductPricesData['query']>>;
 export type ListStorefrontProductsQuery = Loose<NonNullable<ListStorefrontProductsData['query']>>;
 /** The walk pages by cursor, so it takes every query option except `page`, and only the cursor order. */
 export type AllStorefrontProductsQuery = Omit<ListStorefrontProductsQuery, 'page' | 'sort'> & { sort?: 'cursor:asc' | undefined };
@@ -58,6 +62,8 @@ export type OperationMethods = { [Id in JsonOperationId]: (...args: OperationArg
 export interface CatalogClientMethods {
   /** `GET /v2/products/{id}` by UUID or slug; `data` is `CatalogProductPro` on Pro keys and `CatalogProductFree` on free keys. */
   getProduct(idOrSlug: string): Promise<GetProductResponse>;
+  /** `GET /v2/products/{id}/prices` (Pro): the product's latest prices and the stream position they reflect. */
+  getProductPrices(idOrSlug: string, query?: ProductPricesQuery): Promise<GetProductPricesResponse>;
   /** `GET /v2/variants` (Pro): exact `sku` or `gtin` digits anywhere in the stored GTIN. */
   searchVariants(query?: SearchVariantsQuery): Promise<SearchVariantsResponse>;
   /** `GET /v3/storefront/products`: one page (at most 50 pages; see `allStorefrontProducts`). */
@@ -70,6 +76,8 @@ export interface CatalogClientMethods {
   countGtins(): Promise<CountGtinsResponse>;
   /** The live price stream (Pro); see `PriceStreamOptions` for resume, backoff and abort. */
   priceStream(options: PriceStreamOptions): AsyncGenerator<PriceStreamItem, void, undefined>;
+  /** Each product's latest prices, then every change of them, with no gap and no duplicate (Pro); see `WatchProductsOptions`. */
+  watchProducts(options: WatchProductsOptions): AsyncGenerator<WatchedItem, void, undefined>;
 }
 
 /** Every operation of the contract has a method: a new one in specs/ appears here after `pnpm generate`. */
@@ -136,9 +144,15 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
     }
   }
 
+  const productPrices = async (idOrSlug: string, query: ProductPricesQuery = {}): Promise<GetProductPricesResponse> =>
+    unwrap(await sdk.getProductPrices({ client: http, path: { id: idOrSlug }, query }));
+  const getProductById = async (idOrSlug: string): Promise<GetProductResponse> => unwrap(await sdk.getProduct({ client: http, path: { id: idOrSlug } }));
+
   return {
     ...operationMethods,
-    getProduct: async (idOrSlug) => unwrap(await sdk.getProduct({ client: http, path: { id: idOrSlug } })),
+    getProduct: getProductById,
+    getProductPrices: productPrices,
+    watchProducts: (watch) => watchProducts({ getProduct: getProductById, getProductPrices: productPrices, priceStream: stream }, watch),
     searchVariants: async (query = {}) => unwrap(await sdk.searchVariants({ client: http, query })),
     listStorefrontProducts: listPage,
     allStorefrontProducts,

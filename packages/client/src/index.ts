@@ -11,11 +11,14 @@ export type {
   CatalogClientOptions,
   OperationMethods,
   ListStorefrontProductsQuery,
+  ProductPricesQuery,
   SearchVariantsQuery,
 } from './catalog-client.js';
 export { CatalogApiError, PriceStreamError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { createPriceStream } from './price-stream.js';
+export { watchProducts } from './watch-products.js';
+export type { WatchedItem, WatchedSnapshot, WatchProductsDeps, WatchProductsOptions } from './watch-products.js';
 export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
 export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from '@catalog/contract/stream-types';
 export type {
@@ -27,6 +30,7 @@ export type {
   CatalogVariantList,
   CountGtinsResponse,
   ErrorBody,
+  GetProductPricesResponse,
   GetProductResponse,
   GtinCount,
   ListStorefrontProductsResponse,
@@ -35,6 +39,7 @@ export type {
   PriceEvent,
   ProductDetail,
   ProductLink,
+  ProductPriceList,
   ReleaseDate,
   RetailPrice,
   SearchVariantsResponse,
@@ -42,5 +47,6 @@ export type {
   StorefrontProductList,
   StorefrontSort,
   StorefrontVariant,
+  StreamPositionMeta,
   VariantMetadata,
 } from '@catalog/contract/types';

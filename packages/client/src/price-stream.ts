@@ -56,6 +56,13 @@ export type PriceStreamItem = PriceStreamPrice | PriceStreamReset;
 export interface PriceStreamOptions {
   /** Topics `price:<source>:<market>`, e.g. `['price:marketplacea:us']`, or the comma-separated header value. */
   topics: readonly string[] | string;
+  /**
+   * A filter expression over the price event's fields (`product_id`, `variant_id`, `sku`, `size`,
+   * `price`, `currency`, `source`, `market`), e.g. `product_id IN ["…"] AND price < 200`: only the
+   * matching events of `topics` arrive, replayed and live. A bad one throws a `PriceStreamError`
+   * (400 `invalid_filter`) without retrying.
+   */
+  filter?: string | undefined;
   /** Resume after this id (the last one you processed); the server replays the retained events after it. */
   lastEventId?: number | string | undefined;
   /** Ends the stream: the request and any pending backoff are cancelled and the loop ends without an error. */
@@ -154,6 +161,8 @@ export function createPriceStream(config: PriceStreamConfig) {
 
   return async function* priceStream(options: PriceStreamOptions): AsyncGenerator<PriceStreamItem, void, undefined> {
     const topics = typeof options.topics === 'string' ? options.topics : options.topics.join(', ');
+    // Header values are bytes: the contract sends the filter as UTF-8, so each byte goes as one Latin-1 character.
+    const filter = options.filter === undefined ? undefined : String.fromCharCode(...new TextEncoder().encode(options.filter));
     const maxDelay = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
     const random = options.random ?? Math.random;
     const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -195,6 +204,7 @@ export function createPriceStream(config: PriceStreamConfig) {
 
       const headers: Record<string, string> = { Authorization: `Bearer ${config.apiKey}`, Accept: 'text/event-stream', Topics: topics };
       if (lastId !== undefined) headers['Last-Event-ID'] = String(lastId);
+      if (filter !== undefined) headers['Filter'] = filter;
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       try {
         const response = await (baseFetch ?? globalThis.fetch)(url, { headers, signal: connection.signal, cache: 'no-store' });

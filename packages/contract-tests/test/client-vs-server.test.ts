@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogApiError, createCatalogClient, isCatalogProductPro, PriceStreamError } from '@catalog/client';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
-import type { CatalogClient, PriceEvent, PriceStreamItem, StorefrontProduct } from '@catalog/client';
+import type { CatalogClient, PriceEvent, PriceStreamItem, StorefrontProduct, WatchedItem } from '@catalog/client';
 import { projections, type StorefrontProductInput } from '@catalog/contract';
 import { buildPriceEvent, buildStorefrontProductInput, buildStorefrontVariant } from '@catalog/contract/testing';
 import { CATALOG, IMPORTED_AT, toNdjson, UNIQUE_GTINS } from './support/fixtures.ts';
@@ -409,6 +409,45 @@ describe('priceStream against the real stream server', () => {
     expect(reconnects).toEqual([]);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+});
+
+describe('watchProducts against the real server', () => {
+  it('hands over from each snapshot to the stream: every later change exactly once, in order, while `prices publish` runs', async () => {
+    const watched = [CATALOG.dunk, CATALOG.jordan];
+    const dbFile = db.slice('sqlite:'.length);
+    let n = 0;
+    const batch = (count: number) =>
+      Array.from({ length: count }, () => {
+        n += 1;
+        const product = [CATALOG.dunk, CATALOG.jordan, CATALOG.samba][n % 3]!;
+        return buildPriceEvent({ product_id: product.id, variant_id: `w${n % 5}`, market: n % 4 === 0 ? 'UK' : 'US', price: 100 + n });
+      });
+    await publishPrices(db, ws.file('watch-0.ndjson', toNdjson(batch(300))));
+    // Publishing runs on, in other processes, while the snapshots are read and the stream opens.
+    const publishing = (async () => {
+      for (let round = 1; round <= 6; round++) await publishPrices(db, ws.file(`watch-${round}.ndjson`, toNdjson(batch(200))));
+    })();
+    const controller = new AbortController();
+    const items: WatchedItem[] = [];
+    const watching = (async () => {
+      for await (const item of clientFor(proKey).watchProducts({ products: [watched[0]!.slug, watched[1]!.id], signal: controller.signal })) items.push(item);
+    })();
+    await publishing;
+    const log = new SqlitePriceLog(dbFile);
+    const history = await log.readAfter(0, 5000);
+    await log.close();
+    const productOf = (data: string): string => (JSON.parse(data) as PriceEvent).product_id;
+    const last = Math.max(...history.filter((event) => watched.some((p) => p.id === productOf(event.data))).map((event) => event.id));
+    await waitFor(() => items.some((item) => item.type === 'price' && item.id >= last), () => `${items.length} items`, 30_000);
+    controller.abort();
+    await watching;
+    for (const product of watched) {
+      const snapshot = items.find((item) => item.type === 'snapshot' && item.productId === product.id);
+      if (snapshot?.type !== 'snapshot') throw new Error(`no snapshot of ${product.slug}`);
+      const changes = items.flatMap((item) => (item.type === 'price' && item.data.product_id === product.id ? [item.id] : []));
+      expect(changes).toEqual(history.filter((event) => productOf(event.data) === product.id && event.id > snapshot.position).map((event) => event.id));
+    }
+  }, 90_000);
 });
 
 describe('the packed client installed outside the workspace', () => {

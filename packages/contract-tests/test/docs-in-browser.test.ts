@@ -7,9 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operations } from '@catalog/contract';
 import { type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
-import { openapi } from './support/spec.ts';
+import { openapi, operations } from './support/spec.ts';
 
 /** Every operation's summary, as Redoc shows it in its menu and headings. */
 const SUMMARIES = Object.values(openapi['paths'] as Record<string, Record<string, { summary?: string }>>).flatMap((item) =>
@@ -80,9 +79,9 @@ describe('the docs in a browser', () => {
     await page.close();
   }, 60_000);
 
-  it('/docs/stream renders the AsyncAPI document: Topics, Last-Event-ID and reset, from this server alone', async () => {
+  it('/docs/stream renders the AsyncAPI document: Topics, Filter, Last-Event-ID and reset, from this server alone', async () => {
     const { page, requests, errors } = await open('/docs/stream');
-    for (const text of ['Topics', 'Last-Event-ID', 'reset']) {
+    for (const text of ['Topics', 'Filter', 'Last-Event-ID', 'reset']) {
       await page.getByText(text).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
     }
     expect(errors).toEqual([]);

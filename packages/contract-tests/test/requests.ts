@@ -70,6 +70,23 @@ const invalidFilter = fc.oneof(
   word.map((w) => `${w} ${w} ${w} =`),
   fc.integer({ min: 20, max: 40 }).map((depth) => `${'('.repeat(depth)}brand = Nike${')'.repeat(depth)}`),
 );
+/** `Filter` header expressions: the same language over the price event's fields. */
+const eventComparison = fc.oneof(
+  fc.tuple(fc.constantFrom('product_id', 'variant_id', 'sku', 'size', 'currency', 'source', 'market'), fc.constantFrom('=', '!='), fc.constantFrom('"3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f"', 'US', "'marketplacea'", 'DD1391-100', '"10.5"')).map(([f, op, v]) => `${f} ${op} ${v}`),
+  fc.tuple(fc.constantFrom('=', '!=', '>', '>=', '<', '<='), fc.integer({ min: 0, max: 2000 })).map(([op, v]) => `price ${op} ${v}`),
+  fc.tuple(fc.constantFrom('product_id', 'sku', 'market'), fc.constantFrom('IN', 'NOT IN'), fc.array(fc.constantFrom('US', '"NL"', "'p1'", 'DD1391-100'), { minLength: 1, maxLength: 3 })).map(([f, op, vs]) => `${f} ${op} [${vs.join(', ')}]`),
+);
+const validEventFilter = fc
+  .array(fc.tuple(fc.boolean(), eventComparison), { minLength: 1, maxLength: 4 })
+  .chain((parts) =>
+    fc.array(fc.constantFrom(' AND ', ' OR '), { minLength: parts.length - 1, maxLength: parts.length - 1 }).map((joins) =>
+      parts.map(([not, c], i) => `${i === 0 ? '' : joins[i - 1]}${not ? 'NOT ' : ''}(${c})`).join(''),
+    ),
+  );
+const invalidEventFilter = fc.oneof(
+  fc.constantFrom('price <', 'brand = Nike', 'market < US', 'price = cheap', '(sku = X', 'product_id IN []', 'AND'),
+  fc.constant(`product_id IN [${Array.from({ length: 1001 }, (_, i) => i).join(',')}]`),
+);
 const validTopics = fc
   .uniqueArray(fc.constantFrom(...TOPICS), { minLength: 1, maxLength: 5 })
   .chain((topics) => fc.constantFrom(', ', ',', ' , ').map((sep) => topics.join(sep)));
@@ -100,6 +117,7 @@ function validValue(param: ParameterSpec, target: Target): fc.Arbitrary<string> 
   }
   if (param.name === 'filters') base = validFilter;
   else if (param.name === 'Topics') base = validTopics;
+  else if (param.name === 'Filter') base = validEventFilter;
   else if (schema.enum !== undefined) base = fc.constantFrom(...schema.enum);
   else if (schema.type === 'integer') base = fc.integer({ min: schema.minimum ?? 0, max: schema.maximum ?? 1_000_000 }).map(String);
   else if (schema.pattern !== undefined) {
@@ -155,6 +173,7 @@ function invalidValues(param: ParameterSpec): fc.Arbitrary<Mutation>[] {
     out.push(candidates.filter((v) => !pattern.test(v)).map((v) => ({ reason: `${param.name} does not match ${schema.pattern}`, value: v, schemaLevel: true })));
   }
   if (param.name === 'filters') out.push(invalidFilter.map((v) => ({ reason: 'filters not in the filter language', value: v, schemaLevel: v.length > 2000 })));
+  if (param.name === 'Filter') out.push(invalidEventFilter.map((v) => ({ reason: 'Filter not in the filter language', value: v, schemaLevel: false })));
   if (param.name === 'Topics') out.push(invalidTopics.map((v) => ({ reason: 'Topics names an invalid topic', value: v, schemaLevel: v.length > 2000 })));
   if (param.required && param.in === 'header') out.push(fc.constant({ reason: `required header ${param.name} missing`, value: undefined, schemaLevel: true }));
   if (param.in === 'query' && schema.type === 'string' && schema.enum === undefined && param.name !== 'gtin') {

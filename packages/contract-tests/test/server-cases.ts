@@ -4,7 +4,7 @@
 // table, plus a short allowlist with reasons, covers every status the spec documents.
 import { expect } from 'vitest';
 import { operations, projections } from '@catalog/contract';
-import { CATALOG, STOREFRONT, UNIQUE_GTINS } from './support/fixtures.ts';
+import { CATALOG, DUNK_PRICES, STOREFRONT, UNIQUE_GTINS } from './support/fixtures.ts';
 import { validateFreeProduct, validateProProduct } from './support/spec.ts';
 
 export interface CaseContext {
@@ -169,6 +169,32 @@ export const SERVER_CASES: ServerCase[] = [
   { operationId: 'getProduct', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: `/v2/products/${CATALOG.dunk.slug}`, headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
   { operationId: 'getProduct', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: `/v2/products/${CATALOG.dunk.slug}`, headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
 
+  // getProductPrices
+  {
+    operationId: 'getProductPrices', status: 200, server: 'main', behaviour: 'gives the latest event of each variant, source and market of a product by slug, and the stream position',
+    path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey),
+    expectBody: (body) => {
+      const answer = body as { data: Json[]; meta: { stream_position: number } };
+      expect(answer.data).toEqual([DUNK_PRICES[1], DUNK_PRICES[2]]);
+      expect(answer.meta.stream_position).toBeGreaterThan(0);
+    },
+  },
+  {
+    operationId: 'getProductPrices', status: 200, server: 'main', behaviour: 'narrows to one market by id, the market in any case',
+    path: `/v2/products/${CATALOG.dunk.id}/prices?market=uk`, headers: (c) => bearer(c.proKey),
+    expectBody: (body) => expect(data(body)).toEqual([DUNK_PRICES[1]]),
+  },
+  { operationId: 'getProductPrices', status: 400, server: 'main', behaviour: 'refuses a market that is not two letters', path: `/v2/products/${CATALOG.dunk.slug}/prices?market=usa`, headers: (c) => bare(c.proKey), expectBody: errorCode('invalid_request') },
+  { operationId: 'getProductPrices', status: 401, server: 'main', behaviour: 'refuses a request without a key', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: () => ({}), expectBody: errorCode('unauthorized') },
+  { operationId: 'getProductPrices', status: 403, server: 'main', behaviour: 'refuses a free key', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.freeKey), expectBody: errorCode('forbidden') },
+  {
+    operationId: 'getProductPrices', status: 404, server: 'main', behaviour: 'says which id or slug is unknown',
+    path: '/v2/products/air-jordan-0/prices', headers: (c) => bare(c.proKey),
+    expectBody: (body) => expect(body).toMatchObject({ error: 'not_found', message: expect.stringContaining('air-jordan-0') as unknown }),
+  },
+  { operationId: 'getProductPrices', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
+  { operationId: 'getProductPrices', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
+
   // countGtins
   {
     operationId: 'countGtins', status: 200, server: 'main', behaviour: 'counts GTINs once after padding to 14 digits, no envelope',
@@ -190,6 +216,10 @@ export const SERVER_CASES: ServerCase[] = [
   { operationId: 'streamPrices', status: 400, server: 'main', behaviour: 'names the invalid topic', path: '/v1/stream', headers: (c) => ({ ...bearer(c.proKey), Topics: 'price:marketplacea:us, price:marketplacec:us' }), expectBody: (body) => {
     errorCode('invalid_topics')(body);
     expect((body as { message: string }).message).toContain('price:marketplacec:us');
+  } },
+  { operationId: 'streamPrices', status: 400, server: 'main', behaviour: 'refuses a Filter naming an unknown field with invalid_filter', path: '/v1/stream', headers: (c) => ({ ...bearer(c.proKey), Topics: TOPICS, Filter: 'colour = red' }), expectBody: (body) => {
+    errorCode('invalid_filter')(body);
+    expect((body as { message: string }).message).toContain('unknown field "colour"');
   } },
   { operationId: 'streamPrices', status: 400, server: 'main', behaviour: 'refuses a request without Topics', path: '/v1/stream', headers: (c) => bearer(c.proKey), expectBody: (body) => expect(['invalid_request', 'invalid_topics']).toContain((body as Json)['error']) },
   { operationId: 'streamPrices', status: 401, server: 'main', behaviour: 'refuses an unknown key', path: '/v1/stream', headers: () => ({ ...bearer('unknown-key-0000000000000000'), Topics: TOPICS }), expectBody: errorCode('unauthorized') },

@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations as contractOperations, type OperationId } from '@catalog/contract';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.ts';
 import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
-import { CATALOG, STOREFRONT, toNdjson } from './support/fixtures.ts';
+import { CATALOG, DUNK_PRICES, STOREFRONT, toNdjson } from './support/fixtures.ts';
 import { type Prism, parseViolations, responseViolations, startPrism } from './support/prism.ts';
-import { createKey, importProducts, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
+import { createKey, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
 interface Answer {
@@ -51,6 +51,7 @@ async function seedDatabase(ws: Workspace, name: string): Promise<{ db: string; 
   await importProducts(db, 'catalog', ws.file(`${name}.catalog.ndjson`, toNdjson(Object.values(CATALOG))));
   await importProducts(db, 'storefront', ws.file(`${name}.storefront.ndjson`, toNdjson(STOREFRONT)));
   const [freeKey, proKey] = [await createKey(db, 'free'), await createKey(db, 'pro')];
+  await publishPrices(db, ws.file(`${name}.prices.ndjson`, toNdjson(DUNK_PRICES)));
   return { db, ctx: { freeKey, proKey } };
 }
 

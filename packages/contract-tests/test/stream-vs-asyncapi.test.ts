@@ -89,6 +89,18 @@ describe('streamPrices against AsyncAPI', () => {
     expect(normaliseTranscript(session.text)).toBe(golden('replay-basic.sse'));
   }, 60_000);
 
+  it('applies Filter to the replay, skipping the ids it does not match, exactly as specs/streams/replay-filtered.sse', async () => {
+    const { server, proKey } = await freshStream('filtered', BASIC_EVENTS);
+    const filter = 'price < 180';
+    const delivered = BASIC_DELIVERED_IDS.filter((id) => BASIC_EVENTS[id - 1]!.price < 180);
+    const session = await readSession(server.streamUrl, { Authorization: `Bearer ${proKey}`, Topics: BASIC_TOPICS, Filter: filter, 'Last-Event-ID': '0' }, delivered.length);
+    expect(session.status, session.text).toBe(200);
+    const { frames } = parseSse(session.text);
+    for (const frame of frames) expect(validateFrame(frame), JSON.stringify(frame)).toEqual([]);
+    expect(frames.map((f) => Number(f.id))).toEqual(delivered);
+    expect(normaliseTranscript(session.text)).toBe(golden('replay-filtered.sse'));
+  }, 60_000);
+
   it(`starts with event: reset when Last-Event-ID is older than the ${RETAINED} retained events, as specs/streams/replay-reset.sse`, async () => {
     const { server, proKey } = await freshStream('reset', resetEvents());
     const expected = RETAINED + 1;
@@ -113,7 +125,7 @@ describe('streamPrices against AsyncAPI', () => {
 });
 
 describe('golden transcripts', () => {
-  for (const name of ['replay-basic.sse', 'replay-reset.sse']) {
+  for (const name of ['replay-basic.sse', 'replay-filtered.sse', 'replay-reset.sse']) {
     it(`${name} holds only frames the AsyncAPI document allows, ids increasing`, () => {
       const { frames, retry } = parseSse(golden(name));
       expect(retry).toEqual([]);

@@ -10,6 +10,7 @@ import autocannon from 'autocannon';
 import { createContractAjv } from '@catalog/contract/ajv';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { createApp } from '../src/app.ts';
+import { testAppDeps } from '../test/support/app-deps.ts';
 import { CatalogService } from '../src/catalog/catalog-service.ts';
 import { openapiDocument } from '@catalog/contract/documents';
 import { authorize, createAuthenticator } from '../src/http/auth.ts';
@@ -57,11 +58,11 @@ function serverFor(mode: Mode): http.Server {
       });
     }
     case 'app':
-      return http.createServer(createApp({ catalog: store, keys, logger }));
+      return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger })));
     case 'app-unbuffered':
-      return http.createServer(createApp({ catalog: store, keys, logger: createLogger() }));
+      return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger: createLogger() })));
     case 'app-silent':
-      return http.createServer(createApp({ catalog: store, keys, logger: silentLogger }));
+      return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger: silentLogger })));
     case 'openapi-backend': {
       const catalog = new CatalogService(store);
       const authenticator = createAuthenticator(keys, createRateLimiter(NO_RATE_LIMITS));

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.ts';
+import { testAppDeps } from '../test/support/app-deps.ts';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
 import { percentile } from './lib/stats.ts';
@@ -19,7 +20,7 @@ const seconds = Number(values.seconds ?? 10);
 
 const stores = await openCatalogStores(db, silentLogger);
 const free = await stores.keys.createKey('free', 'hostile bench');
-const server = http.createServer(createApp({ catalog: stores.catalog, keys: stores.keys, logger: silentLogger }));
+const server = http.createServer(createApp(testAppDeps({ catalog: stores.catalog, keys: stores.keys, logger: silentLogger })));
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

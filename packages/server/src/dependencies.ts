@@ -6,6 +6,8 @@ import { CatalogService } from './catalog/catalog-service.ts';
 import type { ApiServices } from './http/handlers/index.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Logger } from './logger.ts';
+import type { PriceLog } from './prices/price-log.ts';
+import { ProductPrices } from './prices/product-prices.ts';
 import type { CatalogStore } from './store/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
 
@@ -17,6 +19,8 @@ export interface ReadinessCheck {
 
 export interface AppDeps {
   catalog: CatalogStore;
+  /** The latest-price store behind getProductPrices (the price log). */
+  priceLog: Pick<PriceLog, 'latestPrices'>;
   keys: KeyStore;
   logger: Logger;
   /** Quotas per key and failed-authentication allowances; absent means no limits. */
@@ -29,5 +33,5 @@ export interface AppDeps {
 
 /** What the API handlers receive (`services` in the operation pipeline), built once per app. */
 export function apiServices(deps: AppDeps): ApiServices {
-  return { catalog: new CatalogService(deps.catalog) };
+  return { catalog: new CatalogService(deps.catalog), prices: new ProductPrices(deps.priceLog) };
 }

@@ -107,6 +107,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   warm();
   const app = createApp({
     catalog: stores.catalog,
+    priceLog,
     keys: stores.keys,
     logger,
     rateLimiter,

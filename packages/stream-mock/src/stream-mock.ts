@@ -6,6 +6,7 @@
 // - Frames are the server's own bytes, and the Topics, Last-Event-ID, retry and retention rules
 //   the server's, all from their one definition (@catalog/contract/stream): `retry: 2000` first, `id`/`event`/`data` per event, `: heartbeat` plus a blank line every
 //   `heartbeatMs`, `event: reset` without an id.
+// - A `Filter` narrows live events and the replay alike, by the server's own parser and predicate.
 // - Events are generated from the document's priceUpdate example, one per subscribed topic every
 //   `eventIntervalMs`, and each is validated against the document's PriceEvent schema before it is
 //   sent (a schema the generator no longer satisfies fails loudly, not on the consumer's side).
@@ -15,8 +16,8 @@
 //   the log and starts a new one, as a Redis flush would: open streams end with `retry: 5000`, and
 //   resumes get a `reset`.
 // - Refusals are the documented ErrorBody answers, before any stream bytes: 401 without a key,
-//   403 for a key starting with `free`, 400 `invalid_topics` / `invalid_request` (the server's own
-//   Topics and Last-Event-ID rules), 405, 404, 429 `too_many_streams` with `Retry-After` once a
+//   403 for a key starting with `free`, 400 `invalid_topics` / `invalid_filter` / `invalid_request`
+//   (the server's own Topics, Filter and Last-Event-ID rules), 405, 404, 429 `too_many_streams` with `Retry-After` once a
 //   key holds `maxStreamsPerKey` streams. Any other key is a Pro key.
 // Limits: one process, in memory; no persistence across restarts (a restart is a data loss).
 import { readFileSync } from 'node:fs';
@@ -37,6 +38,7 @@ import {
   RETAINED_EVENTS,
   UNAVAILABLE_RETRY_MS,
 } from '@catalog/contract/stream';
+import { eventFieldsOf, filterFromHeader, InvalidFilter, type EventFilter } from '@catalog/server/event-filter';
 
 export { RETAINED_EVENTS } from '@catalog/contract/stream';
 const STREAM_PATH = '/v1/stream';
@@ -69,9 +71,13 @@ interface StoredEvent {
 interface OpenStream {
   key: string;
   topics: ReadonlySet<string>;
+  filter: EventFilter | null;
   res: http.ServerResponse;
   lastId: number;
 }
+
+const wants = (stream: Pick<OpenStream, 'topics' | 'filter'>, event: { topic: string; data: string }): boolean =>
+  stream.topics.has(event.topic) && (stream.filter === null || stream.filter.matches(eventFieldsOf(event.data)));
 
 function loadDocument(): { example: Record<string, Json>; validate: (value: unknown) => boolean; errors: () => string } {
   const require = createRequire(import.meta.url);
@@ -121,7 +127,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     if (log.length > RETAINED_EVENTS) log = log.slice(-RETAINED_EVENTS);
     const frame = encodeEvent({ id: event.id, event: topic, data: event.data });
     for (const stream of streams) {
-      if (!stream.topics.has(topic)) continue;
+      if (!wants(stream, event)) continue;
       stream.lastId = event.id;
       stream.res.write(frame);
     }
@@ -148,6 +154,13 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     if (key.startsWith('free')) return refuse(res, 403, 'forbidden', 'This operation needs the pro plan; your key is on the free plan.');
     const topics = readTopics(typeof req.headers.topics === 'string' ? req.headers.topics : undefined);
     if (isTopicsRefusal(topics)) return refuse(res, 400, 'invalid_topics', topics.message);
+    let filter: EventFilter | null;
+    try {
+      filter = filterFromHeader(typeof req.headers.filter === 'string' ? req.headers.filter : undefined);
+    } catch (error) {
+      if (error instanceof InvalidFilter) return refuse(res, 400, 'invalid_filter', error.message);
+      throw error;
+    }
     const rawId = (typeof req.headers['last-event-id'] === 'string' ? req.headers['last-event-id'] : '').trim();
     if (rawId !== '' && !LAST_EVENT_ID_PATTERN.test(rawId)) {
       return refuse(res, 400, 'invalid_request', `Last-Event-ID must be the integer id of an event (1 to 16 digits), got "${rawId}".`);
@@ -160,7 +173,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
     res.write(encodeRetry(OPENING_RETRY_MS));
-    const stream: OpenStream = { key, topics, res, lastId: 0 };
+    const stream: OpenStream = { key, topics, filter, res, lastId: 0 };
     if (rawId !== '') {
       const requested = Number(rawId);
       const oldest = log[0]?.id ?? counter + 1;
@@ -173,7 +186,7 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
         res.write(encodeReset({ requested_id: requested, oldest_id: oldest }));
       }
       for (const event of log) {
-        if (event.id > after && topics.has(event.topic)) res.write(encodeEvent({ id: event.id, event: event.topic, data: event.data }));
+        if (event.id > after && wants(stream, event)) res.write(encodeEvent({ id: event.id, event: event.topic, data: event.data }));
       }
     }
     streams.add(stream);

@@ -55,6 +55,26 @@ describe('streamPrices (mock)', () => {
     expect(ahead).toBe(`retry: 2000\n\nevent: reset\ndata: {"requested_id":${above},"oldest_id":${(ids[2] ?? 0) + 1}}\n\n`);
   });
 
+  it('applies a Filter to the replay and to live events, like the server', async () => {
+    mock = await startStreamMock({ eventIntervalMs: 60_000 });
+    const first = mock.publish('price:marketplacea:us');
+    mock.publish('price:marketplaceb:nl');
+    const headers = { ...PRO, Topics: 'price:marketplacea:us, price:marketplaceb:nl', Filter: 'market = "nl" OR price < 0', 'Last-Event-ID': String(first - 1) };
+    const current = mock;
+    let livePublished = false;
+    const text = await readUntil(mock.url, headers, (t) => {
+      // Once the replay is in, publish live events: the filter must narrow those too.
+      if (idsOf(t).length === 1 && !livePublished) {
+        livePublished = true;
+        current.publish('price:marketplacea:us');
+        current.publish('price:marketplaceb:nl');
+      }
+      return idsOf(t).length >= 2;
+    });
+    expect(idsOf(text)).toEqual([first + 1, first + 3]);
+    expect(text).not.toContain('"market":"US"');
+  });
+
   it('after a data loss, ends open streams with retry: 5000, as the server does, and starts ids above every earlier one', async () => {
     const current = await startStreamMock({ eventIntervalMs: 60_000 });
     mock = current;
@@ -71,6 +91,8 @@ describe('streamPrices (mock)', () => {
     ['403 for a free key', { Authorization: 'Bearer free-key', Topics: 'price:marketplacea:us' }, 403, 'forbidden'],
     ['400 for a bad topic', { ...PRO, Topics: 'price:shop:us' }, 400, 'invalid_topics'],
     ['400 for a bad Last-Event-ID', { ...PRO, Topics: 'price:marketplacea:us', 'Last-Event-ID': 'abc' }, 400, 'invalid_request'],
+    ['400 for a Filter with a syntax error', { ...PRO, Topics: 'price:marketplacea:us', Filter: 'price <' }, 400, 'invalid_filter'],
+    ['400 for a Filter naming an unknown field', { ...PRO, Topics: 'price:marketplacea:us', Filter: 'colour = red' }, 400, 'invalid_filter'],
   ])('refuses with %s, as an ErrorBody', async (_name, headers, status, code) => {
     mock = await startStreamMock();
     const response = await fetch(`${mock.url}/v1/stream`, { headers });

@@ -1,6 +1,6 @@
 // Conforming responses built from the fixtures, one per operation, for the fault tests to break.
 import { projections, type ApiOperationId } from '@catalog/contract';
-import { CATALOG, STOREFRONT } from '../support/fixtures.ts';
+import { CATALOG, DUNK_PRICES, STOREFRONT } from '../support/fixtures.ts';
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': '0f8c2b9e-5d4a-4c3b-9a1e-7f6d5c4b3a21' };
 
@@ -30,6 +30,7 @@ export function okBodies(): Record<JsonOperationId, Record<string, unknown>> {
     searchVariants: v2(structuredClone(CATALOG.dunk.variants), { total: 3, total_pages: 1 }),
     listTopBrands: v2([{ brand: 'Nike', count: 2 }, { brand: 'Jordan', count: 1 }]),
     getProduct: proProductBody(),
+    getProductPrices: v2(structuredClone(DUNK_PRICES), { stream_position: 1_700_000_000_000_003 }),
     countGtins: { count: 5 },
   };
 }

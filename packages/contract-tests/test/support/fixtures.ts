@@ -3,8 +3,8 @@
 // returns it (with variants), a storefront product as imported (the server assigns cursors). The
 // fixture set is chosen to reach every documented behaviour: a GTIN stored with leading zeros and the
 // same GTIN unpadded from another source (counted once), several brands, two shops.
-import type { CatalogProductPro } from '@catalog/contract';
-import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput, buildStorefrontVariant } from '@catalog/contract/testing';
+import type { CatalogProductPro, PriceEvent } from '@catalog/contract';
+import { buildCatalogProduct, buildCatalogVariant, buildPriceEvent, buildStorefrontProductInput, buildStorefrontVariant } from '@catalog/contract/testing';
 
 const DUNK_ID = '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f';
 const DUNK_SKU = 'DD1391-100';
@@ -83,6 +83,13 @@ export const CATALOG = {
     variants: [buildCatalogVariant({ id: '5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f', product_id: AIR_MAX_ID, sku: 'CT1685-100', gtin: '00194276123457', link: DUNK_LINK })],
   }),
 };
+
+/** Price events of CATALOG.dunk as the server-vs-spec tests publish them: two of one variant, source and market (the later one is the latest), one of another market. */
+export const DUNK_PRICES: PriceEvent[] = [
+  buildPriceEvent({ product_id: DUNK_ID, variant_id: DUNK_VARIANT_ID, source: 'marketplacea', market: 'US', price: 120 }),
+  buildPriceEvent({ product_id: DUNK_ID, variant_id: DUNK_VARIANT_ID, source: 'marketplacea', market: 'UK', currency: 'GBP', price: 95 }),
+  buildPriceEvent({ product_id: DUNK_ID, variant_id: DUNK_VARIANT_ID, source: 'marketplacea', market: 'US', price: 118.5 }),
+];
 
 /** Distinct GTINs of CATALOG once each is padded to 14 digits. */
 export const UNIQUE_GTINS = 5;

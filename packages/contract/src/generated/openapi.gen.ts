@@ -7,7 +7,7 @@ export const openapiDocument: Record<string, unknown> = {
     "title": "Product Catalog and Price Feed API",
     "version": "1.0.0",
     "summary": "Read-only footwear and apparel catalog with a live price stream.",
-    "description": "A read-only JSON API over a footwear and apparel catalog: storefront products with\ntheir variants, catalog products with variants from several sources, the top brands,\nand the number of unique GTINs. Price updates arrive on a separate server-sent-events\nstream (`streamPrices`, described in full by the AsyncAPI document).\n\n## Plans\nEvery key belongs to a plan, `free` or `pro`. Each operation names the plans that may\ncall it in `x-plans`. The free plan gets product detail without `retail_prices`,\n`release_dates` and `weekly_orders` (`CatalogProductFree`); Pro unlocks variant search,\ntop brands and the price stream.\n\n## Credentials\nThe catalog operations take the key in `Authorization`, bare (`Authorization: <key>`)\nor as a bearer credential (`Authorization: Bearer <key>`). `countGtins` and the stream\ntake `Authorization: Bearer <key>`. No key or an unknown key is a 401; a key whose plan\ndoes not include the operation is a 403.\n\n## Errors\nEvery error, from every operation and every layer, is one body (`ErrorBody`): the v2\nenvelope with `status: \"error\"`, a machine-readable `error` code and a human `message`.\nEvery response carries an `X-Request-Id` header; quote it when reporting a problem.\n\n## The filter language\nThe `filters` parameter of `listStorefrontProducts` takes expressions in the style of\nMeilisearch filters:\n\n| form | example |\n|---|---|\n| comparison | `price_min >= 100`, `shop_name = \"Sneaker Hub\"`, `available = true` |\n| operators | `=`, `!=`, `>`, `>=`, `<`, `<=` |\n| membership | `brand IN [\"Nike\", 'Jordan']`, `brand NOT IN [Adidas]` |\n| logic | `AND`, `OR`, `NOT`, parentheses; `AND` binds tighter than `OR` |\n| values | strings in single or double quotes (a backslash escapes the quote), bare words, numbers, `true`, `false` |\n\nFilterable fields and their types: `cursor` (integer), `shop_name`, `brand`,\n`product_type`, `title`, `slug`, `product_id`, `id` (strings), `price_min`,\n`price_max`, `price_display` (numbers), `available` (boolean), `tags` (string: matches\nwhen any tag equals the value), `created_at`, `updated_at`, `product_created_at`,\n`product_published_at` (ISO 8601 strings, compared as instants). String equality\nfollows the text rule below. Expressions longer than 2,000 characters or nested deeper than 16\nlevels are refused. Every refusal is a 400 `invalid_filter` whose message names the\nposition (1-based character) and the problem.\n\n## Paging past 50 pages\n`meta.total` counts every match; `meta.total_pages` is `min(50, ceil(total / limit))`,\nand a `page` above 50 is refused. To continue, sort by cursor (the default) and filter\nwith `cursor > <cursor of the last item received>`, combined with any other filter by\n`AND`, starting again at page 1. Repeating this reaches every product exactly once.\nCursors are integers of 17 digits that are exact in IEEE-754 doubles, so\n`JSON.parse` in JavaScript reads them without loss.\n\nWhy `cursor >` and not `cursor =`: cursors are unique and increase with insertion\norder, so `cursor > <last>` with the default `cursor:asc` sort is a keyset: each\nround starts strictly after the last product received, is unaffected by products\nadded or changed meanwhile, and never repeats or skips one. `cursor = X` is an\nordinary equality filter: it returns the one product whose cursor is `X` (or none),\nwhich is how to re-read a single product seen on a page. Any other sort with\n`cursor >` still works but orders only the rest of the catalog, not a continuation.\n\n## The text rule\nEvery case-insensitive text comparison (`query`, `shop_name`, string comparisons and\n`IN` in `filters`, `sku` on `searchVariants`, slug look-up on `getProduct`) compares\nvalues after the same folding: Unicode NFC normalisation, then Unicode default\nlower-casing (`String.prototype.toLowerCase`, locale-independent). So `Ünderground`,\n`ÜNDERGROUND` and `u\\u0308nderground` are equal; `ß` and `ss` are not (no full case\nfolding), and in equality accents are significant (`Zurich` is not `Zürich`).\n`query` compares words: the folded text is compatibility-decomposed, combining marks\nare removed (so in `query` `zurich` finds `Zürich`), and it is split at every\ncharacter that is not a Unicode letter or number; every query word must equal a\nword of the title, brand, product type or tags. Both storage engines apply this one\nrule, so they return the same products.\n\n## Stored values\nImport keeps every field exactly as given: any Unicode text and emoji, HTML in\ndescriptions (served as text, never sanitised or rendered), links as IRIs\n(`format: iri`, RFC 3987: non-ASCII letters allowed unescaped, e.g.\n`https://shop.example/stüssy`), GTINs of 8, 12, 13 or 14 digits (and other\ndigit-only barcodes, as sources give them), any number of variants. Timestamps\ngiven by a source are stored and served byte for byte as imported, offset included\n(`2025-03-01T11:00:00+01:00` stays so; the service does not normalise to `Z`);\nfilters and sorts compare them as instants. Timestamps the service assigns\n(`created_at`, `updated_at`) are UTC with `Z`. Import refuses only lines the schemas\nrefuse, each reported as `FILE:LINE: problem`; the other lines are imported.\n\n## Slugs\nAny string the `slug` schema allows is fetchable by `getProduct`: percent-encode it\nas a path segment (UTF-8, then `%XX` for every byte outside `A-Z a-z 0-9 - . _ ~`,\nas `encodeURIComponent` does), e.g. `Stüssy (x) 8+` → `St%C3%BCssy%20(x)%208%2B`.\nSlug look-up follows the text rule. When two products share a slug (after folding),\nthe product imported first keeps it: look-up by that slug returns it, and the other\nproduct is served only by its `id`. A UUID-shaped `{id}` is looked up as an id first.\n\n## Keys, plans and rate limits\nKeys are issued by the operator with `catalog keys create --plan free|pro` (the CLI\nprints the key once; only a hash is stored). The plan is fixed per key; changing\nplan means issuing a new key. Rate limits apply per key and per plan, in fixed\none-minute windows, shared by every instance of the service when the deployment has\nRedis (each instance counts alone otherwise). Every request counts, refusals\nincluded, and so does every attempt to open a stream. Answers to a rate-limited key\ncarry the `RateLimit` and `RateLimit-Policy` headers; a key over its limit gets 429\n`rate_limited` with `Retry-After`. Requests with a missing or unknown key are limited\nper client address: over the allowance they get 429 `rate_limited` instead of 401,\nuntil `Retry-After` has passed. A key may hold a limited number of concurrent\nstreams on each instance (429 `too_many_streams`). The numbers are configuration\n(defaults: free 600 and Pro 6,000 requests per minute, 300 failed authentications\nper address per minute, 100 streams per key); the 429 shapes are contract.\n\n## Markets\n`market` in price events is an uppercase two-letter country code, and the stream\ntopic uses the same code in lowercase. The list is ISO 3166-1 alpha-2 with one\nexception the sources use: `UK` (not `GB`) for the United Kingdom. Markets seen:\n`US`, `UK`, `DE`, `FR`, `NL`, `IT`, `ES`, `JP`, `CA`, `AU`. A well-formed topic for a\nmarket that emits nothing is accepted and simply stays quiet; markets refresh on\nthe sources' own cycles, with no schedule promised (the stream is not a tick feed).\n\n## Versioning\nThe version is the path prefix of each operation (`/v3/`, `/v2/`, `/v1/` on the\nstream host; `/gtin/count` has none). Within a version, changes are additive only:\nnew operations, optional parameters, new response fields and new error codes may\nappear, so clients must ignore unknown fields. Removing or renaming a field,\ntightening a parameter or changing a meaning takes a new path version; the old one\nis served for at least 6 months after the new one ships, and its responses carry\n`Deprecation` and `Sunset` headers (RFC 9745 / RFC 8594) during that time.\n`info.version` follows semantic versioning of this document.\n\n## Decisions where the product specification is silent\n- Weight unit: not stated by the sources; served as given (`weight`).\n- `gender`: any string the source gives; only `male` has been seen.\n- `images`: an array of IRIs, or null when the source has none.\n- `weekly_orders`: an integer, orders over the last seven days; Pro only.\n- Lifecycle: none beyond the availability booleans; a product changes only by import.\n- Storefront parameters: `query`, `shop_name`, `filters`, `sort`, `page`, `limit`.\n- Variant search parameters: `sku`, `gtin`, `page`, `limit` (default 20, at most 100).\n- Keys and plans, rate limits, versioning, markets: see the sections above.\n- Stream `event` field: the full topic `price:<source>:<market>` is authoritative.\n- `Topics` missing, empty, malformed, longer than 2,000 characters or more than 64\n  topics: 400 `invalid_topics` (see `streamPrices`).\n- A parameter whose refusal has its own error code names it in `x-error-code`;\n  every other parameter refusal is a 400 `invalid_request`.\n- Errors: one `ErrorBody` and one table of codes and statuses (see Errors).\n\n## Bad input\nIntegers in filters must lie within the signed 64-bit range, and numbers must be finite.\nNo query or path parameter may contain a control character (U+0000 to U+001F, U+007F\nto U+009F). Each of these is a 400 whose message names the parameter and the problem.\n\n## Importing data\nThe catalog is loaded by `catalog import`, one product per NDJSON line, in exactly the\nshape the operations return (`CatalogProductPro`, or `StorefrontProduct` without\n`cursor`). A line is refused, reported as `FILE:LINE: problem`, and every other line\nis imported, when it does not match its schema, is longer than 4 MiB, is not valid\nUTF-8, nests arrays and objects deeper than 32 levels, or holds a number too large\nfor an IEEE-754 double. A UTF-8 byte order mark is accepted at the start of the file.\n",
+    "description": "A read-only JSON API over a footwear and apparel catalog: storefront products with\ntheir variants, catalog products with variants from several sources, the top brands,\nand the number of unique GTINs. Price updates arrive on a separate server-sent-events\nstream (`streamPrices`, described in full by the AsyncAPI document).\n\n## Plans\nEvery key belongs to a plan, `free` or `pro`. Each operation names the plans that may\ncall it in `x-plans`. The free plan gets product detail without `retail_prices`,\n`release_dates` and `weekly_orders` (`CatalogProductFree`); Pro unlocks variant search,\ntop brands, the latest prices (`getProductPrices`) and the price stream.\n\n## Credentials\nThe catalog operations take the key in `Authorization`, bare (`Authorization: <key>`)\nor as a bearer credential (`Authorization: Bearer <key>`). `countGtins` and the stream\ntake `Authorization: Bearer <key>`. No key or an unknown key is a 401; a key whose plan\ndoes not include the operation is a 403.\n\n## Errors\nEvery error, from every operation and every layer, is one body (`ErrorBody`): the v2\nenvelope with `status: \"error\"`, a machine-readable `error` code and a human `message`.\nEvery response carries an `X-Request-Id` header; quote it when reporting a problem.\n\n## The filter language\nThe `filters` parameter of `listStorefrontProducts` takes expressions in the style of\nMeilisearch filters:\n\n| form | example |\n|---|---|\n| comparison | `price_min >= 100`, `shop_name = \"Sneaker Hub\"`, `available = true` |\n| operators | `=`, `!=`, `>`, `>=`, `<`, `<=` |\n| membership | `brand IN [\"Nike\", 'Jordan']`, `brand NOT IN [Adidas]` |\n| logic | `AND`, `OR`, `NOT`, parentheses; `AND` binds tighter than `OR` |\n| values | strings in single or double quotes (a backslash escapes the quote), bare words, numbers, `true`, `false` |\n\nFilterable fields and their types: `cursor` (integer), `shop_name`, `brand`,\n`product_type`, `title`, `slug`, `product_id`, `id` (strings), `price_min`,\n`price_max`, `price_display` (numbers), `available` (boolean), `tags` (string: matches\nwhen any tag equals the value), `created_at`, `updated_at`, `product_created_at`,\n`product_published_at` (ISO 8601 strings, compared as instants). String equality\nfollows the text rule below. Expressions longer than 2,000 characters or nested deeper than 16\nlevels are refused. Every refusal is a 400 `invalid_filter` whose message names the\nposition (1-based character) and the problem.\n\nThe price stream's `Filter` header (`streamPrices`) takes the same language over the price\nevent's fields: `product_id`, `variant_id`, `sku`, `size`, `currency`, `source`, `market`\n(strings, compared by the text rule) and `price` (number); at most 8,192 bytes and 1,000\nvalues in all, nested at most 16 levels.\n\n## Paging past 50 pages\n`meta.total` counts every match; `meta.total_pages` is `min(50, ceil(total / limit))`,\nand a `page` above 50 is refused. To continue, sort by cursor (the default) and filter\nwith `cursor > <cursor of the last item received>`, combined with any other filter by\n`AND`, starting again at page 1. Repeating this reaches every product exactly once.\nCursors are integers of 17 digits that are exact in IEEE-754 doubles, so\n`JSON.parse` in JavaScript reads them without loss.\n\nWhy `cursor >` and not `cursor =`: cursors are unique and increase with insertion\norder, so `cursor > <last>` with the default `cursor:asc` sort is a keyset: each\nround starts strictly after the last product received, is unaffected by products\nadded or changed meanwhile, and never repeats or skips one. `cursor = X` is an\nordinary equality filter: it returns the one product whose cursor is `X` (or none),\nwhich is how to re-read a single product seen on a page. Any other sort with\n`cursor >` still works but orders only the rest of the catalog, not a continuation.\n\n## The text rule\nEvery case-insensitive text comparison (`query`, `shop_name`, string comparisons and\n`IN` in `filters`, `sku` on `searchVariants`, slug look-up on `getProduct`) compares\nvalues after the same folding: Unicode NFC normalisation, then Unicode default\nlower-casing (`String.prototype.toLowerCase`, locale-independent). So `Ünderground`,\n`ÜNDERGROUND` and `u\\u0308nderground` are equal; `ß` and `ss` are not (no full case\nfolding), and in equality accents are significant (`Zurich` is not `Zürich`).\n`query` compares words: the folded text is compatibility-decomposed, combining marks\nare removed (so in `query` `zurich` finds `Zürich`), and it is split at every\ncharacter that is not a Unicode letter or number; every query word must equal a\nword of the title, brand, product type or tags. Both storage engines apply this one\nrule, so they return the same products.\n\n## Stored values\nImport keeps every field exactly as given: any Unicode text and emoji, HTML in\ndescriptions (served as text, never sanitised or rendered), links as IRIs\n(`format: iri`, RFC 3987: non-ASCII letters allowed unescaped, e.g.\n`https://shop.example/stüssy`), GTINs of 8, 12, 13 or 14 digits (and other\ndigit-only barcodes, as sources give them), any number of variants. Timestamps\ngiven by a source are stored and served byte for byte as imported, offset included\n(`2025-03-01T11:00:00+01:00` stays so; the service does not normalise to `Z`);\nfilters and sorts compare them as instants. Timestamps the service assigns\n(`created_at`, `updated_at`) are UTC with `Z`. Import refuses only lines the schemas\nrefuse, each reported as `FILE:LINE: problem`; the other lines are imported.\n\n## Slugs\nAny string the `slug` schema allows is fetchable by `getProduct`: percent-encode it\nas a path segment (UTF-8, then `%XX` for every byte outside `A-Z a-z 0-9 - . _ ~`,\nas `encodeURIComponent` does), e.g. `Stüssy (x) 8+` → `St%C3%BCssy%20(x)%208%2B`.\nSlug look-up follows the text rule. When two products share a slug (after folding),\nthe product imported first keeps it: look-up by that slug returns it, and the other\nproduct is served only by its `id`. A UUID-shaped `{id}` is looked up as an id first.\n\n## Keys, plans and rate limits\nKeys are issued by the operator with `catalog keys create --plan free|pro` (the CLI\nprints the key once; only a hash is stored). The plan is fixed per key; changing\nplan means issuing a new key. Rate limits apply per key and per plan, in fixed\none-minute windows, shared by every instance of the service when the deployment has\nRedis (each instance counts alone otherwise). Every request counts, refusals\nincluded, and so does every attempt to open a stream. Answers to a rate-limited key\ncarry the `RateLimit` and `RateLimit-Policy` headers; a key over its limit gets 429\n`rate_limited` with `Retry-After`. Requests with a missing or unknown key are limited\nper client address: over the allowance they get 429 `rate_limited` instead of 401,\nuntil `Retry-After` has passed. A key may hold a limited number of concurrent\nstreams on each instance (429 `too_many_streams`). The numbers are configuration\n(defaults: free 600 and Pro 6,000 requests per minute, 300 failed authentications\nper address per minute, 100 streams per key); the 429 shapes are contract.\n\n## Markets\n`market` in price events is an uppercase two-letter country code, and the stream\ntopic uses the same code in lowercase. The list is ISO 3166-1 alpha-2 with one\nexception the sources use: `UK` (not `GB`) for the United Kingdom. Markets seen:\n`US`, `UK`, `DE`, `FR`, `NL`, `IT`, `ES`, `JP`, `CA`, `AU`. A well-formed topic for a\nmarket that emits nothing is accepted and simply stays quiet; markets refresh on\nthe sources' own cycles, with no schedule promised (the stream is not a tick feed).\n\n## Versioning\nThe version is the path prefix of each operation (`/v3/`, `/v2/`, `/v1/` on the\nstream host; `/gtin/count` has none). Within a version, changes are additive only:\nnew operations, optional parameters, new response fields and new error codes may\nappear, so clients must ignore unknown fields. Removing or renaming a field,\ntightening a parameter or changing a meaning takes a new path version; the old one\nis served for at least 6 months after the new one ships, and its responses carry\n`Deprecation` and `Sunset` headers (RFC 9745 / RFC 8594) during that time.\n`info.version` follows semantic versioning of this document.\n\n## Decisions where the product specification is silent\n- Weight unit: not stated by the sources; served as given (`weight`).\n- `gender`: any string the source gives; only `male` has been seen.\n- `images`: an array of IRIs, or null when the source has none.\n- `weekly_orders`: an integer, orders over the last seven days; Pro only.\n- Lifecycle: none beyond the availability booleans; a product changes only by import.\n- Storefront parameters: `query`, `shop_name`, `filters`, `sort`, `page`, `limit`.\n- Variant search parameters: `sku`, `gtin`, `page`, `limit` (default 20, at most 100).\n- Keys and plans, rate limits, versioning, markets: see the sections above.\n- Stream `event` field: the full topic `price:<source>:<market>` is authoritative.\n- `Topics` missing, empty, malformed, longer than 2,000 characters or more than 64\n  topics: 400 `invalid_topics` (see `streamPrices`).\n- A parameter whose refusal has its own error code names it in `x-error-code`;\n  every other parameter refusal is a 400 `invalid_request`.\n- Errors: one `ErrorBody` and one table of codes and statuses (see Errors).\n\n## Bad input\nIntegers in filters must lie within the signed 64-bit range, and numbers must be finite.\nNo query or path parameter may contain a control character (U+0000 to U+001F, U+007F\nto U+009F). Each of these is a 400 whose message names the parameter and the problem.\n\n## Importing data\nThe catalog is loaded by `catalog import`, one product per NDJSON line, in exactly the\nshape the operations return (`CatalogProductPro`, or `StorefrontProduct` without\n`cursor`). A line is refused, reported as `FILE:LINE: problem`, and every other line\nis imported, when it does not match its schema, is longer than 4 MiB, is not valid\nUTF-8, nests arrays and objects deeper than 32 levels, or holds a number too large\nfor an IEEE-754 double. A UTF-8 byte order mark is accepted at the start of the file.\n",
     "contact": {
       "name": "Catalog platform team"
     },
@@ -37,7 +37,7 @@ export const openapiDocument: Record<string, unknown> = {
     },
     {
       "name": "prices",
-      "description": "The live price stream."
+      "description": "The live price stream and the latest prices it has published."
     }
   ],
   "security": [
@@ -357,25 +357,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "parameters": [
           {
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The product's UUID or its slug, percent-encoded as one path segment (see Slugs\nin the API description): every slug the `slug` schema allows is accepted,\nincluding spaces, `/`, `+`, `(`, `.` and non-ASCII letters.\n",
-            "schema": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 1000
-            },
-            "examples": {
-              "slug": {
-                "summary": "By slug",
-                "value": "air-jordan-1-retro-high-og-chicago-lost-and-found"
-              },
-              "uuid": {
-                "summary": "By id",
-                "value": "3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f"
-              }
-            }
+            "$ref": "#/components/parameters/ProductIdOrSlug"
           }
         ],
         "responses": {
@@ -405,6 +387,100 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "405": {
+            "$ref": "#/components/responses/MethodNotAllowed"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/v2/products/{id}/prices": {
+      "get": {
+        "operationId": "getProductPrices",
+        "summary": "Latest prices of one product (Pro)",
+        "description": "The latest price event of each (variant, source, market) of the product, over every\nevent ever published to the price stream (not only the 5,000 the stream retains),\nas `PriceEvent`s in the order they were published. The product is found by `id`\n(UUID) or `slug` as for `getProduct`; its events are those whose `product_id` is\nthe product's `id` (the price simulator and the sources publish catalog product\nids). A product with no price event yet has an empty `data`.\n\n`meta.stream_position` is the id of the newest stream event this answer reflects:\nevery event up to it is included (or superseded), none after it. To watch the\nproduct without a gap, open the stream with `Last-Event-ID: <stream_position>` and\na `Filter` naming the product (`product_id = \"<id>\"`): it delivers every later\nchange exactly once, in order. `stream_position` is 0 when nothing was ever\npublished. When the price log loses its data (Redis restarted without\npersistence), the latest prices go with it: the answer holds only the events\npublished since, and a resume from an earlier position gets the stream's `reset`.\n",
+        "tags": [
+          "prices"
+        ],
+        "x-plans": [
+          "pro"
+        ],
+        "servers": [
+          {
+            "url": "http://localhost:8080",
+            "description": "API base URL"
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/ProductIdOrSlug"
+          },
+          {
+            "name": "market",
+            "in": "query",
+            "description": "Only this market (two-letter country code, compared case-insensitively).",
+            "schema": {
+              "type": "string",
+              "pattern": "^[A-Za-z]{2}$"
+            },
+            "example": "US"
+          },
+          {
+            "name": "source",
+            "in": "query",
+            "description": "Only this source.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "marketplacea",
+                "marketplaceb"
+              ]
+            },
+            "example": "marketplacea"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The product's latest prices and the stream position they reflect.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "RateLimit": {
+                "$ref": "#/components/headers/RateLimit"
+              },
+              "RateLimit-Policy": {
+                "$ref": "#/components/headers/RateLimitPolicy"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ProductPriceList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
@@ -527,6 +603,19 @@ export const openapiDocument: Record<string, unknown> = {
             "example": "price:marketplacea:us, price:marketplacea:uk, price:marketplaceb:nl"
           },
           {
+            "name": "Filter",
+            "in": "header",
+            "required": false,
+            "description": "A filter expression over the price event's fields (see the filter language in\nthe API description), e.g. `product_id IN [\"…\", \"…\"] AND price < 200`. It\nnarrows what `Topics` selects, live and in the `Last-Event-ID` replay alike.\nEvent ids stay the stream's, so a filtered stream skips ids. Non-ASCII text is\nsent as UTF-8. At most 8,192 bytes and 1,000 values; a bad filter is a 400\n`invalid_filter` before the stream opens.\n",
+            "x-error-code": "invalid_filter",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 8192
+            },
+            "example": "product_id IN [\"3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f\"] AND market = \"US\""
+          },
+          {
             "name": "Last-Event-ID",
             "in": "header",
             "required": false,
@@ -622,6 +711,27 @@ export const openapiDocument: Record<string, unknown> = {
       }
     },
     "parameters": {
+      "ProductIdOrSlug": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "The product's UUID or its slug, percent-encoded as one path segment (see Slugs\nin the API description): every slug the `slug` schema allows is accepted,\nincluding spaces, `/`, `+`, `(`, `.` and non-ASCII letters.\n",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 1000
+        },
+        "examples": {
+          "slug": {
+            "summary": "By slug",
+            "value": "air-jordan-1-retro-high-og-chicago-lost-and-found"
+          },
+          "uuid": {
+            "summary": "By id",
+            "value": "3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f"
+          }
+        }
+      },
       "Page": {
         "name": "page",
         "in": "query",
@@ -2093,6 +2203,60 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "meta": {
             "type": "null"
+          }
+        }
+      },
+      "ProductPriceList": {
+        "type": "object",
+        "description": "The v2 envelope around a product's latest price events and the stream position they reflect.",
+        "required": [
+          "status",
+          "error",
+          "message",
+          "query",
+          "data",
+          "meta"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "const": "success"
+          },
+          "error": {
+            "type": "string",
+            "const": ""
+          },
+          "message": {
+            "type": "string",
+            "const": ""
+          },
+          "query": {
+            "$ref": "#/components/schemas/EmptyQuery"
+          },
+          "data": {
+            "description": "The latest event of each (variant_id, source, market), in the order they were published.",
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PriceEvent"
+            }
+          },
+          "meta": {
+            "$ref": "#/components/schemas/StreamPositionMeta"
+          }
+        }
+      },
+      "StreamPositionMeta": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "stream_position"
+        ],
+        "properties": {
+          "stream_position": {
+            "description": "The id of the newest stream event the answer reflects (0 when none was ever published); resume the stream with it as `Last-Event-ID`.",
+            "type": "integer",
+            "minimum": 0,
+            "example": 4211
           }
         }
       },

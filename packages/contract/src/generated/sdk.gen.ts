@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CountGtinsData, CountGtinsErrors, CountGtinsResponses, GetProductData, GetProductErrors, GetProductResponses, ListStorefrontProductsData, ListStorefrontProductsErrors, ListStorefrontProductsResponses, ListTopBrandsData, ListTopBrandsErrors, ListTopBrandsResponses, SearchVariantsData, SearchVariantsErrors, SearchVariantsResponses, StreamPricesData, StreamPricesErrors, StreamPricesResponse, StreamPricesResponses } from './types.gen.js';
+import type { CountGtinsData, CountGtinsErrors, CountGtinsResponses, GetProductData, GetProductErrors, GetProductPricesData, GetProductPricesErrors, GetProductPricesResponses, GetProductResponses, ListStorefrontProductsData, ListStorefrontProductsErrors, ListStorefrontProductsResponses, ListTopBrandsData, ListTopBrandsErrors, ListTopBrandsResponses, SearchVariantsData, SearchVariantsErrors, SearchVariantsResponses, StreamPricesData, StreamPricesErrors, StreamPricesResponse, StreamPricesResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -70,6 +70,32 @@ export const listTopBrands = <ThrowOnError extends boolean = false>(options?: Op
 export const getProduct = <ThrowOnError extends boolean = false>(options: Options<GetProductData, ThrowOnError>): RequestResult<GetProductResponses, GetProductErrors, ThrowOnError> => (options.client ?? client).get<GetProductResponses, GetProductErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/v2/products/{id}',
+    ...options
+});
+
+/**
+ * Latest prices of one product (Pro)
+ *
+ * The latest price event of each (variant, source, market) of the product, over every
+ * event ever published to the price stream (not only the 5,000 the stream retains),
+ * as `PriceEvent`s in the order they were published. The product is found by `id`
+ * (UUID) or `slug` as for `getProduct`; its events are those whose `product_id` is
+ * the product's `id` (the price simulator and the sources publish catalog product
+ * ids). A product with no price event yet has an empty `data`.
+ *
+ * `meta.stream_position` is the id of the newest stream event this answer reflects:
+ * every event up to it is included (or superseded), none after it. To watch the
+ * product without a gap, open the stream with `Last-Event-ID: <stream_position>` and
+ * a `Filter` naming the product (`product_id = "<id>"`): it delivers every later
+ * change exactly once, in order. `stream_position` is 0 when nothing was ever
+ * published. When the price log loses its data (Redis restarted without
+ * persistence), the latest prices go with it: the answer holds only the events
+ * published since, and a resume from an earlier position gets the stream's `reset`.
+ *
+ */
+export const getProductPrices = <ThrowOnError extends boolean = false>(options: Options<GetProductPricesData, ThrowOnError>): RequestResult<GetProductPricesResponses, GetProductPricesErrors, ThrowOnError> => (options.client ?? client).get<GetProductPricesResponses, GetProductPricesErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/v2/products/{id}/prices',
     ...options
 });
 

@@ -10,6 +10,10 @@ export interface SubscriptionHeaders {
    */
   Topics: string;
   /**
+   * An optional filter expression over the price event's fields (see Filtering); at most 8,192 bytes and 1,000 values.
+   */
+  Filter?: string;
+  /**
    * Id of the last event processed; replay starts after it.
    */
   "Last-Event-ID"?: string;

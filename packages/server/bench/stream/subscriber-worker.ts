@@ -8,7 +8,16 @@ import { decodeTimestamp, wallClockMs } from './price-events.ts';
 import { TimestampScanner } from './timestamp-scanner.ts';
 
 export type WorkerCommand =
-  | { type: 'start'; url: string; headers: Record<string, string>; count: number; sampleEvery: number; concurrency: number }
+  | {
+      type: 'start';
+      url: string;
+      headers: Record<string, string>;
+      count: number;
+      sampleEvery: number;
+      concurrency: number;
+      /** A header whose value differs per subscriber: subscriber i sends values[i % values.length] (a Filter, say). */
+      perSubscriber?: { name: string; values: string[] };
+    }
   | { type: 'reset' }
   | { type: 'count' }
   | { type: 'report' }
@@ -53,7 +62,9 @@ async function connectAll(command: Extract<WorkerCommand, { type: 'start' }>): P
   const connectOne = (index: number): Promise<void> =>
     new Promise((resolve) => {
       const subscriber: Subscriber = { sampled: index % command.sampleEvery === 0, scanner: new TimestampScanner() };
-      const req = request(command.url, { headers: command.headers, agent: false }, (res) => {
+      const { perSubscriber } = command;
+      const headers = perSubscriber === undefined ? command.headers : { ...command.headers, [perSubscriber.name]: perSubscriber.values[index % perSubscriber.values.length] ?? '' };
+      const req = request(command.url, { headers, agent: false }, (res) => {
         const status = String(res.statusCode ?? 0);
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (res.statusCode !== 200) {

@@ -88,6 +88,13 @@ export class CatalogService {
     return { plan, product: productForPlan(JSON.parse(document) as CatalogProductPro, plan) as CatalogProductFree };
   }
 
+  /** The `id` of the product an id or slug names (as getProduct finds it); throws ProductNotFound. */
+  async productIdOf(idOrSlug: string): Promise<string> {
+    const document = await this.#store.getProductDocument(idOrSlug);
+    if (document === null) throw new ProductNotFound(idOrSlug);
+    return (JSON.parse(document) as Pick<CatalogProductPro, 'id'>).id;
+  }
+
   countGtins(): Promise<number> {
     return this.#store.countGtins();
   }

@@ -12,7 +12,7 @@ export const CORS_HEADERS = {
 export const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   'access-control-allow-methods': 'GET, HEAD',
-  'access-control-allow-headers': 'Authorization, Topics, Last-Event-ID, X-Request-Id',
+  'access-control-allow-headers': 'Authorization, Topics, Filter, Last-Event-ID, X-Request-Id',
   'access-control-max-age': '86400',
 } as const;
 

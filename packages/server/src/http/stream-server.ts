@@ -34,6 +34,7 @@ import type { KeyStore } from '../store/key-store.ts';
 import { BatchEncoder } from '../stream/batch-encoder.ts';
 import { encodeSubscription } from '../stream/encoded-subscription.ts';
 import { encodeComment, encodeRetry, OPENING_RETRY_MS, UNAVAILABLE_RETRY_MS } from '@catalog/contract/stream';
+import type { EventFilter } from '../stream/event-filter.ts';
 import { PriceHub } from '../stream/hub.ts';
 import type { StreamBody } from '../stream/readiness.ts';
 import type { Subscription } from '../stream/subscription.ts';
@@ -83,7 +84,7 @@ export interface PriceStreams {
    * stream once the price log answers; while the log is down a GET gets a stream that only says
    * when to come back.
    */
-  open(request: { key: string; topics: ReadonlySet<string>; lastEventId: number | null; head: boolean; requestId: string }): Promise<StreamBody>;
+  open(request: { key: string; topics: ReadonlySet<string>; filter: EventFilter | null; lastEventId: number | null; head: boolean; requestId: string }): Promise<StreamBody>;
 }
 
 export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
@@ -126,7 +127,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   }
 
   const prices: PriceStreams = {
-    async open({ key, topics, lastEventId, head, requestId }) {
+    async open({ key, topics, filter, lastEventId, head, requestId }) {
       if (closing) throw shuttingDown();
       if (head) {
         await priceLog.ping();
@@ -135,7 +136,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
       hold(key);
       let subscription;
       try {
-        subscription = await hub.subscribe({ topics, lastEventId });
+        subscription = await hub.subscribe({ topics, lastEventId, filter });
       } catch (error) {
         release(key);
         if (!(error instanceof ServiceUnavailable)) throw error;

@@ -6,7 +6,12 @@
 //   after a crash and restart);
 // - an appended event is durable before append() resolves;
 // - the newest RETAINED_EVENTS events are readable; older ones are never returned, even when the
-//   engine still stores them.
+//   engine still stores them;
+// - the latest event of each (product, variant, source, market) ever appended is kept, written
+//   in the same atomic step as the append (so no reader sees one without the other), and read
+//   together with the newest id it reflects (latestPrices): the hand-over from that snapshot to
+//   a stream resumed after `position` misses and repeats nothing. It is lost only with the log
+//   itself (Redis without persistence), after which the stream's `reset` rule applies.
 import { InvalidRequest } from '../catalog/errors.ts';
 import type { PriceEvent } from '../catalog/model.ts';
 
@@ -20,11 +25,24 @@ export interface StoredPriceEvent {
   data: string;
 }
 
+/** One product's latest prices and the newest id they reflect (see PriceLog.latestPrices). */
+export interface LatestPrices {
+  /** The latest event of each (variant, source, market) of the product, ascending by id. */
+  events: StoredPriceEvent[];
+  /**
+   * The newest id in the log when the snapshot was read (0 when the log is empty): every event
+   * up to it is reflected, none after it.
+   */
+  position: number;
+}
+
 export interface PriceLog {
   /** Appends in order, assigning ids; resolves with the stored events. */
   append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]>;
   /** Retained events with id > afterId, ascending, at most `limit`. */
   readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]>;
+  /** The latest event of each (variant, source, market) of a product, read with its position in one consistent read. */
+  latestPrices(productId: string): Promise<LatestPrices>;
   /** The oldest retained id and the newest id, or null when the log is empty. */
   bounds(): Promise<{ oldestId: number; newestId: number } | null>;
   /**
@@ -47,7 +65,14 @@ export function topicOf(event: Pick<PriceEvent, 'source' | 'market'>): string {
  * "exactly as published"), an object is serialised once. Throws InvalidRequest when the payload
  * is not a JSON object with a string `source` and `market`, so no adapter stores an unroutable event.
  */
-export function toAppendRecord(item: PriceEvent | string): { topic: string; data: string } {
+export interface AppendRecord {
+  topic: string;
+  data: string;
+  /** Where the latest-price store keeps it: the product, and `variant_id|source|market` within it; null without both ids. */
+  latest: { productId: string; key: string } | null;
+}
+
+export function toAppendRecord(item: PriceEvent | string): AppendRecord {
   const data = typeof item === 'string' ? item : JSON.stringify(item);
   const payload: unknown = typeof item === 'string' ? parseJson(item) : item;
   if (typeof payload !== 'object' || payload === null) throw new InvalidRequest('A price event must be a JSON object.');
@@ -55,7 +80,12 @@ export function toAppendRecord(item: PriceEvent | string): { topic: string; data
   if (typeof source !== 'string' || typeof market !== 'string' || source === '' || market === '') {
     throw new InvalidRequest('A price event needs a string "source" and "market".');
   }
-  return { topic: topicOf({ source: source as PriceEvent['source'], market }), data };
+  const { product_id: productId, variant_id: variantId } = payload as Record<string, unknown>;
+  const latest =
+    typeof productId === 'string' && typeof variantId === 'string' && productId !== '' && variantId !== ''
+      ? { productId, key: `${variantId}|${source}|${market}` }
+      : null;
+  return { topic: topicOf({ source: source as PriceEvent['source'], market }), data, latest };
 }
 
 function parseJson(text: string): unknown {

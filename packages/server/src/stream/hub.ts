@@ -11,10 +11,14 @@
 // subscription the same way, and each resume point, now below the log's oldest id, is answered
 // with a `reset` before the new events: one per subscriber per loss, also when the follow gave up
 // before the loss showed (see #start). Nothing is skipped in silence.
+// Subscribers with a `Filter` are kept apart (filtered-subscribers.ts): those narrowed to ids are
+// found by the event's ids, not by evaluating each filter; their replay applies the same filter.
 import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { RETAINED_EVENTS, type PriceLog } from '../prices/price-log.ts';
+import { eventFieldsOf, type EventFilter } from './event-filter.ts';
+import { FilteredSubscribers } from './filtered-subscribers.ts';
 import { Subscription, type EventItem, type SubscriptionOptions } from './subscription.ts';
 
 const YIELD_EVERY_BYTES = 64 * 1024;
@@ -40,13 +44,31 @@ export class PriceHub {
   readonly #replayPageSize: number;
   readonly #maxQueuedBytes: number;
   readonly #subscriptions = new Set<Subscription>();
+  /** The subscriptions without a filter, offered every event of their topics. */
+  readonly #unfiltered = new Set<Subscription>();
+  readonly #filtered = new FilteredSubscribers<Subscription>();
   /** The id of the newest event offered to subscribers. */
   #lastSeenId = 0;
   #started: Promise<void> | null = null;
   /** Every subscription's onEnd: one function for all of them. */
   readonly #forget = (subscription: Subscription): void => {
     this.#subscriptions.delete(subscription);
+    this.#unfiltered.delete(subscription);
+    this.#filtered.delete(subscription);
   };
+  readonly #offerItem = (subscription: Subscription): void => {
+    // Woken in the check phase of this turn of the event loop, after its I/O: every event
+    // read so far is queued by then, and a log that delivers events one by one (Redis)
+    // gets those that arrived meanwhile into the same batch.
+    if (!subscription.offer(this.#item as EventItem)) return;
+    this.#toWake[this.#toWakeCount++] = subscription;
+    if (!this.#wakeScheduled) {
+      this.#wakeScheduled = true;
+      setImmediate(this.#wakeAll);
+    }
+  };
+  /** The item being offered (#offerItem is one function for every event, not a closure per event). */
+  #item: EventItem | null = null;
   #controller: AbortController | null = null;
   #stopped = false;
   /**
@@ -105,7 +127,7 @@ export class PriceHub {
    * Opens a subscription. Throws ServiceUnavailable when the log cannot answer, before the
    * caller has sent anything. `signal` ends the subscription.
    */
-  async subscribe(request: { topics: ReadonlySet<string>; lastEventId: number | null; signal?: AbortSignal }): Promise<Subscription> {
+  async subscribe(request: { topics: ReadonlySet<string>; lastEventId: number | null; filter?: EventFilter | null; signal?: AbortSignal }): Promise<Subscription> {
     if (this.#stopped) throw new ServiceUnavailable('price stream');
     await this.#ensureStarted();
     const liveAfter = this.#lastSeenId;
@@ -119,9 +141,13 @@ export class PriceHub {
       maxQueuedBytes: this.#maxQueuedBytes,
       onEnd: this.#forget,
     };
+    const filter = request.filter ?? null;
+    if (filter !== null) options.accepts = (event) => filter.matches(eventFieldsOf(event.data));
     const subscription = new Subscription(options);
     // Registered before the log is read, so nothing appended from here on can be missed.
     this.#subscriptions.add(subscription);
+    if (filter === null) this.#unfiltered.add(subscription);
+    else this.#filtered.add(subscription, filter);
     try {
       // The subscription reads its bounds from `options` only once iterated, i.e. after this.
       options.bounds = await this.#log.bounds();
@@ -189,19 +215,11 @@ export class PriceHub {
         if (event.id > this.#lastSeenId + RETAINED_EVENTS && this.#lastSeenId > 0) await this.#checkNotLost(event.id);
         this.#lastSeenId = event.id;
         streamMetrics.read(event.data);
-        const item: EventItem = { kind: 'event', event };
-        for (const subscription of this.#subscriptions) {
-          if (!subscription.topics.has(event.topic)) continue;
-          // Woken in the check phase of this turn of the event loop, after its I/O: every event
-          // read so far is queued by then, and a log that delivers events one by one (Redis)
-          // gets those that arrived meanwhile into the same batch.
-          if (!subscription.offer(item)) continue;
-          this.#toWake[this.#toWakeCount++] = subscription;
-          if (!this.#wakeScheduled) {
-            this.#wakeScheduled = true;
-            setImmediate(this.#wakeAll);
-          }
+        this.#item = { kind: 'event', event };
+        for (const subscription of this.#unfiltered) {
+          if (subscription.topics.has(event.topic)) this.#offerItem(subscription);
         }
+        this.#filtered.forEachMatch(event, this.#offerItem);
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
         // instead of every queue filling at once.
         offeredBytes += event.data.length;

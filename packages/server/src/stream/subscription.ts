@@ -45,6 +45,8 @@ export interface SubscriptionOptions {
   /** The log's bounds read after registration (null when empty). */
   bounds: { oldestId: number; newestId: number } | null;
   log: Pick<PriceLog, 'readAfter' | 'bounds'>;
+  /** The subscriber's Filter for the replay (the hub applies it to live events); absent: all. */
+  accepts?: (event: StoredPriceEvent) => boolean;
   replayPageSize: number;
   maxQueuedBytes: number;
   onEnd: (subscription: Subscription) => void;
@@ -306,7 +308,7 @@ export class Subscription implements BatchSource<StreamItem>, Readiness {
 
   /** The replay, one batch per page read (a `reset` goes in front of the events it precedes). */
   async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem[]> {
-    const { bounds, liveAfter, topics, log, replayPageSize } = this.#options;
+    const { bounds, liveAfter, topics, log, replayPageSize, accepts } = this.#options;
     let cursor: number;
     let batch: StreamItem[] = [];
     const newestId = bounds?.newestId ?? 0;
@@ -335,7 +337,7 @@ export class Subscription implements BatchSource<StreamItem>, Readiness {
       }
       for (const event of page) {
         cursor = event.id;
-        if (event.id <= this.#lastId || !topics.has(event.topic)) continue;
+        if (event.id <= this.#lastId || !topics.has(event.topic) || (accepts !== undefined && !accepts(event))) continue;
         this.#lastId = event.id;
         batch.push({ kind: 'event', event });
       }

@@ -57,11 +57,12 @@ export async function startApp(
       if (key !== null && !headers.has('authorization')) headers.set('authorization', bearerOnly && !key.startsWith('Bearer ') ? `Bearer ${key}` : key);
       return fetch(base + path, { ...rest, headers });
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
-      }),
+      });
+    },
   };
 }
 

@@ -28,6 +28,8 @@ describe('createOperationRouter', () => {
   it('decodes a path parameter, keeping an encoded slash inside the value', () => {
     expect(api('GET', '/v2/products/nike%2Ddunk%2Dlow')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'nike-dunk-low' } });
     expect(api('HEAD', '/V2/Products/a%2Fb/')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'a/b' } });
+    expect(api('GET', '/v2/products/a%2Fb/prices')).toEqual({ kind: 'operation', operationId: 'getProductPrices', params: { id: 'a/b' } });
+    expect(api('GET', '/v2/products/a%2Fprices')).toEqual({ kind: 'operation', operationId: 'getProduct', params: { id: 'a/prices' } });
   });
 
   it.each(['/v2/products/', '/v2/products/a/b', '/v2', '/', '/v2/brands//', '/v2/brandsx'])('matches no operation at %s', (path) => {

@@ -140,6 +140,10 @@ describe('streamPrices', () => {
       ['an unknown event type', { ...valid, Topics: 'stock:marketplacea:us' }, 400, 'invalid_topics', /unknown event type/],
       ['a bad market', { ...valid, Topics: 'price:marketplacea:usa' }, 400, 'invalid_topics', /not two lowercase letters/],
       ['a non-numeric Last-Event-ID', { ...valid, 'Last-Event-ID': 'abc' }, 400, 'invalid_request', /Last-Event-ID/],
+      ['a Filter with a syntax error', { ...valid, Filter: 'price <' }, 400, 'invalid_filter', /position 7: expected a value after "<"/],
+      ['a Filter naming an unknown field', { ...valid, Filter: 'colour = red' }, 400, 'invalid_filter', /unknown field "colour"/],
+      ['a Filter over 8 KiB', { ...valid, Filter: `sku = "${'x'.repeat(8200)}"` }, 400, 'invalid_filter', /Filter/],
+      ['a Filter with more than 1,000 values', { ...valid, Filter: `product_id IN [${Array.from({ length: 1001 }, (_, i) => i).join(',')}]` }, 400, 'invalid_filter', /more than 1000 values/],
     ])('refuses %s before any stream bytes', async (_case, headers: Record<string, string>, status, code, message) => {
       const harness = await startServer();
       const { status: got, headers: responseHeaders, body } = await refusal(`${harness.url}/v1/stream?x=1`, { headers });
@@ -234,7 +238,7 @@ describe('streamPrices', () => {
       headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,topics,last-event-id' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Topics, Last-Event-ID, X-Request-Id');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Topics, Filter, Last-Event-ID, X-Request-Id');
     const refused = await fetch(`${harness.url}/v1/stream`, { headers: { Topics: 'price:marketplacea:us', origin: 'https://app.example.com' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
@@ -289,6 +293,16 @@ describe('streamPrices', () => {
     expect(JSON.parse(wanted[0]?.data ?? '{}')).toHaveProperty('timestamp', '2026-11-23T14:03:07.123456789Z');
     expect(wanted[0]?.data).toContain('"price":189.90');
     expect(wanted[1]?.data).toContain('"sku":"Ünïcödé-✓-日本"');
+  });
+
+  it('delivers only the events its Filter matches, live and in the Last-Event-ID replay, ids skipping the others', async () => {
+    const harness = await startServer();
+    const event = (product_id: string, price: number) => JSON.stringify(buildPriceEvent({ product_id, price, source: 'marketplacea', market: 'US' }));
+    const before = await harness.log.append([event('p1', 10), event('p2', 20), event('p1', 300), event('p1', 40)]);
+    const filter = 'product_id IN ["P1", "p3"] AND price < 100';
+    const stream = await subscribe(harness, 'price:marketplacea:us', { Filter: filter, 'Last-Event-ID': String((before[0]?.id ?? 1) - 1) });
+    const after = await harness.log.append([event('p2', 1), event('p3', 2), event('p1', 200)]);
+    expect(await stream.frames(3)).toEqual([before[0], before[3], after[1]].map((stored) => eventFrame(stored as StoredPriceEvent)));
   });
 
   it('resumes after a disconnect with no gap and no duplicate while events are published', async () => {

@@ -6,6 +6,7 @@ export function logWhoseFollowFails(): PriceLog {
     append: async () => [],
     readAfter: async () => [],
     bounds: async () => null,
+    latestPrices: async () => ({ events: [], position: 0 }),
     follow: async function* () {
       await new Promise((resolve) => setTimeout(resolve, 10));
       yield* [];

@@ -134,6 +134,71 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       expect((await restarted.readAfter(0, 1)).at(0)?.id).toBe(before.at(-RETAINED_EVENTS + 1)?.id);
     });
 
+    it('keeps the latest event of each variant, source and market of a product, with the newest id', async () => {
+      const product = 'product-latest';
+      expect(await fixture.log.latestPrices(product)).toEqual({ events: [], position: 0 });
+      const [first, , third, other, fourth] = await fixture.log.append([
+        buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'US', price: 100 }),
+        buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'UK', price: 90 }),
+        buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'UK', price: 91 }),
+        buildPriceEvent({ product_id: 'another-product', variant_id: 'v1', source: 'marketplacea', market: 'US', price: 5 }),
+        buildPriceEvent({ product_id: product, variant_id: 'v2', source: 'marketplaceb', market: 'US', price: 120 }),
+      ]);
+      const [newest] = await fixture.log.append([buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'US', price: 101 })]);
+      expect(await fixture.log.latestPrices(product)).toEqual({ events: [third, fourth, newest], position: newest?.id });
+      expect((await fixture.log.latestPrices('another-product')).events).toEqual([other]);
+      expect(first?.id).toBeLessThan(newest?.id ?? 0);
+    });
+
+    it('keeps latest prices older than the retained window, and across a reopen', async () => {
+      const [kept] = await fixture.log.append([buildPriceEvent({ product_id: 'old-product', variant_id: 'v1' })]);
+      const flood = await fixture.log.append(Array.from({ length: RETAINED_EVENTS + 10 }, () => buildPriceEventOnTopic(PRICE_TOPICS[1])));
+      expect((await fixture.log.readAfter(0, 1))[0]?.id).toBeGreaterThan(kept?.id ?? Infinity);
+      expect(await fixture.log.latestPrices('old-product')).toEqual({ events: [kept], position: flood.at(-1)?.id });
+      if (fixture.reopen === undefined) return;
+      await fixture.log.close();
+      const restarted = await reopen();
+      expect(await restarted.latestPrices('old-product')).toEqual({ events: [kept], position: flood.at(-1)?.id });
+    });
+
+    it(`hands over from a snapshot at its position to the events after it without a gap (${LOG_RUNS / 6} runs)`, async () => {
+      console.log(`fast-check seed ${FC_SEED} (set FC_SEED to override)`);
+      const log = fixture.log;
+      const history: StoredPriceEvent[] = [];
+      const keyOf = (event: StoredPriceEvent): string => {
+        const { variant_id, source, market } = JSON.parse(event.data) as Record<string, string>;
+        return `${variant_id}|${source}|${market}`;
+      };
+      const productOf = (event: StoredPriceEvent): string => (JSON.parse(event.data) as { product_id: string }).product_id;
+      const priced = fc.record({
+        product: fc.constantFrom('p1', 'p2'),
+        variant: fc.constantFrom('v1', 'v2', 'v3'),
+        topic: fc.integer({ min: 0, max: PRICE_TOPICS.length - 1 }),
+        price: fc.integer({ min: 1, max: 1000 }),
+      });
+      const toEvent = ({ product, variant, topic, price }: { product: string; variant: string; topic: number; price: number }) => {
+        const [, source, market = 'us'] = (PRICE_TOPICS[topic] ?? PRICE_TOPICS[0]).split(':');
+        return buildPriceEvent({ product_id: product, variant_id: variant, source: source as 'marketplacea', market: market.toUpperCase(), price });
+      };
+      await fc.assert(
+        fc.asyncProperty(fc.array(priced, { maxLength: 6 }), fc.array(priced, { maxLength: 6 }), fc.constantFrom('p1', 'p2'), async (before, after, product) => {
+          history.push(...(await log.append(before.map(toEvent))));
+          // Appends racing the snapshot read: each lands wholly before or wholly after its position.
+          const [snapshot, racing] = await Promise.all([log.latestPrices(product), log.append(after.map(toEvent))]);
+          history.push(...racing);
+          const latest = new Map(snapshot.events.map((event) => [keyOf(event), event]));
+          for (const event of await log.readAfter(snapshot.position, RETAINED_EVENTS)) {
+            if (productOf(event) === product) latest.set(keyOf(event), event);
+          }
+          const expected = new Map<string, StoredPriceEvent>();
+          for (const event of history) if (productOf(event) === product) expected.set(keyOf(event), event);
+          expect([...latest.values()].sort((a, b) => a.id - b.id)).toEqual([...expected.values()].sort((a, b) => a.id - b.id));
+          expect((await log.latestPrices(product)).events).toEqual([...expected.values()].sort((a, b) => a.id - b.id));
+        }),
+        { numRuns: LOG_RUNS / 6, seed: FC_SEED },
+      );
+    }, PROPERTY_TIMEOUT_MS);
+
     it('answers ping while open and fails with ServiceUnavailable once closed', async () => {
       await expect(fixture.log.ping()).resolves.toBeUndefined();
       await fixture.log.close();

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { testAppDeps } from '../support/app-deps.ts';
 import { createLogger } from '../../src/logger.ts';
 import { registry } from '../../src/metrics.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   await catalog.upsertStorefrontProducts(Array.from({ length: 5 }, () => buildStorefrontProductInput()));
   await catalog.warm?.();
   key = await keys.createKey('pro');
-  server = http.createServer(createApp({ catalog, keys, logger }));
+  server = http.createServer(createApp(testAppDeps({ catalog, keys, logger })));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

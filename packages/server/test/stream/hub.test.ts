@@ -8,7 +8,8 @@ import { RETAINED_EVENTS, type StoredPriceEvent } from '../../src/prices/price-l
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
-import { buildPriceEventOnTopic } from '@catalog/contract/testing';
+import { buildPriceEvent, buildPriceEventOnTopic } from '@catalog/contract/testing';
+import { parseEventFilter } from '../../src/stream/event-filter.ts';
 import { logWhoseFollowFails } from '../prices/failing-log.ts';
 import { itemsOf } from './stream-items.ts';
 
@@ -235,4 +236,31 @@ describe('Subscription batches', () => {
     const batches = await Promise.all(waiting);
     expect(new Set(batches.map((result) => JSON.stringify(batchIds(result.value as readonly StreamItem[]))))).toEqual(new Set([JSON.stringify(stored.map((event) => event.id))]));
   });
+
+  describe('with a Filter', () => {
+    const priced = (product_id: string, price: number) => buildPriceEvent({ product_id, price, source: 'marketplacea', market: 'US' });
+
+    it('offers live events only when the filter matches, indexed by product id or evaluated', async () => {
+      const byProduct = await hub.subscribe({ topics: new Set([US]), lastEventId: null, filter: parseEventFilter('product_id IN [p1, p3]') });
+      const byPrice = await hub.subscribe({ topics: new Set([US]), lastEventId: null, filter: parseEventFilter('price < 100') });
+      const stored = await log.append([priced('p1', 150), priced('p2', 50), priced('p3', 20), priced('p2', 150)]);
+      expect(ids(await take(byProduct, 2))).toEqual([stored[0]?.id, stored[2]?.id]);
+      expect(ids(await take(byPrice, 2))).toEqual([stored[1]?.id, stored[2]?.id]);
+    });
+
+    it('applies the filter to the Last-Event-ID replay too, then continues live without a gap', async () => {
+      const before = await log.append([priced('p1', 1), priced('p2', 2), priced('p1', 3), priced('p2', 4), priced('p1', 5)]);
+      const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: before[0]?.id ?? 0, filter: parseEventFilter('product_id = P1') });
+      const after = await log.append([priced('p2', 6), priced('p1', 7)]);
+      expect(ids(await take(subscription, 3))).toEqual([before[2]?.id, before[4]?.id, after[1]?.id]);
+    });
+
+    it('forgets a filtered subscription once it ends', async () => {
+      const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null, filter: parseEventFilter('product_id = p1') });
+      subscription.end();
+      await log.append([priced('p1', 1)]);
+      expect(hub.subscriberCount).toBe(0);
+    });
+  });
 });
+

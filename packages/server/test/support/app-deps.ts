@@ -3,9 +3,16 @@
 // fails to compile in this file rather than going missing in tests.
 import type { AppDeps } from '../../src/dependencies.ts';
 import { silentLogger } from '../../src/logger.ts';
+import type { LatestPrices } from '../../src/prices/price-log.ts';
 import { FakeCatalogStore, FakeKeyStore } from './fake-catalog-store.ts';
 
 export function testAppDeps(overrides: Partial<AppDeps> = {}): AppDeps {
-  const defaults: AppDeps = { catalog: new FakeCatalogStore(), keys: new FakeKeyStore(), logger: silentLogger };
+  const defaults: AppDeps = {
+    catalog: new FakeCatalogStore(),
+    // A price log where nothing was ever published; tests of the latest prices give a real one.
+    priceLog: { latestPrices: async (): Promise<LatestPrices> => ({ events: [], position: 0 }) },
+    keys: new FakeKeyStore(),
+    logger: silentLogger,
+  };
   return { ...defaults, ...overrides };
 }

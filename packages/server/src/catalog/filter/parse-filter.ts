@@ -1,16 +1,18 @@
-// Parses the storefront filter language (Meilisearch style) into a type-checked FilterExpr.
-// Guarantees: the result only names fields of FILTER_FIELDS, every literal already has its field's
+// Parses the filter language (Meilisearch style) into a type-checked FilterExpr, for one use (a
+// FilterLanguage: the storefront's `filters`, the stream's `Filter` header): one grammar, a field
+// table and limits per use.
+// Guarantees: the result only names fields of the use's table, every literal already has its field's
 // type (timestamps as epoch milliseconds, cursors as exact doubles), and every refusal is an
 // InvalidFilter carrying the 1-based position of the offending character and a plain problem.
 import { InvalidFilter } from '../errors.ts';
 import {
-  FILTER_FIELDS,
   MAX_FILTER_DEPTH,
-  MAX_FILTER_LENGTH,
+  STOREFRONT_FILTER,
   type CompareOperator,
   type FieldType,
   type FilterExpr,
   type FilterField,
+  type FilterLanguage,
   type FilterLiteral,
 } from './ast.ts';
 
@@ -28,8 +30,6 @@ const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN']);
 const PUNCTUATION = new Set(['(', ')', '[', ']', ',']);
 /** Characters that end a bare word. */
 const WORD_BREAK = /[\s()[\],=!<>"']/u;
-
-const FIELD_LIST = Object.keys(FILTER_FIELDS).join(', ');
 
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
@@ -109,9 +109,6 @@ function describe(token: Token): string {
   }
 }
 
-function isFilterField(name: string): name is FilterField {
-  return Object.hasOwn(FILTER_FIELDS, name);
-}
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -143,10 +140,21 @@ function parseTimestamp(text: string): number | undefined {
 
 class Parser {
   private readonly tokens: Token[];
+  private readonly language: FilterLanguage<string>;
   private index = 0;
+  private values = 0;
 
-  constructor(tokens: Token[]) {
+  constructor(tokens: Token[], language: FilterLanguage<string>) {
     this.tokens = tokens;
+    this.language = language;
+  }
+
+  /** Counts one literal value against the use's limit. */
+  private countValue(token: Token): void {
+    this.values += 1;
+    if (this.values > this.language.maxValues) {
+      throw new InvalidFilter(token.position, `more than ${this.language.maxValues} values in all`);
+    }
   }
 
   private peek(): Token {
@@ -160,7 +168,7 @@ class Parser {
     return token;
   }
 
-  parse(): FilterExpr {
+  parse(): FilterExpr<string> {
     if (this.peek().kind === 'end') throw new InvalidFilter(1, 'expected a filter expression, got nothing');
     const expr = this.parseOr(0);
     const rest = this.peek();
@@ -172,7 +180,7 @@ class Parser {
     return expr;
   }
 
-  private parseOr(depth: number): FilterExpr {
+  private parseOr(depth: number): FilterExpr<string> {
     const operands = [this.parseAnd(depth)];
     while (isKeyword(this.peek(), 'OR')) {
       this.next();
@@ -181,7 +189,7 @@ class Parser {
     return operands.length === 1 ? operands[0]! : { type: 'or', operands };
   }
 
-  private parseAnd(depth: number): FilterExpr {
+  private parseAnd(depth: number): FilterExpr<string> {
     const operands = [this.parseUnary(depth)];
     while (isKeyword(this.peek(), 'AND')) {
       this.next();
@@ -190,7 +198,7 @@ class Parser {
     return operands.length === 1 ? operands[0]! : { type: 'and', operands };
   }
 
-  private parseUnary(depth: number): FilterExpr {
+  private parseUnary(depth: number): FilterExpr<string> {
     const token = this.peek();
     if (isKeyword(token, 'NOT')) {
       this.enter(token, depth + 1);
@@ -218,16 +226,17 @@ class Parser {
     }
   }
 
-  private parseCondition(): FilterExpr {
+  private parseCondition(): FilterExpr<string> {
     const fieldToken = this.next();
     if (fieldToken.kind !== 'word' || isKeyword(fieldToken)) {
       throw new InvalidFilter(fieldToken.position, `expected a field name, got ${describe(fieldToken)}`);
     }
     const name = fieldToken.text;
-    if (!isFilterField(name)) {
-      throw new InvalidFilter(fieldToken.position, `unknown field "${name}"; filterable fields are ${FIELD_LIST}`);
+    const { fields } = this.language;
+    if (!Object.hasOwn(fields, name)) {
+      throw new InvalidFilter(fieldToken.position, `unknown field "${name}"; filterable fields are ${Object.keys(fields).join(', ')}`);
     }
-    const type: FieldType = FILTER_FIELDS[name];
+    const type: FieldType = fields[name] as FieldType;
     const operatorToken = this.next();
     if (operatorToken.kind === 'operator') {
       const operator = operatorToken.text as CompareOperator;
@@ -243,6 +252,7 @@ class Parser {
         if (valueToken.kind === 'end') throw new InvalidFilter(operatorToken.position, `expected a value after "${operator}"`);
         throw new InvalidFilter(valueToken.position, `expected a value after "${operator}", got ${describe(valueToken)}`);
       }
+      this.countValue(valueToken);
       return { type: 'compare', field: name, operator, value: convert(name, type, valueToken) };
     }
     let negated = false;
@@ -267,6 +277,7 @@ class Parser {
             : `expected a value in the list, got ${describe(valueToken)}`;
         throw new InvalidFilter(valueToken.position, problem);
       }
+      this.countValue(valueToken);
       values.push(convert(name, type, valueToken));
       const separator = this.next();
       if (separator.kind === ']') break;
@@ -282,7 +293,7 @@ function isValueToken(token: Token): boolean {
   return token.kind === 'string' || (token.kind === 'word' && !isKeyword(token));
 }
 
-function convert(field: FilterField, type: FieldType, token: Token): FilterLiteral {
+function convert(field: string, type: FieldType, token: Token): FilterLiteral {
   const text = token.text;
   switch (type) {
     case 'string':
@@ -330,12 +341,16 @@ function convert(field: FilterField, type: FieldType, token: Token): FilterLiter
   }
 }
 
-export function parseFilter(text: string): FilterExpr {
-  if (text.length > MAX_FILTER_LENGTH) {
+/** Parses `text` for one use of the language (the storefront's `filters` unless told). */
+export function parseFilter(text: string): FilterExpr<FilterField>;
+export function parseFilter<F extends string>(text: string, language: FilterLanguage<F>): FilterExpr<F>;
+export function parseFilter(text: string, language: FilterLanguage<string> = STOREFRONT_FILTER): FilterExpr<string> {
+  const length = language.unit === 'bytes' ? Buffer.byteLength(text, 'utf8') : text.length;
+  if (length > language.maxLength) {
     throw new InvalidFilter(
-      MAX_FILTER_LENGTH + 1,
-      `filter is ${text.length} characters long; the limit is ${MAX_FILTER_LENGTH}`,
+      Math.min(text.length, language.maxLength + 1),
+      `filter is ${length} ${language.unit} long; the limit is ${language.maxLength}`,
     );
   }
-  return new Parser(tokenize(text)).parse();
+  return new Parser(tokenize(text), language).parse();
 }

@@ -1,3 +1,4 @@
+import { filterFromHeader } from '../../stream/event-filter.ts';
 import { parseTopics } from '../../stream/topics.ts';
 import type { Handler } from '../handler-types.ts';
 import type { PriceStreams } from '../stream-server.ts';
@@ -11,6 +12,7 @@ const STREAM_HEADERS = {
 
 export const streamPrices: Handler<'streamPrices', { prices: PriceStreams }> = async ({ headers }, { prices, key, head, requestId }) => {
   const topics = parseTopics(headers.Topics);
+  const filter = filterFromHeader(headers.Filter);
   const lastEventId = headers['Last-Event-ID'] === undefined ? null : Number(headers['Last-Event-ID']);
-  return { status: 200, headers: { ...STREAM_HEADERS }, body: await prices.open({ key, topics, lastEventId, head, requestId }) };
+  return { status: 200, headers: { ...STREAM_HEADERS }, body: await prices.open({ key, topics, filter, lastEventId, head, requestId }) };
 };

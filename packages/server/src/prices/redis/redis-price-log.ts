@@ -15,6 +15,11 @@
 // - The stream is trimmed with `MAXLEN ~ 5000`: at least the newest RETAINED_EVENTS entries remain
 //   (approximate trimming never goes below the threshold). Reads never return an event older than
 //   the newest RETAINED_EVENTS, even when Redis still stores it.
+// - The same append script HSETs each event into its product's hash (`<prefix>latest:<product_id>`,
+//   field `variant_id|source|market`, value `<id> <topic> <data>`; never trimmed), and
+//   latestPrices() reads that hash and the stream's top id in one script: both are atomic, so a
+//   snapshot and its position always agree. FLUSHDB or a restart without persistence loses the
+//   hashes with the stream; the snapshot then holds only what was published since.
 // - append() resolves after Redis acknowledged the XADDs (durable as far as Redis' persistence
 //   settings make it).
 //
@@ -32,7 +37,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
-import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+import { RETAINED_EVENTS, toAppendRecord, type LatestPrices, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface RedisPriceLogOptions {
   /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`, the counter); tests use their own. */
@@ -58,8 +63,9 @@ const FOLLOW_BLOCK_MS = 5000;
 const FOLLOW_BATCH = 1000;
 const MAX_BACKOFF_MS = 1000;
 
-// KEYS: stream, counter. ARGV: retained, newLogCounter ('' for Redis' TIME), then topic/data
-// pairs. Returns the ids as strings. Next id = 1 + max(stream top id, counter key); when both are
+// KEYS: stream, counter, then the latest-price hash of each event (or the counter again for an
+// event without product and variant ids). ARGV: retained, newLogCounter ('' for Redis' TIME),
+// then topic/data/field triples (field '' for no latest price). Returns the ids as strings. Next id = 1 + max(stream top id, counter key); when both are
 // gone (a new log, or one Redis lost), the counter starts from the clock so no id is reused.
 const APPEND_SCRIPT = `
 local function topOf(stream)
@@ -81,10 +87,13 @@ elseif last == 0 then
   end
 end
 local ids = {}
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, 3 do
   last = last + 1
   local id = string.format('%.0f', last)
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id .. '-0', 't', ARGV[i], 'd', ARGV[i + 1])
+  if ARGV[i + 2] ~= '' then
+    redis.call('HSET', KEYS[2 + #ids + 1], ARGV[i + 2], id .. ' ' .. ARGV[i] .. ' ' .. ARGV[i + 1])
+  end
   ids[#ids + 1] = id
 end
 redis.call('SET', KEYS[2], string.format('%.0f', last))
@@ -113,15 +122,26 @@ end
 return { string.format('%.0f', oldest), string.format('%.0f', newest), entries }
 `;
 
+// KEYS: the product's latest-price hash, stream. Returns { newest id, hash values }.
+const LATEST_SCRIPT = `
+local top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local newest = '0'
+if top[1] then newest = string.match(top[1][1], '^(%d+)') end
+return { newest, redis.call('HVALS', KEYS[1]) }
+`;
+
 type StreamEntry = [id: string, fields: string[]];
 
 interface ScriptedRedis extends Redis {
-  priceLogAppend(stream: string, floor: string, ...args: string[]): Promise<string[]>;
+  priceLogAppend(keyCount: number, ...keysAndArgs: string[]): Promise<string[]>;
+  priceLogLatest(hash: string, stream: string): Promise<[string, string[]]>;
   priceLogRead(stream: string, retained: string, afterId: string, limit: string): Promise<[string, string, StreamEntry[]]>;
 }
 
 function withScripts(client: Redis): ScriptedRedis {
-  client.defineCommand('priceLogAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
+  // Without numberOfKeys: the first argument is the number of keys (one per event after two).
+  client.defineCommand('priceLogAppend', { lua: APPEND_SCRIPT });
+  client.defineCommand('priceLogLatest', { numberOfKeys: 2, lua: LATEST_SCRIPT });
   client.defineCommand('priceLogRead', { numberOfKeys: 1, lua: READ_SCRIPT });
   return client as ScriptedRedis;
 }
@@ -174,6 +194,7 @@ export class RedisPriceLog implements PriceLog {
   readonly #logger: Logger;
   readonly #streamKey: string;
   readonly #floorKey: string;
+  readonly #latestPrefix: string;
   readonly #commandTimeoutMs: number;
   readonly #followGiveUpAfterMs: number;
   readonly #followers = new Set<Redis>();
@@ -186,6 +207,7 @@ export class RedisPriceLog implements PriceLog {
     this.#logger = logger;
     this.#streamKey = `${prefix}stream`;
     this.#floorKey = `${prefix}floor`;
+    this.#latestPrefix = `${prefix}latest:`;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#followGiveUpAfterMs = options.followGiveUpAfterMs ?? Number.POSITIVE_INFINITY;
     this.#newLogCounter = options.newLogCounter === undefined ? '' : String(Math.max(0, Math.trunc(options.newLogCounter)));
@@ -205,10 +227,24 @@ export class RedisPriceLog implements PriceLog {
   async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {
     const stored = events.map((event) => toAppendRecord(event));
     if (stored.length === 0) return [];
+    const keys = [this.#streamKey, this.#floorKey];
     const args = [String(RETAINED_EVENTS), this.#newLogCounter];
-    for (const { topic, data } of stored) args.push(topic, data);
-    const ids = await this.#call(() => this.#client.priceLogAppend(this.#streamKey, this.#floorKey, ...args));
-    return stored.map((event, index) => ({ id: Number(ids[index]), ...event }));
+    for (const { topic, data, latest } of stored) {
+      keys.push(latest === null ? this.#floorKey : this.#latestPrefix + latest.productId);
+      args.push(topic, data, latest?.key ?? '');
+    }
+    const ids = await this.#call(() => this.#client.priceLogAppend(keys.length, ...keys, ...args));
+    return stored.map(({ topic, data }, index) => ({ id: Number(ids[index]), topic, data }));
+  }
+
+  async latestPrices(productId: string): Promise<LatestPrices> {
+    const [newest, values] = await this.#call(() => this.#client.priceLogLatest(this.#latestPrefix + productId, this.#streamKey));
+    const events = values.map((value) => {
+      const idEnd = value.indexOf(' ');
+      const topicEnd = value.indexOf(' ', idEnd + 1);
+      return { id: Number(value.slice(0, idEnd)), topic: value.slice(idEnd + 1, topicEnd), data: value.slice(topicEnd + 1) };
+    });
+    return { events: events.sort((a, b) => a.id - b.id), position: Number(newest) };
   }
 
   async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {

@@ -12,6 +12,9 @@
 //   `reset` instead of having new events dropped as duplicates. Ids have 16 digits;
 // - append() commits one IMMEDIATE transaction with `synchronous = FULL` in WAL mode: once it
 //   resolves the events survive `kill -9` and power loss;
+// - the same transaction upserts each event into `price_latest` (one row per product, variant,
+//   source and market; never pruned), and latestPrices() reads those rows and the newest id in
+//   one read transaction, so the snapshot and its position always agree;
 // - reads return only the newest RETAINED_EVENTS rows (by id) even when more are still stored;
 //   rows older than that are deleted in batches of `pruneBatchSize` after appends;
 // - follow() sees appends made through the same SqlitePriceLog at once, and those of other
@@ -24,7 +27,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { storageFullError } from '../../store/storage-full.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
-import { RETAINED_EVENTS, toAppendRecord, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+import { RETAINED_EVENTS, toAppendRecord, type LatestPrices, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface SqlitePriceLogOptions {
   /** How often follow() looks for appends by other processes. */
@@ -41,7 +44,26 @@ CREATE TABLE IF NOT EXISTS price_events (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   topic TEXT NOT NULL,
   data TEXT NOT NULL
-);`;
+);
+CREATE TABLE IF NOT EXISTS price_latest (
+  product_id TEXT NOT NULL,
+  latest_key TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  topic TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (product_id, latest_key)
+) WITHOUT ROWID;`;
+
+/** The latest event of each key among the stored events, keyed as toAppendRecord keys them. */
+const BACKFILL_LATEST = `
+INSERT INTO price_latest (product_id, latest_key, id, topic, data)
+SELECT json_extract(data, '$.product_id'),
+       json_extract(data, '$.variant_id') || '|' || json_extract(data, '$.source') || '|' || json_extract(data, '$.market'),
+       id, topic, data
+FROM price_events
+WHERE json_valid(data) AND json_type(data, '$.product_id') = 'text' AND json_type(data, '$.variant_id') = 'text'
+ORDER BY id
+ON CONFLICT (product_id, latest_key) DO UPDATE SET id = excluded.id, topic = excluded.topic, data = excluded.data`;
 
 /** The id of the oldest retained row: the RETAINED_EVENTS-th newest, or the oldest stored. */
 const OLDEST_RETAINED = `coalesce(
@@ -55,6 +77,9 @@ export class SqlitePriceLog implements PriceLog {
   readonly #pollIntervalMs: number;
   readonly #pruneBatchSize: number;
   readonly #insert: StatementSync;
+  readonly #upsertLatest: StatementSync;
+  readonly #readLatest: StatementSync;
+  readonly #newestId: StatementSync;
   readonly #readAfter: StatementSync;
   readonly #tail: StatementSync;
   readonly #bounds: StatementSync;
@@ -73,9 +98,18 @@ export class SqlitePriceLog implements PriceLog {
     try {
       this.#db = new DatabaseSync(path, { timeout: busyTimeoutMs });
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;`);
+      const hadLatest = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'price_latest'").get() !== undefined;
       this.#db.exec(SCHEMA);
+      // A log written before the latest-price store existed: fill it from the events still held.
+      if (!hadLatest) this.#db.exec(BACKFILL_LATEST);
       this.#startCounterOfNewLog(options.newLogCounter ?? Date.now() * 1000);
       this.#insert = this.#db.prepare('INSERT INTO price_events (topic, data) VALUES (?, ?) RETURNING id');
+      this.#upsertLatest = this.#db.prepare(
+        'INSERT INTO price_latest (product_id, latest_key, id, topic, data) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (product_id, latest_key) DO UPDATE SET id = excluded.id, topic = excluded.topic, data = excluded.data',
+      );
+      this.#readLatest = this.#db.prepare('SELECT id, topic, data FROM price_latest WHERE product_id = ? ORDER BY id');
+      this.#newestId = this.#db.prepare('SELECT coalesce(max(id), 0) AS newest FROM price_events');
       this.#readAfter = this.#db.prepare(
         `SELECT id, topic, data FROM price_events WHERE id > ? AND id >= coalesce(${OLDEST_RETAINED}, 0) ORDER BY id LIMIT ?`,
       );
@@ -97,8 +131,9 @@ export class SqlitePriceLog implements PriceLog {
       this.#db.exec('BEGIN IMMEDIATE');
       try {
         const out: StoredPriceEvent[] = [];
-        for (const { topic, data } of records) {
+        for (const { topic, data, latest } of records) {
           const row = this.#insert.get(topic, data) as { id: number };
+          if (latest !== null) this.#upsertLatest.run(latest.productId, latest.key, row.id, topic, data);
           out.push({ id: row.id, topic, data });
         }
         this.#db.exec('COMMIT');
@@ -119,6 +154,20 @@ export class SqlitePriceLog implements PriceLog {
 
   async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {
     return this.#guard(() => this.#readAfter.all(afterId, limit) as unknown as StoredPriceEvent[]);
+  }
+
+  async latestPrices(productId: string): Promise<LatestPrices> {
+    return this.#guard(() => {
+      // One read transaction: a WAL snapshot, so another process's append lands in both or neither.
+      this.#db.exec('BEGIN');
+      try {
+        const events = this.#readLatest.all(productId) as unknown as StoredPriceEvent[];
+        const { newest } = this.#newestId.get() as { newest: number };
+        return { events, position: newest };
+      } finally {
+        this.#db.exec('COMMIT');
+      }
+    });
   }
 
   async bounds(): Promise<{ oldestId: number; newestId: number } | null> {

@@ -1,0 +1,218 @@
+// Filtered price streams (issue 26), each run beside its unfiltered reference in the same
+// process run, on the embedded (SQLite) and the Redis price log:
+// - `ids`: 10,000 subscribers each watching 100 products of 100,000 (`Filter: product_id IN
+//   [...]`) while 1,000 events/s are published over those 100,000 products (about 10 deliveries
+//   per event), against 10,000 unfiltered subscribers at 1 event/s (the same connections and about
+//   the same deliveries per second): p99 publish-to-receive and the server's CPU per delivered event;
+// - `price`: 5,000 subscribers each with a different `price < X AND market = "US"` at 100 events/s,
+//   against 5,000 unfiltered subscribers at 100 events/s: p99.
+// Subscribers live in a forked worker (stream/subscriber-worker.ts); events go through
+// `catalog prices publish -`; the server's CPU is read from /proc/<pid>/stat.
+//
+//   node bench/watch-bench.ts [--duration S] [--only ids,price] [--logs sqlite,redis] [--scale F]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { buildPriceEvent } from '@catalog/contract/testing';
+import { childEnv, forkHelper, progress, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
+import { summarize, type LatencySummary } from './lib/stats.ts';
+import { encodeTimestamp, wallClockMs } from './stream/price-events.ts';
+import type { WorkerCommand, WorkerReply } from './stream/subscriber-worker.ts';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    only: { type: 'string', default: 'ids,price' },
+    logs: { type: 'string', default: 'sqlite,redis' },
+    scale: { type: 'string', default: '1' },
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379/14' },
+  },
+});
+const durationSeconds = Number(values.duration);
+/** Scales subscriber counts down for a smoke run (e.g. 0.1). */
+const scale = Number(values.scale);
+const CLI = join(SERVER_DIR, 'src/cli/main.ts');
+const TOPIC = 'price:marketplacea:us';
+const PRODUCTS = 100_000;
+const WATCHED_PER_SUBSCRIBER = 100;
+
+const productId = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+interface Run {
+  scenario: string;
+  log: string;
+  subscribers: number;
+  connected: number;
+  rate: number;
+  published: number;
+  delivered: number;
+  latency: LatencySummary;
+  cpuMs: number;
+  cpuUsPerDelivered: number;
+}
+
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name; clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function ask<T extends WorkerReply['type']>(worker: ChildProcess, command: WorkerCommand, type: T): Promise<Extract<WorkerReply, { type: T }>> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown): void => {
+      if ((message as WorkerReply).type !== type) return;
+      worker.off('message', onMessage);
+      resolve(message as Extract<WorkerReply, { type: T }>);
+    };
+    worker.on('message', onMessage);
+    worker.send(command);
+  });
+}
+
+function publisher(priceLogUrl: string): { write(line: string): void; close(): Promise<void> } {
+  const child = spawn(process.execPath, [CLI, 'prices', 'publish', '--price-log', priceLogUrl, '-'], { cwd: SERVER_DIR, env: childEnv(), stdio: ['pipe', 'ignore', 'inherit'] });
+  const input = child.stdin;
+  input.on('error', () => {});
+  return {
+    write: (line) => input.write(line),
+    close: async () => {
+      const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+      input.end();
+      await exited;
+    },
+  };
+}
+
+interface Scenario {
+  name: string;
+  subscribers: number;
+  rate: number;
+  filters: string[] | null;
+  /** The event published at sequence n. */
+  event(n: number, publishedAtMs: number): object;
+}
+
+async function runScenario(server: RunningServer, proKey: string, priceLogUrl: string, scenario: Scenario, log: string): Promise<Run> {
+  const label = `${scenario.name} ${log} ${scenario.subscribers} subs × ${scenario.rate}/s`;
+  const { child: worker } = await forkHelper<WorkerReply>(new URL('./stream/subscriber-worker.ts', import.meta.url).pathname);
+  const feed = publisher(priceLogUrl);
+  try {
+    const connected = await ask(worker, {
+      type: 'start',
+      url: `${server.streamUrl}/v1/stream`,
+      headers: { authorization: `Bearer ${proKey}`, topics: TOPIC },
+      count: scenario.subscribers,
+      sampleEvery: Math.max(1, Math.floor(scenario.subscribers / 200)),
+      concurrency: 100,
+      ...(scenario.filters === null ? {} : { perSubscriber: { name: 'filter', values: scenario.filters } }),
+    }, 'connected');
+    progress(`${label}: ${connected.connected} connected, ${connected.failed} failed in ${connected.ms.toFixed(0)} ms ${JSON.stringify(connected.statuses)}`);
+    await sleep(2000);
+    await ask(worker, { type: 'reset' }, 'reset');
+    const cpuBefore = cpuMsOf(server.pid);
+    let sequence = 0;
+    const startedAt = wallClockMs();
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        const elapsed = wallClockMs() - startedAt;
+        const due = Math.min(Math.floor((elapsed / 1000) * scenario.rate), durationSeconds * scenario.rate);
+        const lines: string[] = [];
+        while (sequence < due) lines.push(`${JSON.stringify(scenario.event(++sequence, wallClockMs()))}\n`);
+        if (lines.length > 0) feed.write(lines.join(''));
+        if (elapsed >= durationSeconds * 1000) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 10);
+    });
+    // Let the last events arrive, then read the CPU before anything else runs on the server.
+    let last = await ask(worker, { type: 'count' }, 'count');
+    for (let quiet = 0; quiet < 4; ) {
+      await sleep(250);
+      const now = await ask(worker, { type: 'count' }, 'count');
+      quiet = now.events === last.events ? quiet + 1 : 0;
+      last = now;
+    }
+    const cpuMs = cpuMsOf(server.pid) - cpuBefore;
+    const report = await ask(worker, { type: 'report' }, 'report');
+    const run: Run = {
+      scenario: scenario.name, log, subscribers: scenario.subscribers, connected: connected.connected, rate: scenario.rate, published: sequence,
+      delivered: report.events, latency: summarize(report.latencies), cpuMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, report.events),
+    };
+    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms, server CPU ${cpuMs} ms, ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered`);
+    return run;
+  } finally {
+    await feed.close();
+    worker.send({ type: 'stop' } satisfies WorkerCommand);
+    await Promise.race([new Promise((resolve) => worker.once('exit', resolve)), sleep(10_000)]);
+    await stopChild(worker);
+  }
+}
+
+/** A seeded shuffle of the product indexes, so subscribers watch disjoint-ish random sets. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function scenarios(): Scenario[] {
+  const rnd = random(26);
+  const out: Scenario[] = [];
+  const only = new Set(values.only.split(','));
+  const idsSubscribers = Math.round(10_000 * scale);
+  const priceSubscribers = Math.round(5_000 * scale);
+  const event = (product: number, n: number, at: number, extra: object = {}) =>
+    buildPriceEvent({ product_id: productId(product), variant_id: `v${n % 8}`, price: 100 + (n % 10_000) / 100, timestamp: encodeTimestamp(at), ...extra });
+  if (only.has('ids')) {
+    const filters = Array.from({ length: idsSubscribers }, () =>
+      `product_id IN [${Array.from({ length: WATCHED_PER_SUBSCRIBER }, () => `"${productId(Math.floor(rnd() * PRODUCTS))}"`).join(',')}]`,
+    );
+    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+  }
+  if (only.has('price')) {
+    const filters = Array.from({ length: priceSubscribers }, (_, i) => `price < ${(100 + (i * 100) / priceSubscribers).toFixed(2)} AND market = "US"`);
+    out.push({ name: 'price unfiltered reference', subscribers: priceSubscribers, rate: 100, filters: null, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'price < X AND market', subscribers: priceSubscribers, rate: 100, filters, event: (n, at) => event(n % PRODUCTS, n, at, { price: 100 + rnd() * 100 }) });
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'watch-bench-'));
+  const db = `sqlite:${join(dir, 'catalog.db')}`;
+  const runs: Run[] = [];
+  try {
+    const keyOut = await runCli(CLI, ['keys', 'create', '--db', db, '--plan', 'pro']);
+    const proKey = keyOut.stdout.trim().split('\n').pop()?.trim() ?? '';
+    const planned = scenarios();
+    for (const log of values.logs.split(',')) {
+      const priceLogUrl = log === 'redis' ? values.redis : db;
+      for (const scenario of planned) {
+        // A fresh server per run: no run's connections or heap weigh on the next.
+        const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn']);
+        try {
+          runs.push(await runScenario(server, proKey, priceLogUrl, scenario, log));
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log('| scenario | log | subscribers (connected) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms | CPU µs per delivered event |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const run of runs) {
+    console.log(`| ${run.scenario} | ${run.log} | ${run.subscribers} (${run.connected}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} | ${run.cpuUsPerDelivered.toFixed(1)} |`);
+  }
+}
+
+await main();

@@ -1,0 +1,167 @@
+// The stream's `Filter` header: an expression of the filter language (catalog/filter, the
+// storefront's `filters` grammar with the price event's field table and limits) compiled into a
+// predicate over a price event, plus what the hub indexes it by.
+//
+// Semantics (the AsyncAPI document's Filtering section): string fields compare by the text rule
+// (catalog/text.ts: `market = "us"` matches `US`), `price` as a number; `!=` and `NOT IN` are the
+// negations of `=` and `IN`; an event that lacks a field (not a valid PriceEvent) matches no
+// comparison on it. `index` is a set of id values at least one of which every matching event has:
+// the hub looks subscribers up by an event's ids instead of evaluating every filter on every event.
+import { InvalidFilter } from '../catalog/errors.ts';
+import { PRICE_EVENT_FILTER, type FilterExpr, type FilterLiteral, type PriceEventFilterField } from '../catalog/filter/ast.ts';
+import { parseFilter } from '../catalog/filter/parse-filter.ts';
+import { foldText } from '../catalog/text.ts';
+
+export { InvalidFilter };
+
+/** The fields events are indexed by in the hub: an event has one value of each. */
+export const INDEXED_FIELDS = ['product_id', 'variant_id', 'sku'] as const;
+export type IndexedField = (typeof INDEXED_FIELDS)[number];
+
+/** A price event's fields as the predicate reads them: strings already folded. */
+export type EventFields = Partial<Record<PriceEventFilterField, string | number>>;
+
+export interface EventFilter {
+  /** The expression as sent, for logs. */
+  readonly text: string;
+  readonly matches: (fields: EventFields) => boolean;
+  /**
+   * Folded id values by field: every event the filter matches has one of them; null when the
+   * filter does not narrow to ids (it is then evaluated on every event of its topics).
+   */
+  readonly index: ReadonlyMap<IndexedField, ReadonlySet<string>> | null;
+  /** True when matching one of `index`'s values is the whole filter (no predicate to run after the look-up). */
+  readonly indexIsExact: boolean;
+}
+
+/** Parses and compiles a `Filter` header; throws InvalidFilter (400 `invalid_filter`). */
+export function parseEventFilter(text: string): EventFilter {
+  const expr = parseFilter(text, PRICE_EVENT_FILTER);
+  const narrowed = indexOf(expr);
+  return { text, matches: compile(expr), index: narrowed?.keys ?? null, indexIsExact: narrowed?.exact ?? false };
+}
+
+/** The header as received: Node reads header bytes as Latin-1, the contract sends UTF-8. */
+export function filterFromHeader(header: string | undefined): EventFilter | null {
+  if (header === undefined) return null;
+  const text = Buffer.from(header, 'latin1').toString('utf8');
+  if (text.includes('\uFFFD') && !header.includes('\uFFFD')) throw new InvalidFilter(1, 'the Filter header is not valid UTF-8');
+  return parseEventFilter(text);
+}
+
+/** The fields of an event's JSON text, strings folded once for every filter that reads them. */
+export function eventFieldsOf(data: string): EventFields {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(data);
+  } catch {
+    return {};
+  }
+  const fields: EventFields = {};
+  if (typeof payload !== 'object' || payload === null) return fields;
+  for (const [name, type] of Object.entries(PRICE_EVENT_FILTER.fields)) {
+    const value = (payload as Record<string, unknown>)[name];
+    if (type === 'number' ? typeof value === 'number' : typeof value === 'string') {
+      fields[name as PriceEventFilterField] = typeof value === 'string' ? foldText(value) : (value as number);
+    }
+  }
+  return fields;
+}
+
+type Expr = FilterExpr<PriceEventFilterField>;
+
+const literalOf = (value: FilterLiteral): string | number => (typeof value === 'string' ? foldText(value) : (value as number));
+
+function compile(expr: Expr): (fields: EventFields) => boolean {
+  switch (expr.type) {
+    case 'and': {
+      const operands = expr.operands.map(compile);
+      return (fields) => operands.every((operand) => operand(fields));
+    }
+    case 'or': {
+      const operands = expr.operands.map(compile);
+      return (fields) => operands.some((operand) => operand(fields));
+    }
+    case 'not': {
+      const operand = compile(expr.operand);
+      return (fields) => !operand(fields);
+    }
+    case 'in': {
+      const values = new Set(expr.values.map(literalOf));
+      const { field, negated } = expr;
+      return (fields) => {
+        const value = fields[field];
+        return value !== undefined && values.has(value) !== negated;
+      };
+    }
+    case 'compare': {
+      const { field, operator } = expr;
+      const literal = literalOf(expr.value);
+      return (fields) => {
+        const value = fields[field];
+        if (value === undefined) return false;
+        switch (operator) {
+          case '=':
+            return value === literal;
+          case '!=':
+            return value !== literal;
+          case '<':
+            return value < literal;
+          case '<=':
+            return value <= literal;
+          case '>':
+            return value > literal;
+          case '>=':
+            return value >= literal;
+        }
+      };
+    }
+  }
+}
+
+interface Narrowing {
+  keys: Map<IndexedField, Set<string>>;
+  exact: boolean;
+}
+
+const isIndexed = (field: string): field is IndexedField => (INDEXED_FIELDS as readonly string[]).includes(field);
+
+const sizeOf = (keys: Map<IndexedField, Set<string>>): number => [...keys.values()].reduce((total, values) => total + values.size, 0);
+
+/** The id values an expression narrows to (see EventFilter.index), or null. */
+function indexOf(expr: Expr): Narrowing | null {
+  switch (expr.type) {
+    case 'compare':
+      if (expr.operator !== '=' || !isIndexed(expr.field)) return null;
+      return { keys: new Map([[expr.field, new Set([literalOf(expr.value) as string])]]), exact: true };
+    case 'in':
+      if (expr.negated || !isIndexed(expr.field)) return null;
+      return { keys: new Map([[expr.field, new Set(expr.values.map((value) => literalOf(value) as string))]]), exact: true };
+    case 'and': {
+      // Any operand's ids narrow the conjunction; the fewest make the fewest look-ups.
+      let best: Narrowing | null = null;
+      for (const operand of expr.operands) {
+        const narrowed = indexOf(operand);
+        if (narrowed !== null && (best === null || sizeOf(narrowed.keys) < sizeOf(best.keys))) best = narrowed;
+      }
+      return best === null ? null : { keys: best.keys, exact: false };
+    }
+    case 'or': {
+      const keys = new Map<IndexedField, Set<string>>();
+      let exact = true;
+      for (const operand of expr.operands) {
+        const narrowed = indexOf(operand);
+        if (narrowed === null) return null;
+        exact &&= narrowed.exact;
+        for (const [field, values] of narrowed.keys) {
+          const into = keys.get(field) ?? new Set<string>();
+          for (const value of values) into.add(value);
+          keys.set(field, into);
+        }
+      }
+      return { keys, exact };
+    }
+    case 'not':
+      return null;
+  }
+}
