@@ -7,6 +7,7 @@
 //   pnpm test:mutation -- stream catalog     the targets, by name
 //   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
 //   MUTATION_EXCLUDE=src/catalog/range-index.ts,…   files left out of the run
+//   FC_RUNS=25                               fast-check cases per property (default 25 here)
 //
 // Stryker works in a copy of the package (.stryker-tmp/, removed afterwards), so the tree can be
 // edited while it runs. Tests run by vitest-runner with per-test coverage: each mutant runs only the
@@ -46,6 +47,8 @@ const concurrency = Number(process.env['MUTATION_CONCURRENCY'] ?? 2);
 const excluded = (process.env['MUTATION_EXCLUDE'] ?? '').split(',').filter((path) => path !== '');
 // Stryker finds plugins next to itself; under pnpm the runner is not there, so it is named by path.
 const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
+// Fast-check cases per property: every mutant a property reaches re-runs it.
+process.env['FC_RUNS'] ??= '25';
 
 let failed = false;
 for (const name of names) {

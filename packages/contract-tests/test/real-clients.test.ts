@@ -12,7 +12,7 @@ import { extname, join, normalize } from 'node:path';
 import { EventSource } from 'eventsource';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPackedClient, packClient } from '../../client/test/support/packed-client.ts';
+import { installPackedClient } from '../../client/test/support/packed-client.ts';
 import { SqlitePriceLog } from '../../server/src/prices/sqlite/sqlite-price-log.ts';
 import { buildPriceEvent } from '@catalog/contract/testing';
 import { createKey, freePorts, type Ports, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
@@ -58,7 +58,7 @@ beforeAll(async () => {
   server = await serve(db, ['--heartbeat-ms', String(HEARTBEAT_MS)], {}, ports);
   log = new SqlitePriceLog(file);
   project = join(ws.dir, 'consumer');
-  installPackedClient(project, packClient(join(ws.dir, 'pack'), { build: false }));
+  installPackedClient(project);
 }, 180_000);
 
 afterAll(async () => {
