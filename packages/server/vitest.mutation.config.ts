@@ -1,27 +1,17 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.ts';
 
-// The tests Stryker runs against each mutant (`pnpm test:mutation`): every test that exercises the
-// code in this process. Tests whose subject runs in another process or thread (the CLI, the deployed
-// bundle, the stream thread, scale-out across processes) cannot see Stryker's active mutant, so they
-// could only pass and would add minutes to each run; they are left to `pnpm test`. scripts/mutation.ts
-// sets FC_RUNS low: the property suites re-run for every mutant they reach.
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      exclude: [
-        'test/cli/**',
-        'test/deploy.integration.test.ts',
-        'test/scale-out.integration.test.ts',
-        'test/stream-thread.test.ts',
-        'test/hostile/serve.integration.test.ts',
-        'test/hostile/hostile-import.test.ts',
-        'test/store/postgres-bulk-load.integration.test.ts',
-        // The conformance suites run against SQLite as well; on Redis they reach no other domain code.
-        'test/prices/redis-price-log.integration.test.ts',
-        'test/stream/redis-hubs.integration.test.ts',
-      ],
-    },
-  }),
-);
+// The tests Stryker runs against each mutant (`pnpm test:mutation`, scripts/mutation.ts): those of the
+// target folder and of the modules that drive it in this process, named by scripts/mutation.ts in
+// MUTATION_TESTS. Tests whose subject runs in another process or thread (the CLI, the deployed
+// bundle, the stream thread, scale-out) cannot see Stryker's active mutant, so they are never among
+// them. scripts/mutation.ts also sets FC_RUNS low: the property suites re-run for every mutant they reach.
+const tests = process.env['MUTATION_TESTS']?.split(',').filter((glob) => glob !== '');
+
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: tests ?? base.test?.include ?? [],
+    exclude: ['**/node_modules/**', 'test/cli/**', 'test/deploy.integration.test.ts', 'test/scale-out.integration.test.ts', 'test/stream-thread.test.ts'],
+  },
+});
