@@ -5,8 +5,8 @@
 // afterAll. A Prism that exits early or never answers fails `startPrism` with its output.
 //
 // Prism serves a private copy of the document: it watches the file it was given and restarts its
-// listener when the file changes, and other tests rewrite specs/dist (the deploy test's turbo run
-// replays the bundle), which reset every connection open at that moment.
+// listener when the file changes, which would reset every connection open at that moment if
+// specs/dist were bundled again while tests run (a `pnpm generate` beside them).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, request } from 'node:http';
