@@ -7,9 +7,10 @@
 //   pnpm test:mutation -- stream catalog     the targets, by name
 //   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
 //   MUTATION_EXCLUDE=src/catalog/range-index.ts,…   files left out of the run
+//   MUTATION_ONLY=src/catalog/text.ts,…      only these files of the target (a run in parts)
 //   FC_RUNS=25                               fast-check cases per property (default 25 here)
 //
-// Stryker works in a copy of the package (.stryker-tmp/, removed afterwards), so the tree can be
+// Stryker works in a copy of the package (.stryker-tmp-<target>/, removed afterwards), so the tree can be
 // edited while it runs. Tests run by vitest-runner with per-test coverage: each mutant runs only the
 // tests that reached it; the vitest config names which test files take part.
 import { Stryker } from '@stryker-mutator/core';
@@ -65,6 +66,7 @@ if (unknown.length > 0) {
 const names = requested.length > 0 ? requested : Object.keys(TARGETS);
 const concurrency = Number(process.env['MUTATION_CONCURRENCY'] ?? 2);
 const excluded = (process.env['MUTATION_EXCLUDE'] ?? '').split(',').filter((path) => path !== '');
+const only = (process.env['MUTATION_ONLY'] ?? '').split(',').filter((path) => path !== '');
 // Stryker finds plugins next to itself; under pnpm the runner is not there, so it is named by path.
 const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
 // Fast-check cases per property: every mutant a property reaches re-runs it.
@@ -82,13 +84,15 @@ for (const name of names) {
     plugins: [vitestRunner],
     vitest: { configFile: target.vitestConfig, related: false },
     coverageAnalysis: 'perTest',
-    mutate: [...target.mutate, ...excluded.filter((path) => !path.startsWith('!')).map((path) => `!${path}`)],
+    mutate: [...(only.length > 0 ? only : target.mutate), ...excluded.map((path) => `!${path}`)],
     concurrency,
     // Static mutants (module-level constants) would need every test re-run per mutant; they are
     // counted as "ignored" instead, and listed in the report.
     ignoreStatic: true,
-    timeoutMS: 5_000,
-    tempDirName: `.stryker-tmp/${name}`,
+    timeoutMS: 10_000,
+    tempDirName: `.stryker-tmp-${name}`,
+    // Another target's sandbox (a run beside this one) and reports are not part of the package.
+    ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],
     reporters: ['clear-text', 'progress', 'html', 'json'],
     htmlReporter: { fileName: `reports/mutation/${name}.html` },
     jsonReporter: { fileName: `reports/mutation/${name}.json` },
