@@ -89,7 +89,7 @@ for (const name of names) {
     // Static mutants (module-level constants) would need every test re-run per mutant; they are
     // counted as "ignored" instead, and listed in the report.
     ignoreStatic: true,
-    timeoutMS: 10_000,
+    timeoutMS: 15_000,
     tempDirName: `.stryker-tmp-${name}`,
     // Another target's sandbox (a run beside this one) and reports are not part of the package.
     ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],

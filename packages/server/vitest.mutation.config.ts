@@ -12,10 +12,10 @@ export default defineConfig({
   test: {
     ...base.test,
     include: tests ?? base.test?.include ?? [],
-    // A mutant that makes a test hang fails that test here, in seconds, instead of Stryker's timeout
+    // A mutant that makes a test hang fails that test here, within 10 s, before Stryker's timeout
     // restarting the whole runner.
-    testTimeout: 5_000,
-    hookTimeout: 10_000,
+    testTimeout: 10_000,
+    hookTimeout: 20_000,
     exclude: ['**/node_modules/**', 'test/cli/**', 'test/deploy.integration.test.ts', 'test/scale-out.integration.test.ts', 'test/stream-thread.test.ts'],
   },
 });
