@@ -6,7 +6,7 @@ const TESTING_ONLY = { group: ['@catalog/contract/testing'], message: 'Test buil
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', '**/.build/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
+    ignores: ['**/node_modules/**', '**/dist/**', '**/.build/**', '**/.pack/**', '**/.stryker-tmp*/**', '**/reports/mutation/**', '**/generated/**', '**/.turbo/**', 'bench/results/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -1,39 +1,54 @@
-// Fails when any committed generated file differs from a fresh generation: it hashes every file
-// under the generated/ folders, regenerates from specs/ (no turbo cache), and compares. A stale
-// file is left regenerated, so `git diff` shows the drift; commit it after review.
+// Fails when any committed generated file differs from a fresh generation of specs/dist (bundled
+// before this runs: `pnpm check:generated` is a turbo task after @catalog/specs#bundle). It generates
+// into a temporary folder and compares file by file, so it never rewrites the committed files while
+// typecheck and tests read them in parallel. On drift it copies the fresh generation into place, so
+// `git diff` shows the drift; commit it after review.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const generatedDirs = ['packages/contract/src/generated'].map((dir) => join(root, dir));
+const contract = join(root, 'packages/contract');
+const committedDir = join(contract, 'src/generated');
 
-function snapshot(): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (dir: string): void => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else files.set(relative(root, path), createHash('sha256').update(readFileSync(path)).digest('hex'));
+function snapshot(dir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const walk = (path: string): void => {
+    if (!existsSync(path)) return;
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else files.set(relative(dir, full), readFileSync(full));
     }
   };
-  generatedDirs.forEach(walk);
+  walk(dir);
   return files;
 }
 
-const before = snapshot();
-execFileSync('pnpm', ['exec', 'turbo', 'run', 'generate', '--force', '--output-logs=errors-only'], { cwd: root, stdio: 'inherit' });
-const after = snapshot();
-
-const drift = [...new Set([...before.keys(), ...after.keys()])]
-  .sort()
-  .filter((file) => before.get(file) !== after.get(file))
-  .map((file) => `${before.has(file) ? (after.has(file) ? 'changed' : 'removed') : 'added'}: ${file}`);
-
-if (drift.length > 0) {
-  console.error(`Generated code is stale: regenerate with \`pnpm generate\` and commit.\n  ${drift.join('\n  ')}`);
-  process.exit(1);
+const freshDir = mkdtempSync(join(tmpdir(), 'check-generated-'));
+try {
+  // What `pnpm generate` runs in packages/contract, pointed at the temporary folder.
+  const options = { cwd: contract, stdio: ['ignore', 'ignore', 'inherit'] as const, env: { ...process.env, CATALOG_GENERATED_DIR: freshDir } };
+  execFileSync(join(contract, 'node_modules/.bin/openapi-ts'), [], options);
+  execFileSync(process.execPath, [join(contract, 'scripts/generate.ts')], options);
+  const committed = snapshot(committedDir);
+  const fresh = snapshot(freshDir);
+  const drift = [...new Set([...committed.keys(), ...fresh.keys()])]
+    .sort()
+    .filter((file) => {
+      const [before, after] = [committed.get(file), fresh.get(file)];
+      return before === undefined || after === undefined || !before.equals(after);
+    })
+    .map((file) => `${committed.has(file) ? (fresh.has(file) ? 'changed' : 'removed') : 'added'}: packages/contract/src/generated/${file}`);
+  if (drift.length > 0) {
+    rmSync(committedDir, { recursive: true, force: true });
+    cpSync(freshDir, committedDir, { recursive: true });
+    console.error(`Generated code is stale: regenerate with \`pnpm generate\` and commit.\n  ${drift.join('\n  ')}`);
+    process.exitCode = 1;
+  } else {
+    console.log(`Generated code is up to date (${fresh.size} files).`);
+  }
+} finally {
+  rmSync(freshDir, { recursive: true, force: true });
 }
-console.log(`Generated code is up to date (${after.size} files).`);

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPackedClient, packageDir, packClient } from './support/packed-client.ts';
+import { installPackedClient, packageDir, packedTarballs } from './support/packed-client.ts';
 
 const workspaceRoot = resolve(packageDir, '../..');
 // The workspace's TypeScript, linked into the scratch project: the registry is not needed for the check.
@@ -77,12 +77,9 @@ function run(command: string, args: string[], cwd: string): string {
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'catalog-client-consumer-'));
-  // turbo builds the client before its tests; rebuilding here would rewrite dist/ while other
-  // packages' tasks read it.
-  const tarballs = packClient(join(scratch, 'pack'), { build: false });
-  tarball = tarballs[0] as string;
+  tarball = packedTarballs()[0] as string;
   const project = join(scratch, 'project');
-  installPackedClient(project, tarballs);
+  installPackedClient(project);
   symlinkSync(typescriptDir, join(project, 'node_modules', 'typescript'), 'dir');
   writeFileSync(join(project, 'consumer.ts'), consumerSource);
   writeFileSync(join(project, 'consumer-cjs.cts'), commonJsSource);
@@ -109,12 +106,14 @@ describe('the packed client', () => {
 
   it('typechecks a consumer outside the workspace under strict nodenext settings, including its own .d.ts', () => {
     const project = join(scratch, 'project');
+    // skipLibCheck: false checks every declaration file the consumer reaches (the package's own and
+    // its dependencies'); skipDefaultLibCheck spares TypeScript's lib.*.d.ts, which are not ours.
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
           target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', strict: true,
-          exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false,
+          exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, skipDefaultLibCheck: true,
           noEmit: true, lib: ['es2024', 'dom'], types: [],
         },
         files: ['consumer.ts'],
@@ -130,7 +129,7 @@ describe('the packed client', () => {
     writeFileSync(
       join(project, 'tsconfig.cjs.json'),
       JSON.stringify({
-        compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, noEmit: true, lib: ['es2022', 'dom'], types: [] },
+        compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, skipDefaultLibCheck: true, noEmit: true, lib: ['es2022', 'dom'], types: [] },
         files: ['consumer-cjs.cts'],
       }),
     );

@@ -4,15 +4,16 @@
 // content type, body schema incl. error bodies, documented headers), free-plan products must be
 // exactly CatalogProductFree, and the same request sent through `prism proxy` must raise no response
 // violation. Then the generated-requests checker runs against the server, and a server whose
-// database is broken mid-run must still answer in documented shapes.
-import { openSync, writeSync, closeSync, existsSync } from 'node:fs';
+// database is broken mid-run must still answer in documented shapes. One Prism proxies to all four
+// listeners (two servers, API and stream each) through an upstream switch the request's header picks.
+import { openSync, writeSync, closeSync, copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations as contractOperations, type OperationId } from '@catalog/contract';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.ts';
 import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
 import { CATALOG, DUNK_PRICES, STOREFRONT, toNdjson } from './support/fixtures.ts';
-import { type Prism, parseViolations, responseViolations, startPrism } from './support/prism.ts';
+import { type Prism, parseViolations, responseViolations, startPrism, startUpstreamSwitch, UPSTREAM_HEADER, type UpstreamSwitch } from './support/prism.ts';
 import { createKey, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
@@ -60,31 +61,31 @@ describe('the real server', () => {
   let ctx: CaseContext;
   let main: RunningServer;
   let limited: RunningServer;
-  let apiProxy: Prism;
-  let streamProxy: Prism;
-  let limitedProxy: Prism;
-  let limitedStreamProxy: Prism;
+  let upstreams: UpstreamSwitch;
+  let proxy: Prism;
 
   const onStream = (operationId: string): boolean => contractOperations[operationId as OperationId].listener === 'stream';
   const baseUrl = (server: RunningServer, operationId: string) => (onStream(operationId) ? server.streamUrl : server.apiUrl);
+  /** The same request through `prism proxy`, to the named server's listener for the operation. */
+  const throughProxy = (server: 'main' | 'limited', c: Pick<ServerCase, 'operationId' | 'method' | 'path'>, headers: Record<string, string>) =>
+    proxy.fetch(c.path, { method: c.method ?? 'GET', headers: { ...headers, [UPSTREAM_HEADER]: `${server}:${onStream(c.operationId) ? 'stream' : 'api'}` } });
 
   beforeAll(async () => {
     ws = workspace('server');
     const seeded = await seedDatabase(ws, 'catalog.db');
     ctx = seeded.ctx;
+    // A copy for the test that breaks its database, taken while no server has the file open.
+    for (const suffix of ['', '-wal']) if (existsSync(join(ws.dir, `catalog.db${suffix}`))) copyFileSync(join(ws.dir, `catalog.db${suffix}`), join(ws.dir, `broken.db${suffix}`));
     // The generated requests send hundreds of unknown keys from one address: the main server takes
     // them all as 401s; the limited one counts every request.
     [main, limited] = await Promise.all([serve(seeded.db, ['--auth-failure-limit', '0']), serve(seeded.db, ['--rate-limit', '1'])]);
-    [apiProxy, streamProxy, limitedProxy, limitedStreamProxy] = await Promise.all([
-      startPrism({ mode: 'proxy', upstream: main.apiUrl }),
-      startPrism({ mode: 'proxy', upstream: main.streamUrl }),
-      startPrism({ mode: 'proxy', upstream: limited.apiUrl }),
-      startPrism({ mode: 'proxy', upstream: limited.streamUrl }),
-    ]);
+    upstreams = await startUpstreamSwitch({ 'main:api': main.apiUrl, 'main:stream': main.streamUrl, 'limited:api': limited.apiUrl, 'limited:stream': limited.streamUrl }, 'main:api');
+    proxy = await startPrism({ mode: 'proxy', upstream: upstreams.url });
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all([main?.stop(), limited?.stop(), apiProxy?.stop(), streamProxy?.stop(), limitedProxy?.stop(), limitedStreamProxy?.stop()]);
+    await Promise.all([main?.stop(), limited?.stop(), proxy?.stop()]);
+    await upstreams?.close();
     ws?.dispose();
   });
 
@@ -101,7 +102,7 @@ describe('the real server', () => {
             expect(validateResponse(c.operationId, answer.status, answer.headers, answer.text)).toEqual([]);
             expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
             c.expectBody?.(answer.body, answer.headers);
-            const proxied = await (onStream(c.operationId) ? limitedStreamProxy : limitedProxy).fetch(c.path, { method: c.method ?? 'GET', headers });
+            const proxied = await throughProxy('limited', c, headers);
             await proxied.text();
             expect(proxied.status).toBe(429);
             expect(responseViolations(parseViolations(proxied.headers.get('sl-violations')))).toEqual([]);
@@ -114,8 +115,7 @@ describe('the real server', () => {
           // The same request through `prism proxy`. A live stream never completes, so Prism cannot
           // relay it; its refusals are relayed and judged like every other response.
           if (onStream(c.operationId) && c.status === 200) return;
-          const proxy = onStream(c.operationId) ? streamProxy : apiProxy;
-          const proxied = await proxy.fetch(c.path, { method: c.method ?? 'GET', headers });
+          const proxied = await throughProxy('main', c, headers);
           const proxiedText = await proxied.text();
           expect(proxied.status, proxiedText).toBe(c.status);
           expect(responseViolations(parseViolations(proxied.headers.get('sl-violations')))).toEqual([]);
@@ -158,7 +158,8 @@ describe('the real server', () => {
         // The same generated traffic through `prism proxy`: Prism must find no response violation, and
         // must agree with the sampler on which requests break the schema. A live stream cannot be relayed.
         if (onStream(op.operationId)) return;
-        const viaProxy = await runGeneratedRequests(op, { ...target, name: 'real server through prism proxy', baseUrl: () => apiProxy.url, reportsViolations: true });
+        // Without the upstream header, the switch sends them to the main server's API.
+        const viaProxy = await runGeneratedRequests(op, { ...target, name: 'real server through prism proxy', baseUrl: () => proxy.url, reportsViolations: true });
         expect(viaProxy.invalid).toBeGreaterThanOrEqual(FC_RUNS);
       }, 120_000);
     });
@@ -166,13 +167,11 @@ describe('the real server', () => {
 
   describe('a server whose database breaks mid-run', () => {
     it('answers every operation in a documented shape (500 or 503 when it cannot serve)', async () => {
-      const broken = workspace('broken');
-      const seeded = await seedDatabase(broken, 'broken.db');
-      const server = await serve(seeded.db);
+      const server = await serve(`sqlite:${join(ws.dir, 'broken.db')}`);
       try {
         // Overwrite the open database (same inode) and its journal files with garbage.
         for (const suffix of ['', '-wal', '-shm']) {
-          const path = join(broken.dir, `broken.db${suffix}`);
+          const path = join(ws.dir, `broken.db${suffix}`);
           if (!existsSync(path)) continue;
           const fd = openSync(path, 'r+');
           writeSync(fd, Buffer.alloc(64 * 1024, 0x5a), 0, 64 * 1024, 0);
@@ -180,7 +179,7 @@ describe('the real server', () => {
         }
         const seen: string[] = [];
         for (const c of SERVER_CASES.filter((x) => x.server === 'main' && (x.status === 200 || x.status === 404))) {
-          const answer = await send(baseUrl(server, c.operationId), c, c.headers(seeded.ctx)).catch((error: unknown) => {
+          const answer = await send(baseUrl(server, c.operationId), c, c.headers(ctx)).catch((error: unknown) => {
             throw new Error(`the server stopped answering after its database broke (${c.operationId}):\n${server.logs.slice(-20).join('\n')}`, { cause: error });
           });
           seen.push(`${c.operationId} ${answer.status}`);
@@ -190,7 +189,6 @@ describe('the real server', () => {
         process.stderr.write(`broken database answers: ${seen.join(', ')}\n`);
       } finally {
         await server.stop();
-        broken.dispose();
       }
     }, 60_000);
   });

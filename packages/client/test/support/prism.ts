@@ -1,6 +1,6 @@
 // Starts the Prism mock of the bundled OpenAPI document on a free port, for tests of the HTTP methods.
 // Prism serves a private copy of the document: it restarts its listener whenever the file it was given
-// changes, and other packages' tests rewrite specs/dist while this one runs.
+// changes, and specs/dist may be bundled again while this runs (a `pnpm generate` beside it).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -5,10 +5,11 @@
 // afterAll. A Prism that exits early or never answers fails `startPrism` with its output.
 //
 // Prism serves a private copy of the document: it watches the file it was given and restarts its
-// listener when the file changes, and other tests rewrite specs/dist (the deploy test's turbo run
-// replays the bundle), which reset every connection open at that moment.
+// listener when the file changes, which would reset every connection open at that moment if
+// specs/dist were bundled again while tests run (a `pnpm generate` beside them).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -134,5 +135,46 @@ export async function startPrism(options: PrismMode, spec: string = OPENAPI_PATH
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The header that picks a `prism proxy`'s upstream when it proxies to an {@link UpstreamSwitch}. */
+export const UPSTREAM_HEADER = 'X-Test-Upstream';
+
+export interface UpstreamSwitch {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * One upstream for one `prism proxy` in front of several servers: each request goes to the base URL
+ * its X-Test-Upstream header names (Prism forwards the header), or to `fallback` without one. Bytes
+ * pass through unchanged both ways, so Prism judges each server's own answers.
+ */
+export async function startUpstreamSwitch(upstreams: Record<string, string>, fallback: string): Promise<UpstreamSwitch> {
+  const server = createHttpServer((req, res) => {
+    const name = req.headers[UPSTREAM_HEADER.toLowerCase()];
+    const base = upstreams[typeof name === 'string' ? name : fallback];
+    if (base === undefined) {
+      res.writeHead(502).end(`no upstream named ${String(name)}`);
+      return;
+    }
+    const forwarded = request(new URL(req.url ?? '/', base), { method: req.method, headers: req.rawHeaders }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      answer.pipe(res);
+    });
+    forwarded.on('error', () => res.destroy());
+    req.pipe(forwarded);
+  });
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        server.closeAllConnections();
+        server.close(() => resolveClose());
+      }),
   };
 }

@@ -21,7 +21,8 @@ describe('CatalogService', () => {
   describe('listStorefrontProducts', () => {
     it('turns page and limit into an offset and counts pages from the total', async () => {
       const result = await service.listStorefrontProducts({ sort: 'cursor:asc', page: 2, limit: 50 });
-      expect(store.storefrontQueries.at(-1)).toEqual({ sort: 'cursor:asc', offset: 50, limit: 50 });
+      // Strict: a text, shop or filter the caller did not give is absent, not undefined.
+      expect(store.storefrontQueries.at(-1)).toStrictEqual({ sort: 'cursor:asc', offset: 50, limit: 50 });
       expect(result).toMatchObject({ total: 101, totalPages: 3 });
       expect(JSON.parse(result.items)).toHaveLength(50);
     });
@@ -63,6 +64,23 @@ describe('CatalogService', () => {
     it('refuses a limit above 100', async () => {
       await expect(service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 101 })).rejects.toBeInstanceOf(InvalidRequest);
     });
+
+    it('serves page 50 and a limit of 100, the largest allowed', async () => {
+      await expect(service.listStorefrontProducts({ sort: 'cursor:asc', page: 50, limit: 2 })).resolves.toMatchObject({ total: 101 });
+      await expect(service.listStorefrontProducts({ sort: 'cursor:asc', page: 1, limit: 100 })).resolves.toMatchObject({ total: 101 });
+    });
+
+    it.each([
+      [{ page: 0, limit: 20 }, 'Query parameter "page" must be an integer >= 1, got 0.'],
+      [{ page: 1.5, limit: 20 }, 'Query parameter "page" must be an integer >= 1, got 1.5.'],
+      [{ page: 1, limit: 0 }, 'Query parameter "limit" must be an integer from 1 to 100, got 0.'],
+      [{ page: 1, limit: 2.5 }, 'Query parameter "limit" must be an integer from 1 to 100, got 2.5.'],
+      [{ page: 1, limit: 101 }, 'Query parameter "limit" must be an integer from 1 to 100, got 101.'],
+    ])('refuses paging %j, saying which parameter and why', async (paging, message) => {
+      await expect(service.listStorefrontProducts({ sort: 'cursor:asc', ...paging })).rejects.toThrow(new InvalidRequest(message));
+      await expect(service.searchVariants(paging)).rejects.toThrow(new InvalidRequest(message));
+      expect(store.storefrontQueries).toEqual([]);
+    });
   });
 
   describe('searchVariants', () => {
@@ -72,14 +90,14 @@ describe('CatalogService', () => {
 
     it('pages without the 50-page cap', async () => {
       const result = await service.searchVariants({ page: 3, limit: 3 });
-      expect(store.variantQueries.at(-1)).toEqual({ offset: 6, limit: 3 });
+      expect(store.variantQueries.at(-1)).toStrictEqual({ offset: 6, limit: 3 });
       expect(result).toMatchObject({ total: 7, totalPages: 3 });
       expect(result.items).toHaveLength(1);
       await expect(service.searchVariants({ page: 60, limit: 1 })).resolves.toMatchObject({ items: [], totalPages: 7 });
     });
 
     it.each(['123', 'abcd', '123456789012345'])('refuses the gtin fragment %s', async (gtin) => {
-      await expect(service.searchVariants({ page: 1, limit: 20, gtin })).rejects.toThrow(InvalidRequest);
+      await expect(service.searchVariants({ page: 1, limit: 20, gtin })).rejects.toThrow(new InvalidRequest(`Query parameter "gtin" must be 4 to 14 digits, got "${gtin}".`));
     });
   });
 

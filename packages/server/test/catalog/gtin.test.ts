@@ -25,4 +25,11 @@ describe('gtin', () => {
     expect(normalizeGtin14('12a')).toBeUndefined();
     expect(() => gtinCheckDigit('')).toThrow(RangeError);
   });
+
+  it('accepts exactly 8, 12, 13 or 14 digits, the whole string, with the right check digit', () => {
+    const withCheck = (body: string): string => `${body}${gtinCheckDigit(body)}`;
+    for (const body of ['1234567', '03600029145', '400638133393', '0400638133393']) expect(isValidGtin(withCheck(body)), body).toBe(true);
+    // Right check digit, wrong length: 1, 9 and 11 digits; and a valid GTIN-8 inside a longer string.
+    for (const gtin of ['0', withCheck('12345678'), withCheck('1234567890'), `x${withCheck('1234567')}`]) expect(isValidGtin(gtin), gtin).toBe(false);
+  });
 });

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
-import { MAIN, runCli } from './run-cli.ts';
+import { run as keysCommand } from '../../src/cli/keys.ts';
+import { MAIN, runCli, runInProcess } from './run-cli.ts';
 
 describe('catalog keys create', () => {
   let dir: string;
@@ -42,6 +43,7 @@ describe('catalog keys create', () => {
   });
 });
 
+// The command in this process; `catalog keys create` above and below runs as its own process.
 describe.each(['sqlite', 'postgres'] as const)('catalog keys list and revoke on %s', (engine) => {
   let dir: string;
   let db: string;
@@ -57,15 +59,15 @@ describe.each(['sqlite', 'postgres'] as const)('catalog keys list and revoke on 
   });
 
   it('lists id, label, plan, created, last used and revoked, never the key; revokes by id or by key', async () => {
-    const pro = (await runCli(['keys', 'create', '--db', db, '--plan', 'pro', '--label', 'team a'])).stdout.trim();
-    const free = (await runCli(['keys', 'create', '--db', db, '--plan', 'free'])).stdout.trim();
+    const pro = (await runInProcess(keysCommand, ['create', '--db', db, '--plan', 'pro', '--label', 'team a'])).stdout.trim();
+    const free = (await runInProcess(keysCommand, ['create', '--db', db, '--plan', 'free'])).stdout.trim();
     const stores = await openCatalogStores(db, silentLogger);
     try {
       expect(await stores.keys.findPlan(pro)).toBe('pro');
     } finally {
       await stores.close();
     }
-    const listed = await runCli(['keys', 'list', '--db', db, '--json']);
+    const listed = await runInProcess(keysCommand, ['list', '--db', db, '--json']);
     expect(listed.code, listed.stderr).toBe(0);
     const keys = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, string | null>);
     expect(keys.map((key) => [key['plan'], key['label'], key['revokedAt']])).toEqual([['pro', 'team a', null], ['free', null, null]]);
@@ -73,16 +75,16 @@ describe.each(['sqlite', 'postgres'] as const)('catalog keys list and revoke on 
     expect(keys[0]!['lastUsedAt']).not.toBeNull();
     expect(keys[1]!['lastUsedAt']).toBeNull();
     expect(listed.stdout).not.toContain(pro);
-    const table = await runCli(['keys', 'list', '--db', db]);
+    const table = await runInProcess(keysCommand, ['list', '--db', db]);
     expect(table.stdout.split('\n')[0]).toMatch(/^id\s+plan\s+label\s+created\s+last used\s+revoked$/);
     expect(table.stdout).not.toContain(free);
 
-    const byId = await runCli(['keys', 'revoke', '--db', db, keys[0]!['id']!]);
+    const byId = await runInProcess(keysCommand, ['revoke', '--db', db, keys[0]!['id']!]);
     expect(byId.code, byId.stderr).toBe(0);
     expect(byId.stdout).toContain(`revoked ${keys[0]!['id']}`);
-    const byKey = await runCli(['keys', 'revoke', free, '--db', db]);
+    const byKey = await runInProcess(keysCommand, ['revoke', free, '--db', db]);
     expect(byKey.code, byKey.stderr).toBe(0);
-    expect((await runCli(['keys', 'revoke', '--db', db, 'key_000000000000'])).code).toBe(1);
+    expect((await runInProcess(keysCommand, ['revoke', '--db', db, 'key_000000000000'])).code).toBe(1);
     const after = await openCatalogStores(db, silentLogger);
     try {
       expect([await after.keys.findPlan(pro), await after.keys.findPlan(free)]).toEqual([null, null]);

@@ -47,6 +47,23 @@ describe('BatchEncoder', () => {
     expect(encoder.encode([a1, b2]).toString()).toBe(frameOf(a1) + frameOf(b2));
   });
 
+  it('shares every continuation of a run within a turn, not only the first', () => {
+    const encoder = new BatchEncoder();
+    const ab = encoder.encode([a1, b2]);
+    const aa = encoder.encode([a1, a3]);
+    expect(encoder.encode([a1, a3])).toBe(aa);
+    expect(encoder.encode([a1, b2])).toBe(ab);
+  });
+
+  it('ends a turn once however many batches it encodes, keeping what it used for the next', async () => {
+    const encoder = new BatchEncoder();
+    const first = encoder.encode([a1, b2]);
+    encoder.encode([a1, b2]);
+    encoder.encode([b2, a3]);
+    await nextTurn();
+    expect(encoder.encode([a1, b2])).toBe(first);
+  });
+
   it('keeps a run across the turns that use it (the slices of one round of wakes)', async () => {
     const encoder = new BatchEncoder();
     const first = encoder.encode([a1, b2]);

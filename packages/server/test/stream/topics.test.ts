@@ -50,7 +50,7 @@ describe('parseTopics', () => {
     ['an empty topic between commas', 'price:marketplacea:us,,price:marketplacea:uk', '', /Topic 2 .* empty/],
     ['a trailing comma', 'price:marketplacea:us,', '', /Topic 2 .* empty/],
     ['an unknown event type', 'stock:marketplacea:us', 'stock:marketplacea:us', /unknown event type "stock"/],
-    ['an unknown source', 'price:marketplacec:us', 'price:marketplacec:us', /unknown source "marketplacec"/],
+    ['an unknown source', 'price:marketplacec:us', 'price:marketplacec:us', /unknown source "marketplacec"; sources are marketplacea and marketplaceb\./],
     ['a three-letter market', 'price:marketplacea:usa', 'price:marketplacea:usa', /market "usa" is not two lowercase letters/],
     ['a digit market', 'price:marketplacea:u1', 'price:marketplacea:u1', /market "u1"/],
     ['uppercase', 'price:marketplacea:US', 'price:marketplacea:US', /lowercase/],

@@ -1,0 +1,118 @@
+// `pnpm test:mutation [target…]`: Stryker's mutation testing of the code whose tests must be strong,
+// one target at a time (default: all, in the order below). Not part of `pnpm test`: a target takes
+// from minutes (stream, client) to most of an hour (catalog, http) on two cores. Each target writes
+// reports/mutation/<target>.html and .json beside its package, and prints its score; the scores and
+// the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
+//
+//   pnpm test:mutation -- stream catalog     the targets, by name
+//   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
+//   MUTATION_EXCLUDE=src/catalog/range-index.ts,…   files left out of the run
+//   MUTATION_ONLY=src/catalog/text.ts,…      only these files of the target (a run in parts)
+//   FC_RUNS=25                               fast-check cases per property (default 25 here)
+//
+// Stryker works in a copy of the package (.stryker-tmp-<target>/, removed afterwards), so the tree can be
+// edited while it runs. Tests run by vitest-runner with per-test coverage: each mutant runs only the
+// tests that reached it; the vitest config names which test files take part.
+import { Stryker } from '@stryker-mutator/core';
+import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+interface Target {
+  /** The package Stryker runs in. */
+  packageDir: string;
+  mutate: string[];
+  vitestConfig: string;
+  /** The test files run against the mutants: the folder's own and those that drive it in-process. */
+  tests?: string[];
+  /** The score below which the run fails (the goals of issue 27). */
+  breakAt: number;
+}
+
+const TARGETS: Record<string, Target> = {
+  stream: {
+    packageDir: 'packages/server',
+    mutate: ['src/stream/**/*.ts'],
+    vitestConfig: 'vitest.mutation.config.ts',
+    tests: ['test/stream/*.test.ts', 'test/http/event-stream-writer.test.ts', 'test/http/stream-server.test.ts', 'test/prices/sqlite-price-log.test.ts'],
+    breakAt: 80,
+  },
+  catalog: {
+    packageDir: 'packages/server',
+    mutate: ['src/catalog/**/*.ts'],
+    vitestConfig: 'vitest.mutation.config.ts',
+    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts'],
+    breakAt: 80,
+  },
+  http: {
+    packageDir: 'packages/server',
+    mutate: ['src/http/**/*.ts'],
+    vitestConfig: 'vitest.mutation.config.ts',
+    tests: ['test/http/*.test.ts', 'test/hostile/bad-input.integration.test.ts', 'test/hostile/listeners.test.ts', 'test/metrics.test.ts'],
+    breakAt: 70,
+  },
+  // The client's stream: the resumable price stream and the errors it raises.
+  client: { packageDir: 'packages/client', mutate: ['src/price-stream.ts', 'src/errors.ts'], vitestConfig: 'vitest.mutation.config.ts', breakAt: 70 },
+};
+
+const requested = process.argv.slice(2).filter((arg) => arg !== '--');
+const unknown = requested.filter((name) => !(name in TARGETS));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown target(s) ${unknown.join(', ')}; known: ${Object.keys(TARGETS).join(', ')}\n`);
+  process.exit(2);
+}
+const names = requested.length > 0 ? requested : Object.keys(TARGETS);
+const concurrency = Number(process.env['MUTATION_CONCURRENCY'] ?? 2);
+const excluded = (process.env['MUTATION_EXCLUDE'] ?? '').split(',').filter((path) => path !== '');
+const only = (process.env['MUTATION_ONLY'] ?? '').split(',').filter((path) => path !== '');
+// Stryker finds plugins next to itself; under pnpm the runner is not there, so it is named by path.
+const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
+// Fast-check cases per property: every mutant a property reaches re-runs it.
+process.env['FC_RUNS'] ??= '25';
+
+let failed = false;
+for (const name of names) {
+  const target = TARGETS[name] as Target;
+  const cwd = join(root, target.packageDir);
+  process.chdir(cwd);
+  if (target.tests === undefined) delete process.env['MUTATION_TESTS'];
+  else process.env['MUTATION_TESTS'] = target.tests.join(',');
+  const options: PartialStrykerOptions = {
+    testRunner: 'vitest',
+    plugins: [vitestRunner],
+    vitest: { configFile: target.vitestConfig, related: false },
+    coverageAnalysis: 'perTest',
+    mutate: [...(only.length > 0 ? only : target.mutate), ...excluded.map((path) => `!${path}`)],
+    concurrency,
+    // Static mutants (module-level constants) would need every test re-run per mutant; they are
+    // counted as "ignored" instead, and listed in the report.
+    ignoreStatic: true,
+    timeoutMS: 15_000,
+    tempDirName: `.stryker-tmp-${name}`,
+    // Another target's sandbox (a run beside this one) and reports are not part of the package.
+    ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],
+    reporters: ['clear-text', 'progress', 'html', 'json'],
+    htmlReporter: { fileName: `reports/mutation/${name}.html` },
+    jsonReporter: { fileName: `reports/mutation/${name}.json` },
+    clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
+    thresholds: { high: 90, low: target.breakAt, break: null },
+  };
+  process.stdout.write(`\n== mutation testing: ${name} (${target.mutate.join(', ')}${excluded.length > 0 ? `; without ${excluded.join(', ')}` : ''}) ==\n`);
+  const results = await new Stryker(options).runMutationTest();
+  const counts = { killed: 0, survived: 0, timeout: 0, noCoverage: 0, other: 0 };
+  for (const result of results) {
+    if (result.status === 'Killed') counts.killed += 1;
+    else if (result.status === 'Survived') counts.survived += 1;
+    else if (result.status === 'Timeout') counts.timeout += 1;
+    else if (result.status === 'NoCoverage') counts.noCoverage += 1;
+    else counts.other += 1;
+  }
+  const detected = counts.killed + counts.timeout;
+  const valid = detected + counts.survived + counts.noCoverage;
+  const score = valid === 0 ? 100 : (100 * detected) / valid;
+  process.stdout.write(`${name}: ${score.toFixed(1)}% killed (${counts.killed} killed, ${counts.timeout} timed out, ${counts.survived} survived, ${counts.noCoverage} not covered, ${counts.other} ignored or in error); goal ${target.breakAt}%\n`);
+  if (score < target.breakAt) failed = true;
+}
+process.exit(failed ? 1 : 0);
