@@ -4,8 +4,8 @@
 // thread stops by itself.
 //
 // Shutdown guarantees: /readyz answers 503 ("shutting down") at once, while both listeners keep
-// serving for `shutdownDelayMs` (so a load balancer stops sending first), every API answer from
-// then on closing its connection; then new connections are refused;
+// serving for `shutdownDelayMs` (so a load balancer stops sending first), every answer on either
+// port from then on closing its connection; then new connections are refused;
 // streams are ended cleanly (so clients reconnect elsewhere with Last-Event-ID); in-flight HTTP
 // requests get `shutdownGraceMs` to finish, then their sockets are closed; stores and the price
 // log are closed last.
@@ -187,6 +187,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       (closing ??= (async () => {
         shuttingDown = true;
         streamAccepting = false;
+        streamThread.drain();
         if (config.shutdownDelayMs > 0) {
           logger.info('draining: not ready, listeners still serving', { shutdown_delay_ms: config.shutdownDelayMs });
           await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
