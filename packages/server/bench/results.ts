@@ -37,7 +37,66 @@ export interface BenchResults {
   paging?: PagingResult;
   stream?: StreamRun[];
   import?: ImportResult;
+  /** bench/watch-bench.ts's table (filtered streams beside their unfiltered references), as printed. */
+  watch?: ScriptTable;
+  /** bench/product-prices-bench.ts's table (getProductPrices beside a bare server), as printed. */
+  prices?: ScriptTable;
 }
+
+/** A Markdown table a standalone bench script printed: its columns and rows of cells by column. */
+export interface ScriptTable {
+  columns: string[];
+  rows: Record<string, string>[];
+}
+
+/** The last Markdown table in `text` (a script's stdout). */
+export function parseScriptTable(text: string): ScriptTable {
+  const cells = (line: string): string[] => line.trim().replace(/^\|/u, '').replace(/\|$/u, '').split('|').map((cell) => cell.trim());
+  const lines = text.split('\n').filter((line) => line.trim().startsWith('|'));
+  const header = lines.findLastIndex((line, index) => index + 1 < lines.length && cells(lines[index + 1]!).every((cell) => /^:?-+:?$/u.test(cell)));
+  if (header === -1) throw new Error('the script printed no Markdown table');
+  const columns = cells(lines[header]!);
+  const rows = lines.slice(header + 2).map((line) => Object.fromEntries(cells(line).map((cell, index) => [columns[index] ?? String(index), cell])));
+  return { columns, rows };
+}
+
+const cellNumber = (row: Record<string, string> | undefined, column: string): number => Number.parseFloat(row?.[column] ?? '');
+
+/**
+ * Each filtered watch scenario against the unfiltered reference of its kind (`ids …`, `price …`)
+ * on the same log, same run: p99 and CPU per delivered event as ratios.
+ */
+function watchRatios(table: ScriptTable): string[][] {
+  const rows = table.rows;
+  const kind = (row: Record<string, string>): string => (row['scenario'] ?? '').split(' ')[0] ?? '';
+  const isReference = (row: Record<string, string>): boolean => (row['scenario'] ?? '').includes('unfiltered reference');
+  const p99 = 'p99 ms';
+  const cpu = 'CPU µs per delivered event';
+  return rows
+    .filter((row) => !isReference(row))
+    .map((row) => {
+      const reference = rows.find((other) => isReference(other) && kind(other) === kind(row) && other['log'] === row['log']);
+      return [
+        row['scenario'] ?? '',
+        row['log'] ?? '',
+        `${num(cellNumber(row, p99), 1)} / ${num(cellNumber(reference, p99), 1)}`,
+        times(cellNumber(row, p99) / cellNumber(reference, p99)),
+        times(cellNumber(row, cpu) / cellNumber(reference, cpu)),
+      ];
+    });
+}
+
+/** getProductPrices req/s against the bare server's on the same engine, same run. */
+function pricesRatios(table: ScriptTable): string[][] {
+  const engines = [...new Set(table.rows.map((row) => (row['engine'] ?? '').replace(/ run$/u, '')))].filter((engine) => engine !== '');
+  return engines.map((engine) => {
+    const ours = table.rows.find((row) => (row['what'] ?? '').startsWith('getProductPrices') && row['engine'] === engine);
+    const bare = table.rows.find((row) => (row['what'] ?? '').startsWith('bare') && (row['engine'] ?? '').replace(/ run$/u, '') === engine);
+    return [engine, num(cellNumber(ours, 'req/s')), num(cellNumber(bare, 'req/s')), times(cellNumber(ours, 'req/s') / cellNumber(bare, 'req/s'))];
+  });
+}
+
+const printedTable = (printed: ScriptTable): string => table(printed.columns, printed.rows.map((row) => printed.columns.map((column) => row[column] ?? '')));
 
 export function describeMachine(): Machine {
   const cpuList = cpus();
@@ -170,6 +229,16 @@ export function renderMarkdown(results: BenchResults): string {
     const rows = [['SQLite', String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.importSeconds, 1), num(i.variantsPerSecond)]];
     if (i.postgres !== undefined) rows.push(['PostgreSQL', String(i.products), String(i.variants), num(i.fileBytes / 1e6), num(i.postgres.importSeconds, 1), num(i.postgres.variantsPerSecond)]);
     parts.push('', '## Import', '', table(['engine', 'products', 'variants', 'NDJSON MB', 'import s', 'variants/s'], rows), '', `File from ${i.source}; \`catalog import\` said: ${i.summary}${i.postgres === undefined ? '' : `; into PostgreSQL: ${i.postgres.summary}`}`);
+  }
+  if (results.watch !== undefined) {
+    parts.push('', '## Watch products: filtered streams', '', '`bench/watch-bench.ts` as it printed it: each filtered scenario beside the unfiltered reference of its kind, on the same log, in the same run (issue 26: `ids` p99 ≤ 100 ms and CPU per delivered event ≤ 1.2× the reference; `price` p99 ≤ 2× the reference).', '');
+    parts.push(printedTable(results.watch), '');
+    parts.push(table(['scenario', 'log', 'p99 ms, filtered / reference', 'p99 ÷ reference', 'CPU per delivered ÷ reference'], watchRatios(results.watch)));
+  }
+  if (results.prices !== undefined) {
+    parts.push('', '## Watch products: getProductPrices', '', '`bench/product-prices-bench.ts` as it printed it: distinct products at the bench\'s connections beside a bare `node:http` server sending one answer\'s bytes, per engine, same run (issue 26: ≥ 0.5× bare).', '');
+    parts.push(printedTable(results.prices), '');
+    parts.push(table(['engine', 'getProductPrices req/s', 'bare req/s', 'ratio'], pricesRatios(results.prices)));
   }
   if (results.notes.length > 0) parts.push('', '## Notes', '', ...results.notes.map((note) => `- ${note}`));
   return `${parts.join('\n')}\n`;

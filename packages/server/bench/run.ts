@@ -14,13 +14,13 @@ import { runImportBench } from './import-bench.ts';
 import { closeClient, getJson } from './lib/http-client.ts';
 import { progress, runCli, SERVER_DIR, startServer, type RunningServer } from './lib/processes.ts';
 import { runPagingBench } from './paging-bench.ts';
-import { describeMachine, renderMarkdown, writeResults, type BenchResults } from './results.ts';
+import { describeMachine, parseScriptTable, renderMarkdown, writeResults, type BenchResults, type ScriptTable } from './results.ts';
 import { runSearchBench } from './search-bench.ts';
 import { runStreamBench, SCALE_SCENARIO } from './stream-bench.ts';
 import { measureScale } from './storefront-scale-bench.ts';
 import { runMarketBench } from './market-bench.ts';
 
-const SECTIONS = ['http', 'distinct', 'scale', 'market', 'search', 'paging', 'stream', 'import'] as const;
+const SECTIONS = ['http', 'distinct', 'scale', 'market', 'search', 'paging', 'stream', 'watch', 'prices', 'import'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -48,6 +48,10 @@ function usage(): string {
   --rates L         stream events per second (default 10,100); without --quick, --subscribers
                     or --rates the grid gains the scale scenario, 10000 subscribers × 10/s
   --import-variants N  variants in the import file (default 1000000; --quick 50000)
+  watch, prices     bench/watch-bench.ts and bench/product-prices-bench.ts, run as they are
+                    (watch: --duration as the stream's, --quick at 5% of the subscribers;
+                    prices: --duration and --connections as distinct's, --postgres, --quick
+                    500 products); their tables are kept with ratios to their references
   --render FILE     measure nothing: rewrite FILE.json's Markdown table (and the README's) from it
 `;
 }
@@ -126,6 +130,12 @@ function parseFlags(argv: string[]) {
 }
 
 type Flags = ReturnType<typeof parseFlags>;
+
+/** Runs a standalone bench script (progress on stderr) and keeps the table it prints. */
+async function runScript(script: string, args: readonly string[]): Promise<ScriptTable> {
+  const run = await runCli(join(BENCH_DIR, script), args, { echo: true, timeoutMs: 3_600_000 });
+  return parseScriptTable(run.stdout);
+}
 
 interface Catalog {
   dbFile: string;
@@ -430,6 +440,27 @@ async function main(): Promise<number> {
       results.stream = await runStreamBench({ cli: flags.cli, ...(catalog === undefined ? {} : { catalog }), redisUrl: flags.redisUrl, scenarios, durationSeconds: flags.stream.durationSeconds, notes });
     } catch (error) {
       notes.push(`stream: failed (${(error as Error).message}).`);
+    }
+  }
+  if (flags.only.has('watch')) {
+    progress('section watch');
+    try {
+      results.watch = await runScript('watch-bench.ts', ['--duration', String(flags.stream.durationSeconds), ...(flags.quick ? ['--scale', '0.05'] : [])]);
+    } catch (error) {
+      notes.push(`watch: failed (${(error as Error).message}).`);
+    }
+  }
+  if (flags.only.has('prices')) {
+    progress('section prices');
+    try {
+      results.prices = await runScript('product-prices-bench.ts', [
+        '--seconds', String(flags.distinct.seconds),
+        '--connections', String(flags.distinct.connections),
+        '--postgres', flags.postgresUrl ?? 'none',
+        ...(flags.quick ? ['--products', '500'] : []),
+      ]);
+    } catch (error) {
+      notes.push(`prices: failed (${(error as Error).message}).`);
     }
   }
   if (flags.only.has('import')) {

@@ -3,7 +3,7 @@
 // bound and choice is the settings table's (settings.ts).
 import { commandSpec, databaseUrlOf, DEFAULT_DATABASE_URL, parseCommand, priceLogUrlOf, type ParsedValues } from './cli/command-line.ts';
 import type { LogLevel } from './logger.ts';
-import { defaultOf, SERVE_SETTINGS, type IntegerSetting, type NumberSetting, type ServeFlag, type Setting } from './settings.ts';
+import { defaultOf, numericValue, SERVE_SETTINGS, SettingError, type IntegerSetting, type NumberSetting, type ServeFlag, type Setting } from './settings.ts';
 
 export interface Config {
   /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
@@ -67,16 +67,12 @@ function numeric(flag: NumericFlag, raw: string | undefined): number;
 function numeric(flag: NumericFlag, raw: string | undefined, optional: 'optional'): number | undefined;
 function numeric(flag: NumericFlag, raw: string | undefined, _optional?: 'optional'): number | undefined {
   const setting: IntegerSetting | NumberSetting = SERVE_SETTINGS[flag];
-  if (raw === undefined || raw === '') {
-    if (setting.default === null && _optional === undefined) throw new Error(`--${flag} has no default value`);
-    return setting.default ?? undefined;
+  if ((raw === undefined || raw === '') && setting.default === null && _optional === undefined) throw new Error(`--${flag} has no default value`);
+  try {
+    return numericValue(flag, setting, raw);
+  } catch (error) {
+    throw error instanceof SettingError ? new ConfigError(error.message) : error;
   }
-  const value = Number(raw);
-  const { min, max } = setting;
-  if (setting.kind === 'integer' ? !Number.isInteger(value) || value < min || value > max : !Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(`--${flag} must be ${setting.kind === 'integer' ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
 }
 
 /** A text setting from `raw`, else its default; refused when it has choices and is not one. */

@@ -4,8 +4,8 @@
 // thread stops by itself.
 //
 // Shutdown guarantees: /readyz answers 503 ("shutting down") at once, while both listeners keep
-// serving for `shutdownDelayMs` (so a load balancer stops sending first), every API answer from
-// then on closing its connection; then new connections are refused;
+// serving for `shutdownDelayMs` (so a load balancer stops sending first), every answer on either
+// port from then on closing its connection; then new connections are refused;
 // streams are ended cleanly (so clients reconnect elsewhere with Last-Event-ID); in-flight HTTP
 // requests get `shutdownGraceMs` to finish, then their sockets are closed; stores and the price
 // log are closed last.
@@ -24,6 +24,7 @@ import { runSimulator, syntheticVariants } from './prices/simulator.ts';
 import { openCatalogStores } from './store/open-store.ts';
 import { storageFullError } from './store/storage-full.ts';
 import { sqlitePath } from './storage-url.ts';
+import { PRICES_SIMULATE_SETTINGS } from './settings.ts';
 import { startStreamThread, type StreamThread } from './stream-thread.ts';
 
 export interface RunningService {
@@ -154,9 +155,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs: process.stderr.isTTY === true }, logger);
     streamAccepting = true;
     if (config.simulatePrices > 0) {
-      const sampled = await stores.catalog.sampleVariants(500);
+      // As many variants as `catalog prices simulate` takes by default.
+      const sampled = await stores.catalog.sampleVariants(PRICES_SIMULATE_SETTINGS.variants.default);
       // An empty catalog still gets a lively demo feed.
-      const variants = sampled.length > 0 ? sampled : syntheticVariants(500);
+      const variants = sampled.length > 0 ? sampled : syntheticVariants(PRICES_SIMULATE_SETTINGS.variants.default);
       simulation = runSimulator({ rate: config.simulatePrices, variants, priceLog, signal: simulator.signal, logger }).then(
         () => undefined,
         (error: unknown) => logger.error('price simulator stopped', { error }),
@@ -187,6 +189,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       (closing ??= (async () => {
         shuttingDown = true;
         streamAccepting = false;
+        streamThread.drain();
         if (config.shutdownDelayMs > 0) {
           logger.info('draining: not ready, listeners still serving', { shutdown_delay_ms: config.shutdownDelayMs });
           await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));

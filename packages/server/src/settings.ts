@@ -1,18 +1,21 @@
-// The service's settings, each once: flag, environment variable, typed default, bounds and help.
-// This one table drives parsing and `--help` (cli/command-line.ts), the typed Config (config.ts),
-// the README's configuration reference (`pnpm docs:config`) and the defaults the listeners fall
-// back on when a caller gives none (stream-server.ts, operation-pipeline.ts). It imports only the
-// contract's stream figures, so every layer may read it.
+// Every command's settings, each once: flag, environment variable, typed default, bounds and help.
+// One table per command (`serve`/`start` share one) drives parsing and `--help`
+// (cli/command-line.ts), the typed Config (config.ts), the commands' own values (cli/seed.ts,
+// cli/prices.ts), the README's configuration reference (`pnpm docs:config`) and the defaults the
+// listeners fall back on when a caller gives none (stream-server.ts, operation-pipeline.ts). It
+// imports only the contract's stream figures, so every layer may read it.
 //
 // A default is either a value of the setting's type, or, where it depends on other settings,
-// null with `defaultRule` saying what it is (applied by config.ts).
+// null with `defaultRule` saying what it is (applied by the command); null without a rule means
+// the setting has no default (it is optional, or required where its help says so).
 
 import { HEARTBEAT_MS } from '@catalog/contract/stream';
 
 interface SettingBase {
   /** The value's placeholder in help, e.g. `<ms>`. */
   value: string;
-  env: string;
+  /** The environment variable read when the flag is absent; none for one-off commands' flags. */
+  env?: string;
   help: string;
   /** The default when it is a rule rather than a value (then `default` is null). */
   defaultRule?: string;
@@ -27,7 +30,7 @@ export interface IntegerSetting extends SettingBase {
 
 export interface NumberSetting extends SettingBase {
   kind: 'number';
-  default: number;
+  default: number | null;
   min: number;
   max: number;
 }
@@ -222,4 +225,54 @@ export function defaultOf<F extends ServeFlag>(flag: F): Exclude<(typeof SERVE_S
   const value = setting.default;
   if (value === null) throw new Error(`--${flag} has no default value (${setting.defaultRule ?? 'none'})`);
   return value as Exclude<(typeof SERVE_SETTINGS)[F]['default'], null>;
+}
+
+/** `seed` options by flag (beside --db). */
+export const SEED_SETTINGS = {
+  products: { kind: 'integer', value: '<n>', default: 2000, min: 1, max: 100_000_000, help: 'catalog products to generate (and half as many storefront products)' },
+  'storefront-products': {
+    kind: 'integer',
+    value: '<n>',
+    default: null,
+    min: 1,
+    max: 50_000_000,
+    help: 'generate only this many storefront products (no catalog products, no catalog variants), for storefront-sized runs',
+  },
+  seed: { kind: 'text', value: '<text>', default: 'catalog', help: 'the same seed gives the same catalog' },
+  out: { kind: 'text', value: '<dir>', default: null, help: 'write catalog.ndjson and storefront.ndjson there instead of the database' },
+} as const satisfies Record<string, Setting>;
+
+/** `prices publish` options by flag (beside --db and --price-log). */
+export const PRICES_PUBLISH_SETTINGS = {
+  'retry-for-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    default: 30_000,
+    min: 0,
+    max: 86_400_000,
+    help: 'how long a batch the price log refuses is tried again (in order) before it is reported NOT stored and skipped',
+  },
+} as const satisfies Record<string, Setting>;
+
+/** `prices simulate` options by flag (beside --db and --price-log). */
+export const PRICES_SIMULATE_SETTINGS = {
+  rate: { kind: 'number', value: '<events/s>', default: null, min: 0.001, max: 100_000, help: 'events per second (required)' },
+  variants: { kind: 'integer', value: '<n>', default: 500, min: 1, max: 1_000_000, help: 'variants to simulate, sampled from the catalog when it has some' },
+} as const satisfies Record<string, Setting>;
+
+/** A value a setting's bounds refuse; the message names the flag. */
+export class SettingError extends Error {}
+
+/**
+ * A numeric setting from `raw` (the flag, else its environment variable), else its default, which
+ * is undefined when it has none; throws SettingError outside the setting's bounds.
+ */
+export function numericValue(flag: string, setting: IntegerSetting | NumberSetting, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return setting.default ?? undefined;
+  const value = Number(raw);
+  const { min, max } = setting;
+  if (setting.kind === 'integer' ? !Number.isInteger(value) || value < min || value > max : !Number.isFinite(value) || value < min || value > max) {
+    throw new SettingError(`--${flag} must be ${setting.kind === 'integer' ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
 }

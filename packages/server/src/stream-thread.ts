@@ -16,13 +16,15 @@ import type { Logger } from './logger.ts';
 export const STREAM_YOUNG_GENERATION_MB = 24;
 const EXIT_GRACE_MS = 2000;
 
-export type ToStreamThread = { type: 'close' } | { type: 'metrics'; id: number };
+export type ToStreamThread = { type: 'drain' } | { type: 'close' } | { type: 'metrics'; id: number };
 export type FromStreamThread = { type: 'listening'; url: string } | { type: 'closed' } | { type: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 export interface StreamThread {
   url: string;
   /** Settles with the reason when the thread stops without being asked to. */
   failed: Promise<Error>;
+  /** From now on every answer, a stream opened now included, says `Connection: close`. */
+  drain(): void;
   /** Ends every stream cleanly, closes the thread's stores and waits for it to exit. */
   close(): Promise<void>;
   /** The thread's metrics (metrics.ts), as prom-client's JSON; empty once it has stopped. */
@@ -79,6 +81,9 @@ export async function startStreamThread(config: Config, logger: Logger): Promise
         });
         worker.postMessage({ type: 'metrics', id } satisfies ToStreamThread);
       });
+    },
+    drain: () => {
+      if (!closing) worker.postMessage({ type: 'drain' } satisfies ToStreamThread);
     },
     close: async () => {
       if (!closing) {

@@ -1,5 +1,6 @@
 // The stream thread's entry (see stream-thread.ts): opens the key store and the price log, serves
-// the SSE stream on the configured port, and on { type: 'close' } ends every stream cleanly,
+// the SSE stream on the configured port, on { type: 'drain' } asks every later answer to close its
+// connection, and on { type: 'close' } ends every stream cleanly,
 // closes both and lets the thread exit. A failure to start throws, which the parent sees as the
 // thread's error.
 import { parentPort, workerData } from 'node:worker_threads';
@@ -44,6 +45,10 @@ const url = await listen(stream.server, config.ssePort, config.host).catch(async
 port.on('message', (message: ToStreamThread) => {
   if (message.type === 'metrics') {
     void registry.getMetricsAsJSON().then((metrics) => port.postMessage({ type: 'metrics', id: message.id, metrics } satisfies FromStreamThread));
+    return;
+  }
+  if (message.type === 'drain') {
+    stream.drain();
     return;
   }
   void (async () => {

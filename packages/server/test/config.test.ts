@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { SERVE_SETTINGS, type ServeFlag } from '../src/settings.ts';
+import { COMMANDS } from '../src/cli/command-line.ts';
+import { PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type ServeFlag, type Setting } from '../src/settings.ts';
 
 /** Every setting of the table with a value default, and the Config field it sets. */
 const FIELDS: Partial<Record<ServeFlag, keyof ReturnType<typeof loadConfig>>> = {
@@ -70,5 +71,23 @@ describe('loadConfig', () => {
 
   it('refuses an unknown storage scheme', () => {
     expect(() => loadConfig(['--db', 'mysql://x'], {})).toThrow(/--db must start with sqlite: or postgres: or postgresql:/);
+  });
+});
+
+describe('the settings tables', () => {
+  it('give every default of every command, as help and the README show it', () => {
+    const tables: Record<string, Readonly<Record<string, Setting>>> = {
+      seed: SEED_SETTINGS,
+      'prices publish': PRICES_PUBLISH_SETTINGS,
+      'prices simulate': PRICES_SIMULATE_SETTINGS,
+    };
+    for (const command of COMMANDS) {
+      for (const option of command.options) {
+        if (option.default === undefined) continue;
+        const setting = tables[command.name]?.[option.flag] ?? (SERVE_SETTINGS as Readonly<Record<string, Setting>>)[option.flag];
+        expect(setting, `${command.name} --${option.flag}`).toBeDefined();
+        expect(option.default, `${command.name} --${option.flag}`).toBe(setting!.default === null ? setting!.defaultRule : String(setting!.default));
+      }
+    }
   });
 });

@@ -114,12 +114,22 @@ describe('readiness', () => {
 
 describe('the shutdown delay', () => {
   it('answers /readyz 503 "shutting down" and asks to close connections while both listeners still serve for --shutdown-delay-ms, then closes them', async () => {
-    const { dir } = await setUp();
+    const { dir, proKey } = await setUp();
     const config = loadConfig(['--db', `sqlite:${path.join(dir, 'catalog.db')}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--log-level', 'error', '--shutdown-delay-ms', '600'], {});
     const service = await startService(config, silentLogger);
     const ssePort = Number(new URL(service.streamUrl).port);
     expect((await fetch(`${service.apiUrl}/readyz`)).status).toBe(200);
+    const before = await openStream(`${service.streamUrl}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: PRICE_TOPICS[0] });
+    cleanups.push(async () => before.close());
+    expect(before.headers.connection).toBe('keep-alive');
     const closing = service.close();
+    // The stream port asks to close too: a stream opened during the delay, and any other answer.
+    const during = await openStream(`${service.streamUrl}/v1/stream`, { Authorization: `Bearer ${proKey}`, Topics: PRICE_TOPICS[0] });
+    cleanups.push(async () => during.close());
+    expect(during.status).toBe(200);
+    expect(during.headers.connection).toBe('close');
+    const elsewhere = await fetch(`${service.streamUrl}/nothing-here`);
+    expect(elsewhere.headers.get('connection')).toBe('close');
     const draining = await fetch(`${service.apiUrl}/readyz`);
     expect(draining.status).toBe(503);
     expect(draining.headers.get('retry-after')).not.toBeNull();
@@ -130,6 +140,9 @@ describe('the shutdown delay', () => {
     expect(served.headers.get('connection')).toBe('close');
     expect(await accepts(ssePort)).toBe(true);
     await closing;
+    // Streams open at the close, from before the delay or during it, end cleanly.
+    expect(await before.ended()).toBe('end');
+    expect(await during.ended()).toBe('end');
     await expect(fetch(`${service.apiUrl}/healthz`)).rejects.toThrow();
     expect(await accepts(ssePort)).toBe(false);
   });

@@ -1,15 +1,5 @@
-// Shared pieces of the data commands: the database flag, progress lines on a terminal, and usage
-// errors that print a message instead of a stack trace.
+// Shared pieces of the data commands: the database flag and progress lines on a terminal.
 import type { CatalogStore } from '../store/catalog-store.ts';
-
-export class UsageError extends Error {}
-
-/** A positive integer flag, or the default. */
-export function positiveInteger(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/u.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer, got "${value}"`);
-  return Number(value);
-}
 
 /** Rewrites one status line on stderr when it is a terminal, at most ~10 times a second. */
 export function createProgress(enabled = process.stderr.isTTY): { update(line: string): void; done(): void } {

@@ -1,14 +1,14 @@
-// Every command's options as one table each (flag, value, environment variable, default, help),
-// which drives parsing (commander), `--help`/`-h` and the README's configuration reference
-// (scripts/config-reference.ts; a test fails when the README drifts from these tables). The
-// service's settings (`serve`, `start`, and the storage URLs every command takes) come from the
-// typed table in settings.ts, which config.ts validates against.
+// Every command's options (flag, value, environment variable, default, help), which drive parsing
+// (commander), `--help`/`-h` and the README's configuration reference (scripts/config-reference.ts;
+// a test fails when the README drifts). Every option with a value, a default or bounds comes from
+// the typed tables in settings.ts (the service's, and one per other command), which the commands
+// validate against; only the switches and choices of one-off commands are written here.
 //
 // Precedence everywhere: the flag, then its environment variable, then the default. The storage
 // URLs follow one chain for every command: `--db` > DATABASE_URL > sqlite:./data/catalog.db, and
 // `--price-log` > PRICE_LOG_URL > the catalog database when it is SQLite.
 import { Command, CommanderError, Option } from 'commander';
-import { defaultOf, SERVE_SETTINGS, type ServeFlag, type Setting } from '../settings.ts';
+import { defaultOf, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type Setting } from '../settings.ts';
 
 export interface OptionSpec {
   /** The long flag without dashes, e.g. `price-log`. */
@@ -34,22 +34,24 @@ export interface CommandSpec {
 export const DEFAULT_DATABASE_URL = defaultOf('db');
 
 /** A setting of settings.ts as an option: its default as users read it, a value or a rule. */
-function optionOf(flag: ServeFlag): OptionSpec {
-  const setting: Setting = SERVE_SETTINGS[flag];
+function optionOf(flag: string, setting: Setting): OptionSpec {
   const shown = setting.default === null ? (setting.defaultRule ?? null) : String(setting.default);
   return {
     flag,
     value: setting.value,
-    env: setting.env,
+    ...(setting.env === undefined ? {} : { env: setting.env }),
     ...(shown === null ? {} : { default: shown }),
     help: setting.help,
     ...(setting.kind === 'text' && setting.choices !== undefined ? { choices: setting.choices } : {}),
   };
 }
 
-const DB = optionOf('db');
-const PRICE_LOG = optionOf('price-log');
-const SERVE_OPTIONS: readonly OptionSpec[] = (Object.keys(SERVE_SETTINGS) as ServeFlag[]).map(optionOf);
+/** Every setting of a table, in its order. */
+const optionsOf = (settings: Readonly<Record<string, Setting>>): OptionSpec[] => Object.entries(settings).map(([flag, setting]) => optionOf(flag, setting));
+
+const DB = optionOf('db', SERVE_SETTINGS.db);
+const PRICE_LOG = optionOf('price-log', SERVE_SETTINGS['price-log']);
+const SERVE_OPTIONS: readonly OptionSpec[] = optionsOf(SERVE_SETTINGS);
 
 export const COMMANDS: readonly CommandSpec[] = [
   { name: 'serve', summary: 'run the HTTP API and the price stream until SIGTERM', options: SERVE_OPTIONS },
@@ -57,13 +59,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'seed',
     summary: 'write a deterministic synthetic catalog into the database, or as NDJSON files',
-    options: [
-      DB,
-      { flag: 'products', value: '<n>', default: '2000', help: 'catalog products to generate (and half as many storefront products)' },
-      { flag: 'storefront-products', value: '<n>', help: 'generate only this many storefront products (no catalog products, no catalog variants), for storefront-sized runs' },
-      { flag: 'seed', value: '<text>', default: 'catalog', help: 'the same seed gives the same catalog' },
-      { flag: 'out', value: '<dir>', help: 'write catalog.ndjson and storefront.ndjson there instead of the database' },
-    ],
+    options: [DB, ...optionsOf(SEED_SETTINGS)],
   },
   {
     name: 'import',
@@ -82,21 +78,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'prices publish',
     summary: 'append NDJSON price events from a file (or - for stdin) to the price log',
     arguments: '<file>',
-    options: [
-      DB,
-      PRICE_LOG,
-      { flag: 'retry-for-ms', value: '<ms>', default: '30000', help: 'how long a batch the price log refuses is tried again (in order) before it is reported NOT stored and skipped' },
-    ],
+    options: [DB, PRICE_LOG, ...optionsOf(PRICES_PUBLISH_SETTINGS)],
   },
   {
     name: 'prices simulate',
     summary: 'append simulated price events at a steady rate until interrupted',
-    options: [
-      DB,
-      PRICE_LOG,
-      { flag: 'rate', value: '<events/s>', help: 'events per second (required)' },
-      { flag: 'variants', value: '<n>', default: '500', help: 'variants to simulate, sampled from the catalog when it has some' },
-    ],
+    options: [DB, PRICE_LOG, ...optionsOf(PRICES_SIMULATE_SETTINGS)],
   },
   { name: 'migrate', summary: 'apply pending database migrations and say where the schema stands', options: [DB] },
 ];

@@ -28,6 +28,7 @@ import { openapiDocument } from '@catalog/contract/documents';
 import { createLogger } from '../logger.ts';
 import { openPriceLog } from '../prices/open-price-log.ts';
 import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
+import { numericValue, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS } from '../settings.ts';
 
 const BATCH_LINES = 500;
 const FIRST_RETRY_MS = 100;
@@ -130,9 +131,11 @@ async function publish(args: string[]): Promise<number> {
   const logger = createLogger({ level: 'warn' });
   const log = await openPriceLog(priceLogUrl(values), logger);
   const validate = createPriceEventValidator();
-  const retryForMs = Number(values['retry-for-ms'] ?? 30_000);
-  if (!Number.isInteger(retryForMs) || retryForMs < 0) {
-    process.stderr.write(`--retry-for-ms must be a whole number of milliseconds, got "${String(values['retry-for-ms'])}"\n`);
+  let retryForMs: number;
+  try {
+    retryForMs = numericValue('retry-for-ms', PRICES_PUBLISH_SETTINGS['retry-for-ms'], values['retry-for-ms'] as string | undefined)!;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
     await log.close();
     return 2;
   }
@@ -224,15 +227,17 @@ function describeFailure(error: unknown): string {
 async function simulate(args: string[], deps: PricesCommandDeps): Promise<number> {
   const parsed = parseCommand(commandSpec('prices simulate'), args);
   if ('exit' in parsed) return parsed.exit;
-  const values = { rate: parsed.values['rate'] as string | undefined, variants: parsed.values['variants'] as string | undefined };
-  const rate = Number(values.rate);
-  if (values.rate === undefined || !Number.isFinite(rate) || rate <= 0 || rate > 100_000) {
-    process.stderr.write(`--rate must be a number of events per second above 0 and at most 100000, got "${values.rate ?? ''}"\n`);
+  let rate: number | undefined;
+  let variantCount: number;
+  try {
+    rate = numericValue('rate', PRICES_SIMULATE_SETTINGS.rate, parsed.values['rate'] as string | undefined);
+    variantCount = numericValue('variants', PRICES_SIMULATE_SETTINGS.variants, parsed.values['variants'] as string | undefined)!;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
     return 2;
   }
-  const variantCount = Number(values.variants ?? 500);
-  if (!Number.isInteger(variantCount) || variantCount < 1) {
-    process.stderr.write(`--variants must be a positive integer, got "${values.variants ?? ''}"\n`);
+  if (rate === undefined) {
+    process.stderr.write('--rate is required: events per second\n');
     return 2;
   }
   const logger = createLogger({ level: 'info' });

@@ -16,9 +16,9 @@ import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
-import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger } from './cli-support.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad } from './cli-support.ts';
+import { numericValue, SEED_SETTINGS } from '../settings.ts';
 
-const DEFAULT_PRODUCTS = 2_000;
 const BATCH = 500;
 
 export async function run(args: string[]): Promise<number> {
@@ -30,14 +30,12 @@ export async function run(args: string[]): Promise<number> {
   if ('exit' in parsed) return parsed.exit;
   try {
     const { values } = parsed;
-    const seed = (values['seed'] as string | undefined) ?? 'catalog';
-    const storefrontProducts = values['storefront-products'] as string | undefined;
+    const seed = (values['seed'] as string | undefined) ?? SEED_SETTINGS.seed.default;
+    const storefrontProducts = numericValue('storefront-products', SEED_SETTINGS['storefront-products'], values['storefront-products'] as string | undefined);
     if (storefrontProducts !== undefined && values['products'] !== undefined) throw new Error('--products and --storefront-products exclude each other');
     storefrontOnly = storefrontProducts !== undefined;
     // Storefront product i does not depend on the catalog's size: N of them are those of a catalog of 2N.
-    options = storefrontOnly
-      ? { products: 2 * positiveInteger('storefront-products', storefrontProducts, 1), seed }
-      : { products: positiveInteger('products', values['products'] as string | undefined, DEFAULT_PRODUCTS), seed };
+    options = { products: storefrontProducts === undefined ? numericValue('products', SEED_SETTINGS.products, values['products'] as string | undefined)! : 2 * storefrontProducts, seed };
     db = databaseUrlOf(values);
     out = values['out'] as string | undefined;
   } catch (error) {

@@ -23,6 +23,8 @@
 //   allowance per address; each attempt takes one request from the key's quota (rate-limit.ts);
 // - a key holds at most `maxStreamsPerKey` open streams on this listener; more are refused with
 //   429 `too_many_streams` before any stream byte;
+// - after `drain()` (the shutdown delay) every answer, a stream opened then included, says
+//   `Connection: close`, so no kept-alive connection outlives the listener;
 // - `close()` ends every stream with a clean end of the chunked body, so EventSource clients
 //   reconnect (elsewhere) and resume with Last-Event-ID.
 import http from 'node:http';
@@ -87,7 +89,7 @@ export interface PriceStreams {
   open(request: { key: string; topics: ReadonlySet<string>; filter: EventFilter | null; lastEventId: number | null; head: boolean; requestId: string }): Promise<StreamBody>;
 }
 
-export function createStreamServer(deps: StreamServerDeps): { server: http.Server; close(): Promise<void> } {
+export function createStreamServer(deps: StreamServerDeps): { server: http.Server; drain(): void; close(): Promise<void> } {
   const { priceLog, logger } = deps;
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
   const maxStreamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY;
@@ -101,6 +103,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
   /** Settled once `closing` and no stream is open. */
   const allClosed = Promise.withResolvers<void>();
   let closing = false;
+  let draining = false;
 
   const shuttingDown = (): HttpRefusal => new HttpRefusal('service_unavailable', 'The stream server is shutting down; reconnect shortly.');
 
@@ -189,9 +192,15 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     if (!dispatch(req, res)) shell(req, res);
   });
   applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
+  server.prependListener('request', (_req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
 
   return {
     server,
+    drain(): void {
+      draining = true;
+    },
     async close(): Promise<void> {
       closing = true;
       if (open.size === 0) allClosed.resolve();

@@ -8,10 +8,9 @@
 //   order (the same topics).
 // Runs are kept as long as they are in use: at the end of each turn of the event loop in which
 // something was encoded, the runs that turn did not use are dropped. The hub wakes consumers a
-// slice per turn, so every slice of one round of events shares its runs (a Buffer per slice
-// would be held by the writes in flight, promoted and kept until a full collection), and a
-// round's runs go at the end of the next round's first turn. The frame cache lives as long as
-// the events.
+// slice per turn, so every slice of one round of events shares its runs (one Buffer per round,
+// not per slice: bench/README.md, "The stream's memory"), and a round's runs go at the end of
+// the next round's first turn. The frame cache lives as long as the events.
 // A batch with a `reset` (replay only, rare) is encoded directly, without the run cache.
 import { encodeEvent, encodeReset } from '@catalog/contract/stream';
 import type { EventItem, StreamItem } from './subscription.ts';
@@ -52,8 +51,7 @@ class Run {
     if (this.#onlyFrame === frame) return this.#onlyNext as Run;
     let next = this.#next?.get(frame);
     if (next !== undefined) return next;
-    // Strings, not Buffers, are joined along the way: V8 joins them without copying, and only
-    // the runs handed out are turned into bytes.
+    // Only the runs handed out are turned into bytes.
     next = new Run(this.text + frame.text);
     if (this.#onlyFrame === null) {
       this.#onlyFrame = frame;

@@ -72,6 +72,17 @@ type Expr = FilterExpr<PriceEventFilterField>;
 
 const literalOf = (value: FilterLiteral): string | number => (typeof value === 'string' ? foldText(value) : (value as number));
 
+/**
+ * The folded values of an `IN` list, made once per list: the predicate and the index share the
+ * Set (neither changes it), so each value is folded and hashed once per filter.
+ */
+const valueSets = new WeakMap<Extract<Expr, { type: 'in' }>, Set<string | number>>();
+function valuesOf(expr: Extract<Expr, { type: 'in' }>): Set<string | number> {
+  let values = valueSets.get(expr);
+  if (values === undefined) valueSets.set(expr, (values = new Set(expr.values.map(literalOf))));
+  return values;
+}
+
 function compile(expr: Expr): (fields: EventFields) => boolean {
   switch (expr.type) {
     case 'and': {
@@ -87,7 +98,7 @@ function compile(expr: Expr): (fields: EventFields) => boolean {
       return (fields) => !operand(fields);
     }
     case 'in': {
-      const values = new Set(expr.values.map(literalOf));
+      const values = valuesOf(expr);
       const { field, negated } = expr;
       return (fields) => {
         const value = fields[field];
@@ -136,7 +147,8 @@ function indexOf(expr: Expr): Narrowing | null {
       return { keys: new Map([[expr.field, new Set([literalOf(expr.value) as string])]]), exact: true };
     case 'in':
       if (expr.negated || !isIndexed(expr.field)) return null;
-      return { keys: new Map([[expr.field, new Set(expr.values.map((value) => literalOf(value) as string))]]), exact: true };
+      // Indexed fields are strings, so every value of the list is one.
+      return { keys: new Map([[expr.field, valuesOf(expr) as Set<string>]]), exact: true };
     case 'and': {
       // Any operand's ids narrow the conjunction; the fewest make the fewest look-ups.
       let best: Narrowing | null = null;

@@ -73,12 +73,11 @@ export class PriceHub {
   #stopped = false;
   /**
    * Consumers to resume once the events of this turn are all offered. They are resumed
-   * WAKE_SLICE at a time, a slice per turn of the event loop (setImmediate): each resumed consumer
-   * writes, and a write holds a little of its own until the ticks that follow it run, which is
-   * only once the slice is done. Over ten thousand consumers in one go, that would span
-   * scavenges and be promoted, to die in the old generation.
-   * Offers append to `#toWake`; a run resumes `#waking` from `#wakeFrom`, and takes over what
-   * was appended meanwhile once it is through. Both arrays keep their room from run to run.
+   * WAKE_SLICE at a time, a slice per turn of the event loop (setImmediate), so one round of
+   * events reaches the last of N consumers N / WAKE_SLICE turns after the first (why:
+   * bench/README.md, "The stream's memory"). Offers append to `#toWake`; a run resumes `#waking`
+   * from `#wakeFrom`, and takes over what was appended meanwhile once it is through. Both arrays
+   * keep their room from run to run.
    */
   #toWake: (Subscription | undefined)[] = [];
   #toWakeCount = 0;

@@ -78,6 +78,6 @@ describe('catalog seed', () => {
   it('refuses a non-numeric --products', async () => {
     const result = await runCli(['seed', '--db', `sqlite:${join(dir, 'x.db')}`, '--products', 'many']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--products must be a positive integer, got "many"');
+    expect(result.stderr).toContain('--products must be an integer from 1 to 100000000, got "many"');
   });
 });

@@ -118,6 +118,38 @@ describe('RedisPriceLog', () => {
     expect(replayed.map((event) => event.id)).toEqual(all);
   });
 
+  it('backfills the latest prices from events stored before them on open, never over a later event, and only once', async () => {
+    const prefix = newPrefix();
+    if (admin.status === 'wait') await admin.connect();
+    const topic = 'price:marketplacea:us';
+    const data = (n: number, overrides: Partial<PriceEvent>): string => JSON.stringify(priceEvent(n, overrides));
+    // As a version without the latest-price store wrote them: stream entries only.
+    const old = [
+      [1, data(1, { product_id: 'p-1', variant_id: 'v-1' })],
+      [2, data(2, { product_id: 'p-1', variant_id: 'v-1' })],
+      [3, data(3, { product_id: 'p-1', variant_id: 'v-2' })],
+      [4, data(4, { product_id: 'p-2', variant_id: 'v-9' })],
+      [5, JSON.stringify({ source: 'marketplacea', market: 'US', price: 1 })],
+    ] as const;
+    for (const [id, text] of old) await admin.xadd(`${prefix}stream`, `${id}-0`, 't', topic, 'd', text);
+    // A later event of p-1/v-2 already stored with its latest price (by a newer instance).
+    const later = data(6, { product_id: 'p-1', variant_id: 'v-2' });
+    await admin.xadd(`${prefix}stream`, '6-0', 't', topic, 'd', later);
+    await admin.hset(`${prefix}latest:p-1`, 'v-2|marketplacea|US', `6 ${topic} ${later}`);
+
+    const log = await open(prefix);
+    const expected = { events: [{ id: 2, topic, data: old[1][1] }, { id: 6, topic, data: later }], position: 6 };
+    expect(await log.latestPrices('p-1')).toEqual(expected);
+    expect(await log.latestPrices('p-2')).toEqual({ events: [{ id: 4, topic, data: old[3][1] }], position: 6 });
+
+    // Appends after the backfill win, and a second open changes nothing.
+    const [appended] = await log.append([priceEvent(7, { product_id: 'p-2', variant_id: 'v-9' })]);
+    await open(prefix);
+    expect(await log.latestPrices('p-1')).toEqual({ ...expected, position: 7 });
+    expect((await log.latestPrices('p-2')).events).toEqual([appended]);
+    expect(await admin.get(`${prefix}latest-through`)).toBe('7');
+  });
+
   it('stores the payload text exactly and derives the topic with a lowercase market', async () => {
     const log = await open(newPrefix());
     const text = '{"source":"marketplaceb","market":"NL","price":1.50,"timestamp":"2026-11-23T05:00:00.123456789Z","note":"ünï\\ncode"}';

@@ -18,78 +18,117 @@ import {
 
 type TokenKind = 'word' | 'string' | 'operator' | '(' | ')' | '[' | ']' | ',' | 'end';
 
-interface Token {
+export interface Token {
   kind: TokenKind;
   /** Unescaped content for strings, the raw text otherwise. */
   text: string;
   /** 1-based index of the token's first character. */
   position: number;
+  /** For a word that is a keyword (in any case): AND, OR, NOT or IN; else null. */
+  keyword: string | null;
 }
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN']);
-const PUNCTUATION = new Set(['(', ')', '[', ']', ',']);
-/** Characters that end a bare word. */
-const WORD_BREAK = /[\s()[\],=!<>"']/u;
 
-function tokenize(text: string): Token[] {
+/** What each ASCII character is to the tokenizer, by code: part of a word, or one of these. */
+const SPACE = 1;
+/** Ends a bare word besides whitespace: ( ) [ ] , = ! < > " ' */
+const BREAK = 2;
+const ASCII = new Uint8Array(128);
+for (const space of '\t\n\v\f\r ') ASCII[space.charCodeAt(0)] = SPACE;
+for (const breaker of '()[],=!<>"\'') ASCII[breaker.charCodeAt(0)] = BREAK;
+/** Whitespace as the language reads it: JavaScript's `\s`, which beyond ASCII is Unicode's. */
+const UNICODE_SPACE = /\s/u;
+
+const isSpace = (code: number, char: string): boolean => (code < 128 ? ASCII[code] === SPACE : UNICODE_SPACE.test(char));
+
+/**
+ * The tokens of `text`, in one pass: each character is looked at once (strings are copied a run
+ * between escapes at a time), so the time is linear in the filter's length.
+ */
+export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
+  const length = text.length;
   let i = 0;
-  while (i < text.length) {
-    const char = text.charAt(i);
+  while (i < length) {
+    const code = text.charCodeAt(i);
     const position = i + 1;
-    if (/\s/u.test(char)) {
+    if (isSpace(code, text[i]!)) {
       i += 1;
-    } else if (PUNCTUATION.has(char)) {
-      tokens.push({ kind: char as TokenKind, text: char, position });
-      i += 1;
-    } else if (char === '=') {
-      tokens.push({ kind: 'operator', text: '=', position });
-      i += 1;
-    } else if (char === '!' || char === '<' || char === '>') {
-      if (text.charAt(i + 1) === '=') {
-        tokens.push({ kind: 'operator', text: `${char}=`, position });
-        i += 2;
-      } else if (char === '!') {
-        throw new InvalidFilter(position, 'unexpected "!"; use "!=" or NOT');
-      } else {
-        tokens.push({ kind: 'operator', text: char, position });
-        i += 1;
-      }
-    } else if (char === '"' || char === "'") {
-      let value = '';
-      let j = i + 1;
-      for (;;) {
-        if (j >= text.length) throw new InvalidFilter(position, 'unterminated string');
-        const c = text.charAt(j);
-        if (c === '\\') {
-          if (j + 1 >= text.length) throw new InvalidFilter(position, 'unterminated string');
-          value += text.charAt(j + 1);
-          j += 2;
-        } else if (c === char) {
-          j += 1;
-          break;
-        } else {
-          value += c;
-          j += 1;
-        }
-      }
-      tokens.push({ kind: 'string', text: value, position });
-      i = j;
-    } else {
-      let j = i;
-      while (j < text.length && !WORD_BREAK.test(text.charAt(j))) j += 1;
-      tokens.push({ kind: 'word', text: text.slice(i, j), position });
-      i = j;
+      continue;
     }
+    switch (code) {
+      case 0x28: // (
+      case 0x29: // )
+      case 0x5b: // [
+      case 0x5d: // ]
+      case 0x2c: {
+        // ,
+        const char = text[i]!;
+        tokens.push({ kind: char as TokenKind, text: char, position, keyword: null });
+        i += 1;
+        continue;
+      }
+      case 0x3d: // =
+        tokens.push({ kind: 'operator', text: '=', position, keyword: null });
+        i += 1;
+        continue;
+      case 0x21: // !
+      case 0x3c: // <
+      case 0x3e: {
+        // >
+        const char = text[i]!;
+        if (text.charCodeAt(i + 1) === 0x3d) {
+          tokens.push({ kind: 'operator', text: `${char}=`, position, keyword: null });
+          i += 2;
+        } else if (code === 0x21) {
+          throw new InvalidFilter(position, 'unexpected "!"; use "!=" or NOT');
+        } else {
+          tokens.push({ kind: 'operator', text: char, position, keyword: null });
+          i += 1;
+        }
+        continue;
+      }
+      case 0x22: // "
+      case 0x27: {
+        // '
+        let value = '';
+        let from = i + 1;
+        for (;;) {
+          let at = from;
+          while (at < length && text.charCodeAt(at) !== code && text.charCodeAt(at) !== 0x5c) at += 1;
+          if (at >= length) throw new InvalidFilter(position, 'unterminated string');
+          value += text.slice(from, at);
+          if (text.charCodeAt(at) === code) {
+            i = at + 1;
+            break;
+          }
+          // A backslash keeps the next character as it is.
+          if (at + 1 >= length) throw new InvalidFilter(position, 'unterminated string');
+          value += text[at + 1]!;
+          from = at + 2;
+        }
+        tokens.push({ kind: 'string', text: value, position, keyword: null });
+        continue;
+      }
+    }
+    let j = i + 1;
+    for (; j < length; j += 1) {
+      const next = text.charCodeAt(j);
+      if (next < 128 ? ASCII[next] !== 0 : UNICODE_SPACE.test(text[j]!)) break;
+    }
+    const word = text.slice(i, j);
+    // Upper-casing never shortens a word, so only words of up to three characters can be keywords.
+    const upper = word.length <= 3 ? word.toUpperCase() : '';
+    tokens.push({ kind: 'word', text: word, position, keyword: KEYWORDS.has(upper) ? upper : null });
+    i = j;
   }
-  tokens.push({ kind: 'end', text: '', position: text.length + 1 });
+  tokens.push({ kind: 'end', text: '', position: length + 1, keyword: null });
   return tokens;
 }
 
 function isKeyword(token: Token, keyword?: string): boolean {
-  if (token.kind !== 'word') return false;
-  const upper = token.text.toUpperCase();
-  return keyword === undefined ? KEYWORDS.has(upper) : upper === keyword;
+  return keyword === undefined ? token.keyword !== null : token.keyword === keyword;
 }
 
 function describe(token: Token): string {

@@ -3,11 +3,11 @@ import { parseTopics } from '../../stream/topics.ts';
 import type { Handler } from '../handler-types.ts';
 import type { PriceStreams } from '../stream-server.ts';
 
+// `Connection` is left to the listener: keep-alive, or close while it drains (stream-server.ts).
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-store',
   'x-accel-buffering': 'no',
-  connection: 'keep-alive',
 } as const;
 
 export const streamPrices: Handler<'streamPrices', { prices: PriceStreams }> = async ({ headers }, { prices, key, head, requestId }) => {

@@ -20,6 +20,13 @@
 //   latestPrices() reads that hash and the stream's top id in one script: both are atomic, so a
 //   snapshot and its position always agree. FLUSHDB or a restart without persistence loses the
 //   hashes with the stream; the snapshot then holds only what was published since.
+// - Events appended without the hashes (by a version before them, during a rolling deploy too) are
+//   backfilled on open (connect()) from every event the stream still holds after
+//   `<prefix>latest-through`, the newest id backfilled so far: a script writes a batch's hash
+//   fields only where the field is absent or holds an older id, and advances that mark in the same
+//   step, so a backfill is atomic per batch, idempotent, safe beside appends and other instances,
+//   and never replaces a later event by an earlier one. A Redis unreachable at open backfills once
+//   it is back.
 // - append() resolves after Redis acknowledged the XADDs (durable as far as Redis' persistence
 //   settings make it).
 //
@@ -122,6 +129,27 @@ end
 return { string.format('%.0f', oldest), string.format('%.0f', newest), entries }
 `;
 
+// KEYS: the backfill mark, then the latest-price hash of each event. ARGV: the newest id of the
+// batch, then field/id/value triples. Writes a field only where it is absent or older; keeps the
+// mark at the highest id backfilled. Returns the fields written.
+const BACKFILL_SCRIPT = `
+local written = 0
+for i = 2, #KEYS do
+  local at = (i - 2) * 3 + 2
+  local id = tonumber(ARGV[at + 1])
+  local current = redis.call('HGET', KEYS[i], ARGV[at])
+  if not current or tonumber(string.match(current, '^(%d+)')) < id then
+    redis.call('HSET', KEYS[i], ARGV[at], ARGV[at + 2])
+    written = written + 1
+  end
+end
+local mark = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > mark then redis.call('SET', KEYS[1], ARGV[1]) end
+return written
+`;
+
+const BACKFILL_BATCH = 1000;
+
 // KEYS: the product's latest-price hash, stream. Returns { newest id, hash values }.
 const LATEST_SCRIPT = `
 local top = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
@@ -135,6 +163,7 @@ type StreamEntry = [id: string, fields: string[]];
 interface ScriptedRedis extends Redis {
   priceLogAppend(keyCount: number, ...keysAndArgs: string[]): Promise<string[]>;
   priceLogLatest(hash: string, stream: string): Promise<[string, string[]]>;
+  priceLogBackfill(keyCount: number, ...keysAndArgs: string[]): Promise<number>;
   priceLogRead(stream: string, retained: string, afterId: string, limit: string): Promise<[string, string, StreamEntry[]]>;
 }
 
@@ -142,6 +171,7 @@ function withScripts(client: Redis): ScriptedRedis {
   // Without numberOfKeys: the first argument is the number of keys (one per event after two).
   client.defineCommand('priceLogAppend', { lua: APPEND_SCRIPT });
   client.defineCommand('priceLogLatest', { numberOfKeys: 2, lua: LATEST_SCRIPT });
+  client.defineCommand('priceLogBackfill', { lua: BACKFILL_SCRIPT });
   client.defineCommand('priceLogRead', { numberOfKeys: 1, lua: READ_SCRIPT });
   return client as ScriptedRedis;
 }
@@ -195,6 +225,7 @@ export class RedisPriceLog implements PriceLog {
   readonly #streamKey: string;
   readonly #floorKey: string;
   readonly #latestPrefix: string;
+  readonly #backfilledKey: string;
   readonly #commandTimeoutMs: number;
   readonly #followGiveUpAfterMs: number;
   readonly #followers = new Set<Redis>();
@@ -208,6 +239,7 @@ export class RedisPriceLog implements PriceLog {
     this.#streamKey = `${prefix}stream`;
     this.#floorKey = `${prefix}floor`;
     this.#latestPrefix = `${prefix}latest:`;
+    this.#backfilledKey = `${prefix}latest-through`;
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#followGiveUpAfterMs = options.followGiveUpAfterMs ?? Number.POSITIVE_INFINITY;
     this.#newLogCounter = options.newLogCounter === undefined ? '' : String(Math.max(0, Math.trunc(options.newLogCounter)));
@@ -215,13 +247,53 @@ export class RedisPriceLog implements PriceLog {
     this.#client.on('error', (error: Error) => this.#logger.debug('price log Redis connection error', { error: error.message }));
   }
 
-  /** Connects once; a Redis that is down now is not fatal (the client keeps reconnecting). */
+  /**
+   * Connects once and backfills the latest prices; a Redis that is down now is not fatal (the
+   * client keeps reconnecting, and backfills once it is ready).
+   */
   async connect(): Promise<void> {
+    const backfill = (): Promise<void> =>
+      this.#backfillLatest().catch((error: unknown) => {
+        // Tried again at the next (re)connection.
+        this.#logger.warn('price log latest-price backfill failed', { error: (error as Error).message });
+        this.#client.once('ready', () => void backfill());
+      });
     try {
       await this.#client.connect();
     } catch (error) {
       this.#logger.warn('price log Redis is unreachable; retrying in the background', { error: (error as Error).message });
+      this.#client.once('ready', () => void backfill());
+      return;
     }
+    await backfill();
+  }
+
+  /** Writes the latest-price hashes of every stored event after the backfill mark (see the header). */
+  async #backfillLatest(): Promise<void> {
+    let after = Number((await this.#client.get(this.#backfilledKey)) ?? 0);
+    let written = 0;
+    for (;;) {
+      const entries = (await this.#client.xrange(this.#streamKey, `${after + 1}-0`, '+', 'COUNT', BACKFILL_BATCH)) as StreamEntry[];
+      if (entries.length === 0) break;
+      const keys = [this.#backfilledKey];
+      const args: string[] = [];
+      for (const entry of entries) {
+        const event = fromEntry(entry);
+        after = event.id;
+        let latest;
+        try {
+          latest = toAppendRecord(event.data).latest;
+        } catch {
+          continue;
+        }
+        if (latest === null) continue;
+        keys.push(this.#latestPrefix + latest.productId);
+        args.push(latest.key, String(event.id), `${event.id} ${event.topic} ${event.data}`);
+      }
+      written += await this.#client.priceLogBackfill(keys.length, ...keys, String(after), ...args);
+      if (entries.length < BACKFILL_BATCH) break;
+    }
+    if (written > 0) this.#logger.info('latest prices backfilled from the stream', { fields: written, through: after });
   }
 
   async append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]> {

@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidFilter } from '../../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../../src/catalog/filter/ast.ts';
-import { parseFilter } from '../../../src/catalog/filter/parse-filter.ts';
+import { parseFilter, tokenize } from '../../../src/catalog/filter/parse-filter.ts';
 
 function refusal(text: string): { position: number; message: string } {
   try {
@@ -154,5 +155,90 @@ describe('parseFilter', () => {
       expect(message).toContain('nested deeper than 16 levels');
       expect(refusal(`${'NOT '.repeat(17)}brand = a`).position).toBe(65);
     });
+  });
+});
+
+/**
+ * The tokenizer's rules written plainly (a regular expression per character, strings built a
+ * character at a time): what the single-pass tokenizer must give, token for token and refusal for
+ * refusal.
+ */
+function plainTokens(text: string): { kind: string; text: string; position: number; keyword: string | null }[] | { position: number; message: string } {
+  const tokens: { kind: string; text: string; position: number; keyword: string | null }[] = [];
+  const push = (kind: string, value: string, position: number): void => {
+    const upper = value.toUpperCase();
+    tokens.push({ kind, text: value, position, keyword: kind === 'word' && ['AND', 'OR', 'NOT', 'IN'].includes(upper) ? upper : null });
+  };
+  let i = 0;
+  while (i < text.length) {
+    const char = text.charAt(i);
+    const position = i + 1;
+    if (/\s/u.test(char)) i += 1;
+    else if ('()[],'.includes(char)) {
+      push(char, char, position);
+      i += 1;
+    } else if (char === '=') {
+      push('operator', '=', position);
+      i += 1;
+    } else if (char === '!' || char === '<' || char === '>') {
+      if (text.charAt(i + 1) === '=') {
+        push('operator', `${char}=`, position);
+        i += 2;
+      } else if (char === '!') return { position, message: 'unexpected "!"' };
+      else {
+        push('operator', char, position);
+        i += 1;
+      }
+    } else if (char === '"' || char === "'") {
+      let value = '';
+      let j = i + 1;
+      for (;;) {
+        if (j >= text.length) return { position, message: 'unterminated string' };
+        const c = text.charAt(j);
+        if (c === '\\') {
+          if (j + 1 >= text.length) return { position, message: 'unterminated string' };
+          value += text.charAt(j + 1);
+          j += 2;
+        } else if (c === char) {
+          j += 1;
+          break;
+        } else {
+          value += c;
+          j += 1;
+        }
+      }
+      push('string', value, position);
+      i = j;
+    } else {
+      let j = i;
+      while (j < text.length && !/[\s()[\],=!<>"']/u.test(text.charAt(j))) j += 1;
+      push('word', text.slice(i, j), position);
+      i = j;
+    }
+  }
+  push('end', '', text.length + 1);
+  return tokens;
+}
+
+describe('tokenize', () => {
+  const UNITS = ['a', 'N', 'd', 'o', 'R', 'i', 'ı', 'ß', 't', '1', '.', '-', '_', ' ', '\t', '\n', '\u00a0', '\u2028', '\u3000', '(', ')', '[', ']', ',', '=', '!', '<', '>', '"', "'", '\\', 'é', '😀', '\ud800'];
+
+  it('gives the tokens and refusals of the plain rules for any text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...UNITS), maxLength: 40 }), (text) => {
+        const expected = plainTokens(text);
+        let actual: ReturnType<typeof plainTokens>;
+        try {
+          actual = tokenize(text);
+        } catch (error) {
+          if (!(error instanceof InvalidFilter)) throw error;
+          expect(expected).toMatchObject({ position: error.position });
+          expect(error.message).toContain((expected as { message: string }).message);
+          return;
+        }
+        expect(actual).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
