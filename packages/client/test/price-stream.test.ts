@@ -271,10 +271,12 @@ describe('priceStream on the exact stream bytes', () => {
     const { url, connections } = await serve((c) => {
       c.open(encodeRetry(2000), encodeEvent({ id: 1, event: 'price:marketplacea:us', data: JSON.stringify(fixedPriceEvent({ price: 1 })) }));
       const beat = setInterval(() => c.res.write(encodeComment('heartbeat')), 60);
-      setTimeout(() => c.res.write(encodeEvent({ id: 2, event: 'price:marketplacea:us', data: JSON.stringify(fixedPriceEvent({ price: 2 })) })), 800);
+      // Event 2 comes after several idle timeouts: only the heartbeats keep the connection. The
+      // timeout is ten heartbeats long, so a loaded machine's stalled timers do not cut it.
+      setTimeout(() => c.res.write(encodeEvent({ id: 2, event: 'price:marketplacea:us', data: JSON.stringify(fixedPriceEvent({ price: 2 })) })), 1600);
       c.res.once('close', () => clearInterval(beat));
     });
-    expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 2))).toEqual([1, 2]);
+    expect(ids(await take(stream(url, { idleTimeoutMs: 600 }), 2))).toEqual([1, 2]);
     expect(connections).toHaveLength(1);
   });
 
@@ -282,10 +284,10 @@ describe('priceStream on the exact stream bytes', () => {
     const { url, connections } = await serve((c) => {
       c.open(priceFrame(1));
       const beat = setInterval(() => c.res.write(': still here\n'), 60);
-      setTimeout(() => c.res.write(`\n${priceFrame(2)}`), 700);
+      setTimeout(() => c.res.write(`\n${priceFrame(2)}`), 1600);
       c.res.once('close', () => clearInterval(beat));
     });
-    expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 2))).toEqual([1, 2]);
+    expect(ids(await take(stream(url, { idleTimeoutMs: 600 }), 2))).toEqual([1, 2]);
     expect(connections).toHaveLength(1);
   });
 
