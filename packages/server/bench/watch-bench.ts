@@ -14,13 +14,13 @@
 //
 //   node bench/watch-bench.ts [--duration S] [--only ids,price] [--logs sqlite,redis] [--scale F]
 //                             [--workers N] [--rounds R] [--cpu-prof DIR]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { buildPriceEvent } from '@catalog/contract/testing';
-import { childEnv, forkHelper, progress, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
+import { childEnv, forkHelper, progress, readRssKib, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
 import { summarize, type LatencySummary } from './lib/stats.ts';
 import { encodeTimestamp, wallClockMs } from './stream/price-events.ts';
 import type { WorkerCommand, WorkerReply } from './stream/subscriber-worker.ts';
@@ -65,6 +65,8 @@ interface Run {
   systemMs: number;
   cpuUsPerDelivered: number;
   closedEarly: number;
+  /** The server's resident set once the events are delivered, MiB. */
+  rssMib: number;
 }
 
 /** The process's CPU time in user and in kernel mode, ms. */
@@ -72,6 +74,22 @@ function cpuMsOf(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name; clock ticks of 10 ms.
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** CPU ms (user + kernel) by thread name (`comm`: the stream thread, V8's GC helpers, libuv's pool), summed over threads of one name. */
+function cpuMsByThread(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return byName;
 }
 
 function ask<T extends WorkerReply['type']>(worker: ChildProcess, command: WorkerCommand, type: T): Promise<Extract<WorkerReply, { type: T }>> {
@@ -156,6 +174,7 @@ async function runScenario(server: RunningServer, proKey: string, priceLogUrl: s
     await sleep(2000);
     await askAll({ type: 'reset' }, 'reset');
     const cpuBefore = cpuMsOf(server.pid);
+    const threadsBefore = cpuMsByThread(server.pid);
     let sequence = 0;
     const startedAt = wallClockMs();
     await new Promise<void>((resolve) => {
@@ -174,23 +193,26 @@ async function runScenario(server: RunningServer, proKey: string, priceLogUrl: s
     // Let the last events arrive, then read the CPU before anything else runs on the server.
     const countAll = async (): Promise<number> => (await askAll({ type: 'count' }, 'count')).reduce((total, reply) => total + reply.events, 0);
     let last = await countAll();
-    for (let quiet = 0; quiet < 4; ) {
+    for (let quiet = 0; quiet < 8; ) {
       await sleep(250);
       const now = await countAll();
       quiet = now === last ? quiet + 1 : 0;
       last = now;
     }
     const cpuAfter = cpuMsOf(server.pid);
+    const threads = [...cpuMsByThread(server.pid)].map(([name, ms]) => `${name} ${ms - (threadsBefore.get(name) ?? 0)}`).join(', ');
     const systemMs = cpuAfter.system - cpuBefore.system;
     const cpuMs = cpuAfter.user - cpuBefore.user + systemMs;
+    const rssMib = readRssKib(server.pid) / 1024;
     const reports = await askAll({ type: 'report' }, 'report');
     const delivered = reports.reduce((total, report) => total + report.events, 0);
     const run: Run = {
       scenario: scenario.name, log, round, subscribers: scenario.subscribers, connected, rate: scenario.rate, published: sequence,
       delivered, latency: summarize(reports.flatMap((report) => report.latencies)), cpuMs, systemMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, delivered),
       closedEarly: reports.reduce((total, report) => total + report.closedEarly, 0),
+      rssMib,
     };
-    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms (${run.latency.count} samples), server CPU ${cpuMs} ms (${systemMs} in the kernel), ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered, ${run.closedEarly} closed early`);
+    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms (${run.latency.count} samples), server CPU ${cpuMs} ms (${systemMs} in the kernel), ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered, ${run.closedEarly} closed early, server RSS ${rssMib.toFixed(0)} MiB; CPU ms by thread: ${threads}`);
     return run;
   } finally {
     await feed.close();
@@ -267,10 +289,10 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log('| scenario | log | round | subscribers (connected, closed early) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms (kernel) | CPU µs per delivered event (user only) |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| scenario | log | round | subscribers (connected, closed early) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms (kernel) | CPU µs per delivered event (user only) | server RSS MiB |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const run of runs) {
-    console.log(`| ${run.scenario} | ${run.log} | ${run.round} | ${run.subscribers} (${run.connected}, ${run.closedEarly}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} (${run.systemMs}) | ${run.cpuUsPerDelivered.toFixed(1)} (${(((run.cpuMs - run.systemMs) * 1000) / Math.max(1, run.delivered)).toFixed(1)}) |`);
+    console.log(`| ${run.scenario} | ${run.log} | ${run.round} | ${run.subscribers} (${run.connected}, ${run.closedEarly}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} (${run.systemMs}) | ${run.cpuUsPerDelivered.toFixed(1)} (${(((run.cpuMs - run.systemMs) * 1000) / Math.max(1, run.delivered)).toFixed(1)}) | ${run.rssMib.toFixed(0)} |`);
   }
 }
 
