@@ -14,6 +14,7 @@
 //
 //   node bench/watch-bench.ts [--duration S] [--only ids,price] [--logs sqlite,redis] [--scale F]
 //                             [--workers N] [--rounds R] [--cpu-prof DIR]
+// `--only ids-control` adds the ids filters in the reference's delivery pattern (see scenarios()).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +252,16 @@ function scenarios(): Scenario[] {
     );
     out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
     out.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, sampleEvery: 10, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+  }
+  if (only.has('ids-control')) {
+    // The same filters (each list with product 0 in place of one of its ids) in the reference's
+    // delivery pattern: 1 event/s, for product 0, reaching every subscriber at once. Against the
+    // reference, it prices holding and looking up the filters; against `ids`, the pattern.
+    const filters = Array.from({ length: idsSubscribers }, () =>
+      `product_id IN [${[productId(0), ...Array.from({ length: WATCHED_PER_SUBSCRIBER - 1 }, () => productId(Math.floor(rnd() * PRODUCTS)))].map((id) => `"${id}"`).join(',')}]`,
+    );
+    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'ids control: IN 100, all match', subscribers: idsSubscribers, rate: 1, filters, sampleEvery: 10, event: (n, at) => event(0, n, at) });
   }
   if (only.has('price')) {
     const filters = Array.from({ length: priceSubscribers }, (_, i) => `price < ${(100 + (i * 100) / priceSubscribers).toFixed(2)} AND market = "US"`);
