@@ -6,17 +6,22 @@
 //   the same deliveries per second): p99 publish-to-receive and the server's CPU per delivered event;
 // - `price`: 5,000 subscribers each with a different `price < X AND market = "US"` at 100 events/s,
 //   against 5,000 unfiltered subscribers at 100 events/s: p99.
-// Subscribers live in a forked worker (stream/subscriber-worker.ts); events go through
-// `catalog prices publish -`; the server's CPU is read from /proc/<pid>/stat.
+// Subscribers are spread over `--workers` forked processes (stream/subscriber-worker.ts),
+// subscriber i in worker i mod N, so the load generator is not one saturated event loop; each
+// worker times publish-to-receive from the event's own timestamp and the samples are merged.
+// Events go through `catalog prices publish -`; the server's CPU is read from /proc/<pid>/stat.
+// `--rounds R` repeats each reference/filtered pair, alternating which one runs first.
 //
 //   node bench/watch-bench.ts [--duration S] [--only ids,price] [--logs sqlite,redis] [--scale F]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+//                             [--workers N] [--rounds R] [--cpu-prof DIR]
+// `--only ids-control` adds the ids filters in the reference's delivery pattern (see scenarios()).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { buildPriceEvent } from '@catalog/contract/testing';
-import { childEnv, forkHelper, progress, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
+import { childEnv, forkHelper, progress, readRssKib, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
 import { summarize, type LatencySummary } from './lib/stats.ts';
 import { encodeTimestamp, wallClockMs } from './stream/price-events.ts';
 import type { WorkerCommand, WorkerReply } from './stream/subscriber-worker.ts';
@@ -28,11 +33,17 @@ const { values } = parseArgs({
     logs: { type: 'string', default: 'sqlite,redis' },
     scale: { type: 'string', default: '1' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379/14' },
+    workers: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '1' },
+    /** Writes a V8 CPU profile of each server (every thread) into this directory. */
+    'cpu-prof': { type: 'string' },
   },
 });
 const durationSeconds = Number(values.duration);
 /** Scales subscriber counts down for a smoke run (e.g. 0.1). */
 const scale = Number(values.scale);
+const workerCount = Math.max(1, Number(values.workers));
+const rounds = Math.max(1, Number(values.rounds));
 const CLI = join(SERVER_DIR, 'src/cli/main.ts');
 const TOPIC = 'price:marketplacea:us';
 const PRODUCTS = 100_000;
@@ -43,6 +54,7 @@ const productId = (n: number): string => `00000000-0000-4000-8000-${String(n).pa
 interface Run {
   scenario: string;
   log: string;
+  round: number;
   subscribers: number;
   connected: number;
   rate: number;
@@ -50,13 +62,35 @@ interface Run {
   delivered: number;
   latency: LatencySummary;
   cpuMs: number;
+  /** Of cpuMs, in the kernel: on loopback a socket write also runs the receiver's side of TCP. */
+  systemMs: number;
   cpuUsPerDelivered: number;
+  closedEarly: number;
+  /** The server's resident set once the events are delivered, MiB. */
+  rssMib: number;
 }
 
-function cpuMsOf(pid: number): number {
+/** The process's CPU time in user and in kernel mode, ms. */
+function cpuMsOf(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command name; clock ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** CPU ms (user + kernel) by thread name (`comm`: the stream thread, V8's GC helpers, libuv's pool), summed over threads of one name. */
+function cpuMsByThread(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return byName;
 }
 
 function ask<T extends WorkerReply['type']>(worker: ChildProcess, command: WorkerCommand, type: T): Promise<Extract<WorkerReply, { type: T }>> {
@@ -90,28 +124,58 @@ interface Scenario {
   subscribers: number;
   rate: number;
   filters: string[] | null;
+  /** Every how many subscribers one is timed. */
+  sampleEvery: number;
   /** The event published at sequence n. */
   event(n: number, publishedAtMs: number): object;
 }
 
-async function runScenario(server: RunningServer, proKey: string, priceLogUrl: string, scenario: Scenario, log: string): Promise<Run> {
-  const label = `${scenario.name} ${log} ${scenario.subscribers} subs × ${scenario.rate}/s`;
-  const { child: worker } = await forkHelper<WorkerReply>(new URL('./stream/subscriber-worker.ts', import.meta.url).pathname);
+/** Node flags for the server: a CPU profile per thread (main and stream), named after the run. */
+function cpuProfileArgs(scenario: Scenario, log: string, round: number): string[] {
+  const dir = values['cpu-prof'];
+  if (dir === undefined) return [];
+  const name = `${log}-${scenario.name.replace(/[^a-z0-9]+/gi, '-')}-r${round}`;
+  return ['--cpu-prof', '--cpu-prof-dir', join(dir, name)];
+}
+
+/** Subscriber i goes to worker i mod N: worker k gets every Nth of the per-subscriber values. */
+function shareOf<T>(items: readonly T[], worker: number): T[] {
+  return items.filter((_, index) => index % workerCount === worker);
+}
+
+const countOf = (subscribers: number, worker: number): number => Math.floor(subscribers / workerCount) + (worker < subscribers % workerCount ? 1 : 0);
+
+async function runScenario(server: RunningServer, proKey: string, priceLogUrl: string, scenario: Scenario, log: string, round: number): Promise<Run> {
+  const label = `${scenario.name} ${log} ${scenario.subscribers} subs × ${scenario.rate}/s (round ${round})`;
+  const workers = await Promise.all(
+    Array.from({ length: workerCount }, async () => (await forkHelper<WorkerReply>(new URL('./stream/subscriber-worker.ts', import.meta.url).pathname)).child),
+  );
+  const askAll = <T extends WorkerReply['type']>(command: WorkerCommand | ((worker: number) => WorkerCommand), type: T) =>
+    Promise.all(workers.map((worker, index) => ask(worker, typeof command === 'function' ? command(index) : command, type)));
   const feed = publisher(priceLogUrl);
   try {
-    const connected = await ask(worker, {
-      type: 'start',
-      url: `${server.streamUrl}/v1/stream`,
-      headers: { authorization: `Bearer ${proKey}`, topics: TOPIC },
-      count: scenario.subscribers,
-      sampleEvery: Math.max(1, Math.floor(scenario.subscribers / 200)),
-      concurrency: 100,
-      ...(scenario.filters === null ? {} : { perSubscriber: { name: 'filter', values: scenario.filters } }),
-    }, 'connected');
-    progress(`${label}: ${connected.connected} connected, ${connected.failed} failed in ${connected.ms.toFixed(0)} ms ${JSON.stringify(connected.statuses)}`);
+    const started = performance.now();
+    const replies = await askAll(
+      (index) => ({
+        type: 'start',
+        url: `${server.streamUrl}/v1/stream`,
+        headers: { authorization: `Bearer ${proKey}`, topics: TOPIC },
+        count: countOf(scenario.subscribers, index),
+        sampleEvery: scenario.sampleEvery,
+        concurrency: Math.ceil(100 / workerCount),
+        ...(scenario.filters === null ? {} : { perSubscriber: { name: 'filter', values: shareOf(scenario.filters, index) } }),
+      }),
+      'connected',
+    );
+    const connected = replies.reduce((total, reply) => total + reply.connected, 0);
+    const failed = replies.reduce((total, reply) => total + reply.failed, 0);
+    const statuses: Record<string, number> = {};
+    for (const reply of replies) for (const [status, count] of Object.entries(reply.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+    progress(`${label}: ${connected} connected, ${failed} failed in ${(performance.now() - started).toFixed(0)} ms over ${workerCount} workers ${JSON.stringify(statuses)}`);
     await sleep(2000);
-    await ask(worker, { type: 'reset' }, 'reset');
+    await askAll({ type: 'reset' }, 'reset');
     const cpuBefore = cpuMsOf(server.pid);
+    const threadsBefore = cpuMsByThread(server.pid);
     let sequence = 0;
     const startedAt = wallClockMs();
     await new Promise<void>((resolve) => {
@@ -128,26 +192,38 @@ async function runScenario(server: RunningServer, proKey: string, priceLogUrl: s
       }, 10);
     });
     // Let the last events arrive, then read the CPU before anything else runs on the server.
-    let last = await ask(worker, { type: 'count' }, 'count');
-    for (let quiet = 0; quiet < 4; ) {
+    const countAll = async (): Promise<number> => (await askAll({ type: 'count' }, 'count')).reduce((total, reply) => total + reply.events, 0);
+    let last = await countAll();
+    for (let quiet = 0; quiet < 8; ) {
       await sleep(250);
-      const now = await ask(worker, { type: 'count' }, 'count');
-      quiet = now.events === last.events ? quiet + 1 : 0;
+      const now = await countAll();
+      quiet = now === last ? quiet + 1 : 0;
       last = now;
     }
-    const cpuMs = cpuMsOf(server.pid) - cpuBefore;
-    const report = await ask(worker, { type: 'report' }, 'report');
+    const cpuAfter = cpuMsOf(server.pid);
+    const threads = [...cpuMsByThread(server.pid)].map(([name, ms]) => `${name} ${ms - (threadsBefore.get(name) ?? 0)}`).join(', ');
+    const systemMs = cpuAfter.system - cpuBefore.system;
+    const cpuMs = cpuAfter.user - cpuBefore.user + systemMs;
+    const rssMib = readRssKib(server.pid) / 1024;
+    const reports = await askAll({ type: 'report' }, 'report');
+    const delivered = reports.reduce((total, report) => total + report.events, 0);
     const run: Run = {
-      scenario: scenario.name, log, subscribers: scenario.subscribers, connected: connected.connected, rate: scenario.rate, published: sequence,
-      delivered: report.events, latency: summarize(report.latencies), cpuMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, report.events),
+      scenario: scenario.name, log, round, subscribers: scenario.subscribers, connected, rate: scenario.rate, published: sequence,
+      delivered, latency: summarize(reports.flatMap((report) => report.latencies)), cpuMs, systemMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, delivered),
+      closedEarly: reports.reduce((total, report) => total + report.closedEarly, 0),
+      rssMib,
     };
-    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms, server CPU ${cpuMs} ms, ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered`);
+    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms (${run.latency.count} samples), server CPU ${cpuMs} ms (${systemMs} in the kernel), ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered, ${run.closedEarly} closed early, server RSS ${rssMib.toFixed(0)} MiB; CPU ms by thread: ${threads}`);
     return run;
   } finally {
     await feed.close();
-    worker.send({ type: 'stop' } satisfies WorkerCommand);
-    await Promise.race([new Promise((resolve) => worker.once('exit', resolve)), sleep(10_000)]);
-    await stopChild(worker);
+    await Promise.all(
+      workers.map(async (worker) => {
+        worker.send({ type: 'stop' } satisfies WorkerCommand);
+        await Promise.race([new Promise((resolve) => worker.once('exit', resolve)), sleep(10_000)]);
+        await stopChild(worker);
+      }),
+    );
   }
 }
 
@@ -174,13 +250,23 @@ function scenarios(): Scenario[] {
     const filters = Array.from({ length: idsSubscribers }, () =>
       `product_id IN [${Array.from({ length: WATCHED_PER_SUBSCRIBER }, () => `"${productId(Math.floor(rnd() * PRODUCTS))}"`).join(',')}]`,
     );
-    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, event: (n, at) => event(n % PRODUCTS, n, at) });
-    out.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, sampleEvery: 10, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+  }
+  if (only.has('ids-control')) {
+    // The same filters (each list with product 0 in place of one of its ids) in the reference's
+    // delivery pattern: 1 event/s, for product 0, reaching every subscriber at once. Against the
+    // reference, it prices holding and looking up the filters; against `ids`, the pattern.
+    const filters = Array.from({ length: idsSubscribers }, () =>
+      `product_id IN [${[productId(0), ...Array.from({ length: WATCHED_PER_SUBSCRIBER - 1 }, () => productId(Math.floor(rnd() * PRODUCTS)))].map((id) => `"${id}"`).join(',')}]`,
+    );
+    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'ids control: IN 100, all match', subscribers: idsSubscribers, rate: 1, filters, sampleEvery: 10, event: (n, at) => event(0, n, at) });
   }
   if (only.has('price')) {
     const filters = Array.from({ length: priceSubscribers }, (_, i) => `price < ${(100 + (i * 100) / priceSubscribers).toFixed(2)} AND market = "US"`);
-    out.push({ name: 'price unfiltered reference', subscribers: priceSubscribers, rate: 100, filters: null, event: (n, at) => event(n % PRODUCTS, n, at) });
-    out.push({ name: 'price < X AND market', subscribers: priceSubscribers, rate: 100, filters, event: (n, at) => event(n % PRODUCTS, n, at, { price: 100 + rnd() * 100 }) });
+    out.push({ name: 'price unfiltered reference', subscribers: priceSubscribers, rate: 100, filters: null, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at) });
+    out.push({ name: 'price < X AND market', subscribers: priceSubscribers, rate: 100, filters, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at, { price: 100 + rnd() * 100 }) });
   }
   return out;
 }
@@ -193,25 +279,31 @@ async function main(): Promise<void> {
     const keyOut = await runCli(CLI, ['keys', 'create', '--db', db, '--plan', 'pro']);
     const proKey = keyOut.stdout.trim().split('\n').pop()?.trim() ?? '';
     const planned = scenarios();
+    // Scenarios come in pairs (reference, filtered); odd rounds run the filtered one first.
+    const pairs = Array.from({ length: planned.length / 2 }, (_, index) => planned.slice(index * 2, index * 2 + 2));
     for (const log of values.logs.split(',')) {
       const priceLogUrl = log === 'redis' ? values.redis : db;
-      for (const scenario of planned) {
-        // A fresh server per run: no run's connections or heap weigh on the next.
-        const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn']);
-        try {
-          runs.push(await runScenario(server, proKey, priceLogUrl, scenario, log));
-        } finally {
-          await server.stop();
+      for (const pair of pairs) {
+        for (let round = 1; round <= rounds; round++) {
+          for (const scenario of round % 2 === 1 ? pair : [...pair].reverse()) {
+            // A fresh server per run: no run's connections or heap weigh on the next.
+            const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn'], 120_000, cpuProfileArgs(scenario, log, round));
+            try {
+              runs.push(await runScenario(server, proKey, priceLogUrl, scenario, log, round));
+            } finally {
+              await server.stop();
+            }
+          }
         }
       }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log('| scenario | log | subscribers (connected) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms | CPU µs per delivered event |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| scenario | log | round | subscribers (connected, closed early) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms (kernel) | CPU µs per delivered event (user only) | server RSS MiB |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const run of runs) {
-    console.log(`| ${run.scenario} | ${run.log} | ${run.subscribers} (${run.connected}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} | ${run.cpuUsPerDelivered.toFixed(1)} |`);
+    console.log(`| ${run.scenario} | ${run.log} | ${run.round} | ${run.subscribers} (${run.connected}, ${run.closedEarly}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} (${run.systemMs}) | ${run.cpuUsPerDelivered.toFixed(1)} (${(((run.cpuMs - run.systemMs) * 1000) / Math.max(1, run.delivered)).toFixed(1)}) | ${run.rssMib.toFixed(0)} |`);
   }
 }
 

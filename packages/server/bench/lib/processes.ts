@@ -82,12 +82,12 @@ function withRaisedFileLimit(command: string, args: readonly string[]): [string,
  * (with `apiUrl` and `streamUrl`), or when both ports accept connections, since `--log-level warn`
  * (needed so access logs do not weigh on the benchmark) may drop that info line.
  */
-export async function startServer(cli: string, args: readonly string[], timeoutMs = 120_000): Promise<RunningServer> {
+export async function startServer(cli: string, args: readonly string[], timeoutMs = 120_000, nodeArgs: readonly string[] = []): Promise<RunningServer> {
   const [apiPort, ssePort] = [await freePort(), await freePort()];
   const fallback = { apiUrl: `http://127.0.0.1:${apiPort}`, streamUrl: `http://127.0.0.1:${ssePort}` };
   // Load generators send from one address with one key: limits are off unless the run sets them.
   const limits = args.some((arg) => arg.startsWith('--rate-limit')) ? [] : ['--rate-limit', '0', '--auth-failure-limit', '0', '--max-streams-per-key', '1000000'];
-  const child = spawn(...withRaisedFileLimit(process.execPath, [cli, 'serve', ...limits, ...args, '--port', String(apiPort), '--sse-port', String(ssePort)]), {
+  const child = spawn(...withRaisedFileLimit(process.execPath, [...nodeArgs, cli, 'serve', ...limits, ...args, '--port', String(apiPort), '--sse-port', String(ssePort)]), {
     cwd: SERVER_DIR,
     env: childEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -37,8 +37,9 @@ export interface EventFilter {
 /** Parses and compiles a `Filter` header; throws InvalidFilter (400 `invalid_filter`). */
 export function parseEventFilter(text: string): EventFilter {
   const expr = parseFilter(text, PRICE_EVENT_FILTER);
-  const narrowed = indexOf(expr);
-  return { text, matches: compile(expr), index: narrowed?.keys ?? null, indexIsExact: narrowed?.exact ?? false };
+  const values = new FoldedValues();
+  const narrowed = indexOf(expr, values);
+  return { text, matches: compile(expr, values), index: narrowed?.keys ?? null, indexIsExact: narrowed?.exact ?? false };
 }
 
 /** The header as received: Node reads header bytes as Latin-1, the contract sends UTF-8. */
@@ -73,32 +74,56 @@ type Expr = FilterExpr<PriceEventFilterField>;
 const literalOf = (value: FilterLiteral): string | number => (typeof value === 'string' ? foldText(value) : (value as number));
 
 /**
- * The folded values of an `IN` list, made once per list: the predicate and the index share the
- * Set (neither changes it), so each value is folded and hashed once per filter.
+ * The engine's one copy of `text`: V8 keeps a single string per property name, in a table that
+ * forgets names nothing uses any more. An id that thousands of filters list is then held once,
+ * not once per filter (with its tokenizer scaffolding); equality is unchanged.
  */
-const valueSets = new WeakMap<Extract<Expr, { type: 'in' }>, Set<string | number>>();
-function valuesOf(expr: Extract<Expr, { type: 'in' }>): Set<string | number> {
-  let values = valueSets.get(expr);
-  if (values === undefined) valueSets.set(expr, (values = new Set(expr.values.map(literalOf))));
-  return values;
+function shared(text: string): string {
+  for (const key in { [text]: true }) return key;
+  return text;
 }
 
-function compile(expr: Expr): (fields: EventFields) => boolean {
+/**
+ * Each `IN` list's folded values, made once per filter: the predicate and the index hold the same
+ * Set of the same strings. A subscriber's filter lives as long as its stream, and thousands of
+ * id lists held twice made the heap that every major collection marks twice as large.
+ */
+class FoldedValues {
+  readonly #byList = new Map<Expr, Set<string | number>>();
+
+  of(expr: Extract<Expr, { type: 'in' }>): Set<string | number> {
+    let values = this.#byList.get(expr);
+    if (values === undefined) {
+      values = new Set(expr.values.map((value) => (typeof value === 'string' ? shared(foldText(value)) : (value as number))));
+      this.#byList.set(expr, values);
+    }
+    return values;
+  }
+}
+
+/** Not a closure over `folded`: the predicates must not keep it (and through it the parsed expression) alive. */
+function compileAll(operands: readonly Expr[], folded: FoldedValues): ((fields: EventFields) => boolean)[] {
+  const compiled: ((fields: EventFields) => boolean)[] = [];
+  for (const operand of operands) compiled.push(compile(operand, folded));
+  return compiled;
+}
+
+function compile(expr: Expr, folded: FoldedValues): (fields: EventFields) => boolean {
   switch (expr.type) {
     case 'and': {
-      const operands = expr.operands.map(compile);
+      const operands = compileAll(expr.operands, folded);
       return (fields) => operands.every((operand) => operand(fields));
     }
     case 'or': {
-      const operands = expr.operands.map(compile);
+      const operands = compileAll(expr.operands, folded);
       return (fields) => operands.some((operand) => operand(fields));
     }
     case 'not': {
-      const operand = compile(expr.operand);
+      const operand = compile(expr.operand, folded);
       return (fields) => !operand(fields);
     }
     case 'in': {
-      const values = valuesOf(expr);
+      const values = folded.of(expr);
       const { field, negated } = expr;
       return (fields) => {
         const value = fields[field];
@@ -140,20 +165,20 @@ const isIndexed = (field: string): field is IndexedField => (INDEXED_FIELDS as r
 const sizeOf = (keys: Map<IndexedField, Set<string>>): number => [...keys.values()].reduce((total, values) => total + values.size, 0);
 
 /** The id values an expression narrows to (see EventFilter.index), or null. */
-function indexOf(expr: Expr): Narrowing | null {
+function indexOf(expr: Expr, folded: FoldedValues): Narrowing | null {
   switch (expr.type) {
     case 'compare':
       if (expr.operator !== '=' || !isIndexed(expr.field)) return null;
       return { keys: new Map([[expr.field, new Set([literalOf(expr.value) as string])]]), exact: true };
     case 'in':
       if (expr.negated || !isIndexed(expr.field)) return null;
-      // Indexed fields are strings, so every value of the list is one.
-      return { keys: new Map([[expr.field, valuesOf(expr) as Set<string>]]), exact: true };
+      // An indexed field is a string field: its folded values are strings.
+      return { keys: new Map([[expr.field, folded.of(expr) as Set<string>]]), exact: true };
     case 'and': {
       // Any operand's ids narrow the conjunction; the fewest make the fewest look-ups.
       let best: Narrowing | null = null;
       for (const operand of expr.operands) {
-        const narrowed = indexOf(operand);
+        const narrowed = indexOf(operand, folded);
         if (narrowed !== null && (best === null || sizeOf(narrowed.keys) < sizeOf(best.keys))) best = narrowed;
       }
       return best === null ? null : { keys: best.keys, exact: false };
@@ -162,7 +187,7 @@ function indexOf(expr: Expr): Narrowing | null {
       const keys = new Map<IndexedField, Set<string>>();
       let exact = true;
       for (const operand of expr.operands) {
-        const narrowed = indexOf(operand);
+        const narrowed = indexOf(operand, folded);
         if (narrowed === null) return null;
         exact &&= narrowed.exact;
         for (const [field, values] of narrowed.keys) {
