@@ -85,13 +85,15 @@ describe('prices publish', () => {
   it('says at once which lines it could not store, goes on with the lines after recovery, and exits 1', async () => {
     const server = await startRedisServer();
     cleanups.push(() => server.stop());
-    const publisher = await startPublisher(server, ['--retry-for-ms', '300']);
+    // Long enough for the client to reconnect after the restart on a loaded machine, so the lines
+    // written after recovery are stored; short enough to give up on the outage's lines.
+    const publisher = await startPublisher(server, ['--retry-for-ms', '1500']);
     publisher.write(10, 0);
     await expect.poll(publisher.stored, { timeout: 5_000 }).toHaveLength(10);
     await server.kill();
     publisher.write(10, 10);
     // Said before the input ends, by line numbers.
-    await expect.poll(publisher.stderr, { timeout: 5_000 }).toMatch(/^lines? (\d+–)?20: NOT stored \(.+\); gave up after 300 ms/mu);
+    await expect.poll(publisher.stderr, { timeout: 5_000 }).toMatch(/^lines? (\d+–)?20: NOT stored \(.+\); gave up after 1500 ms/mu);
     await server.restart();
     publisher.write(10, 20);
     await expect.poll(publisher.stored, { timeout: 5_000 }).toEqual(skus(20, 10));
