@@ -202,31 +202,40 @@ export class BitsetPool {
 
 const MAX_FREE = 256;
 
-/** Buckets per column: one byte per slot holds a bucket number, a bitset per bound. */
-const RANGE_BUCKETS = 32;
+/** Most buckets per column: their numbers take RANGE_SLICES bits per slot. */
+const RANGE_SLICES = 10;
+const RANGE_BUCKETS = 1 << RANGE_SLICES;
 /** Values sampled to place the bounds. */
-const SAMPLE = 8_192;
+const SAMPLE = 65_536;
 
 /**
  * Range leaves (`<`, `<=`, `>`, `>=`) over one number column without a pass over the column: slots
  * are split by value into at most RANGE_BUCKETS buckets whose bounds are quantiles of the column
- * when it was built, and for each bound the bitset of the slots in the buckets below it is kept. A
- * leaf keeps the slots of the buckets wholly on its side (a word-wise pass) and checks the value of
- * each slot still in the result that lies in the one bucket its value falls in.
+ * when it was built, and each slot's bucket number is kept bit-sliced (one bitset per bit of the
+ * number, interleaved word by word). A leaf compares every slot's bucket number with its value's
+ * bucket a word (32 slots) at a time over the slices, keeping the buckets wholly on its side, and
+ * checks the value of each slot still in the result that lies in that one bucket.
  *
  * Guarantees: exact for any values, skewed or repeated ones included; NaN satisfies no comparison.
- * Every write moves its slot between buckets, so the bitsets stay current without a rebuild.
+ * Every write rewrites its slot's bucket number, so the slices stay current without a rebuild;
+ * every slot a search can see must have been written (built or `set`).
  * Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
- * Memory: RANGE_BUCKETS − 1 bits and one byte per slot.
+ * A leaf costs RANGE_SLICES word operations per 32 slots still in the result, plus one comparison
+ * per member of one bucket (about 1/RANGE_BUCKETS of the column).
+ * Memory: RANGE_SLICES bits per slot.
  */
 export class RangeIndex {
   /** Ascending, distinct. Bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN is in bucket 0. */
   readonly #bounds: Float64Array;
-  /** #below[k] = slots whose bucket is at most k, for k < bounds.length. */
-  #below: Uint32Array[];
-  /** Per slot, its bucket; slots not yet written are in the last bucket, in no bitset. */
-  #bucketOf: Uint8Array;
+  /** Bits per bucket number: enough for bounds.length + 1 buckets. */
+  readonly #bits: number;
+  /**
+   * Bit j (most significant first) of the bucket numbers of slots 32i .. 32i + 31 at
+   * [i * #bits + j]; slots not yet written are in bucket 0.
+   */
+  #slices: Uint32Array;
+  #capacity: number;
   /**
    * Per bucket, the smallest and largest value ever written to it (members leaving do not narrow
    * them): a leaf whose value lies outside them takes or drops the bucket whole.
@@ -240,8 +249,9 @@ export class RangeIndex {
 
   private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
     this.#bounds = bounds;
-    this.#below = Array.from({ length: bounds.length }, () => new Uint32Array(wordsFor(capacity)));
-    this.#bucketOf = new Uint8Array(capacity).fill(bounds.length);
+    this.#bits = bounds.length === 0 ? 0 : 32 - Math.clz32(bounds.length);
+    this.#slices = new Uint32Array(wordsFor(capacity) * this.#bits);
+    this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
     this.builtAt = builtAt;
@@ -250,63 +260,51 @@ export class RangeIndex {
   /** Indexes `column[0 .. size)`, with room for `capacity` slots. */
   static build(column: Float64Array, size: number, capacity: number): RangeIndex {
     const step = Math.max(1, Math.floor(size / SAMPLE));
-    const sample: number[] = [];
-    for (let slot = 0; slot < size; slot += step) if (!Number.isNaN(column[slot])) sample.push(column[slot]!);
-    sample.sort((a, b) => a - b);
+    let sampled = 0;
+    const sample = new Float64Array(Math.ceil(size / step));
+    for (let slot = 0; slot < size; slot += step) if (!Number.isNaN(column[slot])) sample[sampled++] = column[slot]!;
+    const sorted = sample.subarray(0, sampled).sort();
     const bounds: number[] = [];
     for (let k = 1; k < RANGE_BUCKETS; k += 1) {
-      const bound = sample[Math.floor((k * sample.length) / RANGE_BUCKETS)];
-      if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sample[0]!) bounds.push(bound);
+      const bound = sorted[Math.floor((k * sampled) / RANGE_BUCKETS)];
+      if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sorted[0]!) bounds.push(bound);
     }
     const index = new RangeIndex(Float64Array.from(bounds), capacity, size);
-    const below = index.#below;
-    const last = bounds.length;
-    // Each slot's bit goes into its own bucket's bitset, then the bitsets are accumulated upwards.
-    for (let slot = 0; slot < size; slot += 1) {
-      const value = column[slot]!;
-      const bucket = index.#bucket(value);
-      index.#bucketOf[slot] = bucket;
-      index.#extend(bucket, value);
-      if (Number.isNaN(value)) setBit((index.#nan ??= new Uint32Array(wordsFor(capacity))), slot);
-      if (bucket < last) below[bucket]![slot >>> 5]! |= 1 << (slot & 31);
-    }
-    for (let k = 1; k < last; k += 1) orInto(below[k]!, below[k - 1]!);
+    for (let slot = 0; slot < size; slot += 1) index.set(slot, column[slot]!);
     return index;
   }
 
   /** Makes room for `capacity` slots (or gives back what is past it). */
   resize(capacity: number): void {
-    if (capacity === this.#bucketOf.length) return;
-    const bucketOf = new Uint8Array(capacity).fill(this.#bounds.length);
-    bucketOf.set(this.#bucketOf.subarray(0, capacity));
-    this.#bucketOf = bucketOf;
-    const resized = (bits: Uint32Array): Uint32Array => {
-      const next = new Uint32Array(wordsFor(capacity));
-      next.set(bits.subarray(0, next.length));
-      return next;
-    };
-    this.#below = this.#below.map(resized);
-    if (this.#nan !== undefined) this.#nan = resized(this.#nan);
+    if (capacity === this.#capacity) return;
+    const slices = new Uint32Array(wordsFor(capacity) * this.#bits);
+    slices.set(this.#slices.subarray(0, slices.length));
+    this.#slices = slices;
+    this.#capacity = capacity;
+    if (this.#nan !== undefined) {
+      const nan = new Uint32Array(wordsFor(capacity));
+      nan.set(this.#nan.subarray(0, nan.length));
+      this.#nan = nan;
+    }
   }
 
   get capacity(): number {
-    return this.#bucketOf.length;
+    return this.#capacity;
   }
 
   /** Records the value now stored at `slot` (new, or rewritten with another value). */
   set(slot: number, value: number): void {
-    const from = this.#bucketOf[slot]!;
-    const to = this.#bucket(value);
-    this.#extend(to, value);
-    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#bucketOf.length))), slot);
+    const bucket = this.#bucket(value);
+    this.#extend(bucket, value);
+    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
-    if (from === to) return;
-    this.#bucketOf[slot] = to;
-    const word = slot >>> 5;
+    const bits = this.#bits;
+    const base = (slot >>> 5) * bits;
     const bit = 1 << (slot & 31);
-    // In the bitsets from its bucket up: joins those from `to` to below `from`, or leaves the others.
-    if (to < from) for (let k = to; k < from && k < this.#below.length; k += 1) this.#below[k]![word]! |= bit;
-    else for (let k = from; k < to && k < this.#below.length; k += 1) this.#below[k]![word]! &= ~bit;
+    for (let j = 0; j < bits; j += 1) {
+      if (((bucket >>> (bits - 1 - j)) & 1) !== 0) this.#slices[base + j]! |= bit;
+      else this.#slices[base + j]! &= ~bit;
+    }
   }
 
   /**
@@ -321,9 +319,6 @@ export class RangeIndex {
     // Buckets under `bucket` lie wholly below `value`, those above it wholly above; its own
     // members are checked one by one.
     const bucket = this.#bucket(value);
-    const last = this.#below.length;
-    const lower = bucket > 0 ? this.#below[bucket - 1] : undefined;
-    const upper = bucket < last ? this.#below[bucket] : undefined;
     const below = operator === '<' || operator === '<=';
     // The bucket's members all pass (or all fail) when its extremes say so.
     const min = this.#min[bucket]!;
@@ -336,14 +331,28 @@ export class RangeIndex {
     // Comparisons are written out per operator: a function call per member costs more than the test.
     const greater = operator === '>' || operator === '>=';
     const inclusive = operator === '<=' || operator === '>=';
+    const bits = this.#bits;
+    // masks[j]: all ones where bit j of `bucket` is set, so the comparison below has no branch.
+    const masks = new Int32Array(bits);
+    for (let j = 0; j < bits; j += 1) masks[j] = -((bucket >>> (bits - 1 - j)) & 1);
+    const slices = this.#slices;
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
       if (had === 0) continue;
-      const under = lower === undefined ? 0 : lower[i]!;
-      const through = upper === undefined ? -1 : upper[i]!;
-      const members = had & through & ~under;
-      let kept = had & (below ? under : ~through);
+      // Bit-sliced comparison, most significant bit first: `under` gathers the slots whose bucket
+      // is below `bucket`, `same` keeps those equal to it so far.
+      let under = 0;
+      let same = -1;
+      const base = i * bits;
+      for (let j = 0; j < bits; j += 1) {
+        const slice = slices[base + j]!;
+        const mask = masks[j]!;
+        under |= same & ~slice & mask;
+        same &= ~(slice ^ mask);
+      }
+      const members = had & same;
+      let kept = had & (below ? under : ~(under | same));
       if (whole === 1) kept |= members;
       else if (whole === -1) {
         let check = members;
@@ -356,7 +365,7 @@ export class RangeIndex {
       }
       result[i] = kept;
     }
-    // NaN sits in bucket 0, which a `<` leaf above it keeps whole.
+    // NaN sits in bucket 0, which a leaf may keep whole.
     if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
   }
 
