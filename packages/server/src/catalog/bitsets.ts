@@ -202,39 +202,52 @@ export class BitsetPool {
 
 const MAX_FREE = 256;
 
-/** Most buckets per column: their numbers take RANGE_SLICES bits per slot. */
-const RANGE_SLICES = 10;
-const RANGE_BUCKETS = 1 << RANGE_SLICES;
+/**
+ * A bucket number is three digits, of bases HIGH, MIDDLE and LOW (most significant first): at most
+ * HIGH × MIDDLE × LOW buckets. Enough buckets that a leaf reads few values from the column (each
+ * read is a cache miss on a large catalog), few enough bitsets per slot for the memory goal.
+ */
+const HIGH = 16;
+const MIDDLE = 16;
+const LOW = 8;
+const RANGE_BUCKETS = HIGH * MIDDLE * LOW;
+/** Where each digit's bitsets start in a word's group: digit d ("at most d") at start + d. */
+const MIDDLE_AT = HIGH - 1;
+const LOW_AT = MIDDLE_AT + MIDDLE - 1;
+/** Bitsets kept per word: for each digit, "at most d" for every d but its largest. */
+const PER_WORD = LOW_AT + LOW - 1;
 /** Values sampled to place the bounds. */
 const SAMPLE = 65_536;
 
 /**
  * Range leaves (`<`, `<=`, `>`, `>=`) over one number column without a pass over the column: slots
  * are split by value into at most RANGE_BUCKETS buckets whose bounds are quantiles of the column
- * when it was built, and each slot's bucket number is kept bit-sliced (one bitset per bit of the
- * number, interleaved word by word). A leaf compares every slot's bucket number with its value's
- * bucket a word (32 slots) at a time over the slices, keeping the buckets wholly on its side, and
- * checks the value of each slot still in the result that lies in that one bucket.
+ * when it was built. A bucket number is three digits, and for each value d of a digit the bitset of
+ * the slots whose digit is at most d is kept (range-encoded bitsets), so "bucket below b" and
+ * "bucket equal to b" cost six reads per 32 slots, from six bitsets read in order, with no branch. A leaf
+ * keeps the buckets wholly on its side and checks the value of each slot still in the result that
+ * lies in its value's one bucket.
  *
  * Guarantees: exact for any values, skewed or repeated ones included; NaN satisfies no comparison.
- * Every write rewrites its slot's bucket number, so the slices stay current without a rebuild;
- * every slot a search can see must have been written (built or `set`).
+ * Every write rewrites its slot's digits, so the bitsets stay current without a rebuild; every
+ * slot a search can see must have been written (built or `set`).
  * Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
- * A leaf costs RANGE_SLICES word operations per 32 slots still in the result, plus one comparison
- * per member of one bucket (about 1/RANGE_BUCKETS of the column).
- * Memory: RANGE_SLICES bits per slot.
+ * A leaf costs a few word operations per 32 slots still in the result plus one comparison per
+ * member of one bucket (about 1/RANGE_BUCKETS of the column).
+ * Memory: PER_WORD bits per slot.
  */
 export class RangeIndex {
   /** Ascending, distinct. Bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN is in bucket 0. */
   readonly #bounds: Float64Array;
-  /** Bits per bucket number: enough for bounds.length + 1 buckets. */
-  readonly #bits: number;
   /**
-   * Bit j (most significant first) of the bucket numbers of slots 32i .. 32i + 31 at
-   * [i * #bits + j]; slots not yet written are in bucket 0.
+   * PER_WORD bitsets of #words words each, one after the other: bitset d holds the slots whose high
+   * digit is at most d, bitsets MIDDLE_AT + d and LOW_AT + d likewise for the other digits (a
+   * digit's largest value is left out: every digit is at most that). Slots not yet written are in
+   * bucket 0.
    */
-  #slices: Uint32Array;
+  #digits: Uint32Array;
+  #words: number;
   #capacity: number;
   /**
    * Per bucket, the smallest and largest value ever written to it (members leaving do not narrow
@@ -249,8 +262,8 @@ export class RangeIndex {
 
   private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
     this.#bounds = bounds;
-    this.#bits = bounds.length === 0 ? 0 : 32 - Math.clz32(bounds.length);
-    this.#slices = new Uint32Array(wordsFor(capacity) * this.#bits);
+    this.#words = wordsFor(capacity);
+    this.#digits = new Uint32Array(this.#words * PER_WORD).fill(0xffffffff);
     this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
@@ -277,9 +290,12 @@ export class RangeIndex {
   /** Makes room for `capacity` slots (or gives back what is past it). */
   resize(capacity: number): void {
     if (capacity === this.#capacity) return;
-    const slices = new Uint32Array(wordsFor(capacity) * this.#bits);
-    slices.set(this.#slices.subarray(0, slices.length));
-    this.#slices = slices;
+    const words = wordsFor(capacity);
+    const digits = new Uint32Array(words * PER_WORD).fill(0xffffffff);
+    const kept = Math.min(words, this.#words);
+    for (let at = 0; at < PER_WORD; at += 1) digits.set(this.#digits.subarray(at * this.#words, at * this.#words + kept), at * words);
+    this.#digits = digits;
+    this.#words = words;
     this.#capacity = capacity;
     if (this.#nan !== undefined) {
       const nan = new Uint32Array(wordsFor(capacity));
@@ -298,13 +314,18 @@ export class RangeIndex {
     this.#extend(bucket, value);
     if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
-    const bits = this.#bits;
-    const base = (slot >>> 5) * bits;
+    const word = slot >>> 5;
+    const stride = this.#words;
     const bit = 1 << (slot & 31);
-    for (let j = 0; j < bits; j += 1) {
-      if (((bucket >>> (bits - 1 - j)) & 1) !== 0) this.#slices[base + j]! |= bit;
-      else this.#slices[base + j]! &= ~bit;
-    }
+    const [high, middle, low] = digitsOf(bucket);
+    const digits = this.#digits;
+    const mark = (at: number, holds: boolean): void => {
+      if (holds) digits[at * stride + word]! |= bit;
+      else digits[at * stride + word]! &= ~bit;
+    };
+    for (let d = 0; d < HIGH - 1; d += 1) mark(d, high <= d);
+    for (let d = 0; d < MIDDLE - 1; d += 1) mark(MIDDLE_AT + d, middle <= d);
+    for (let d = 0; d < LOW - 1; d += 1) mark(LOW_AT + d, low <= d);
   }
 
   /**
@@ -331,26 +352,34 @@ export class RangeIndex {
     // Comparisons are written out per operator: a function call per member costs more than the test.
     const greater = operator === '>' || operator === '>=';
     const inclusive = operator === '<=' || operator === '>=';
-    const bits = this.#bits;
-    // masks[j]: all ones where bit j of `bucket` is set, so the comparison below has no branch.
-    const masks = new Int32Array(bits);
-    for (let j = 0; j < bits; j += 1) masks[j] = -((bucket >>> (bits - 1 - j)) & 1);
-    const slices = this.#slices;
+    // Per digit, the bitsets "below its value" and "at most its value"; -1 stands for none (no
+    // digit is below 0) and PER_WORD for all (every digit is at most its largest value).
+    const [high, middle, low] = digitsOf(bucket);
+    const highBelow = high === 0 ? -1 : high - 1;
+    const highThrough = high === HIGH - 1 ? PER_WORD : high;
+    const middleBelow = middle === 0 ? -1 : MIDDLE_AT + middle - 1;
+    const middleThrough = middle === MIDDLE - 1 ? PER_WORD : MIDDLE_AT + middle;
+    const lowBelow = low === 0 ? -1 : LOW_AT + low - 1;
+    const lowThrough = low === LOW - 1 ? PER_WORD : LOW_AT + low;
+    const digits = this.#digits;
+    const stride = this.#words;
+    const [hbAt, htAt, mbAt, mtAt, lbAt, ltAt] = [highBelow, highThrough, middleBelow, middleThrough, lowBelow, lowThrough].map((at) => at * stride) as [number, number, number, number, number, number];
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
       if (had === 0) continue;
-      // Bit-sliced comparison, most significant bit first: `under` gathers the slots whose bucket
-      // is below `bucket`, `same` keeps those equal to it so far.
-      let under = 0;
-      let same = -1;
-      const base = i * bits;
-      for (let j = 0; j < bits; j += 1) {
-        const slice = slices[base + j]!;
-        const mask = masks[j]!;
-        under |= same & ~slice & mask;
-        same &= ~(slice ^ mask);
-      }
+      const hb = highBelow < 0 ? 0 : digits[hbAt + i]!;
+      const ht = highThrough === PER_WORD ? -1 : digits[htAt + i]!;
+      const mb = middleBelow < 0 ? 0 : digits[mbAt + i]!;
+      const mt = middleThrough === PER_WORD ? -1 : digits[mtAt + i]!;
+      const lb = lowBelow < 0 ? 0 : digits[lbAt + i]!;
+      const lt = lowThrough === PER_WORD ? -1 : digits[ltAt + i]!;
+      // Below the bucket: a lower high digit, or the same and a lower middle digit, or the same
+      // two and a lower low digit.
+      const highSame = ht & ~hb;
+      const middleSame = mt & ~mb;
+      const under = hb | (highSame & (mb | (middleSame & lb)));
+      const same = highSame & middleSame & lt & ~lb;
       const members = had & same;
       let kept = had & (below ? under : ~(under | same));
       if (whole === 1) kept |= members;
@@ -380,6 +409,11 @@ export class RangeIndex {
   }
 }
 
+
+/** A bucket's high, middle and low digits. */
+function digitsOf(bucket: number): [number, number, number] {
+  return [Math.floor(bucket / (MIDDLE * LOW)), Math.floor(bucket / LOW) % MIDDLE, bucket % LOW];
+}
 
 /** Share of the compact block's entries the log of later changes may reach before a rebuild. */
 const POSTINGS_LOG_SHARE = 1 / 16;
