@@ -202,31 +202,53 @@ export class BitsetPool {
 
 const MAX_FREE = 256;
 
-/** Buckets per column: one byte per slot holds a bucket number, a bitset per bound. */
-const RANGE_BUCKETS = 32;
+/**
+ * A bucket number is three digits, of bases HIGH, MIDDLE and LOW (most significant first): at most
+ * HIGH × MIDDLE × LOW buckets. Enough buckets that a leaf reads few values from the column (each
+ * read is a cache miss on a large catalog), few enough bitsets per slot for the memory goal.
+ */
+const HIGH = 16;
+const MIDDLE = 16;
+const LOW = 8;
+const RANGE_BUCKETS = HIGH * MIDDLE * LOW;
+/** Where each digit's bitsets start in a word's group: digit d ("at most d") at start + d. */
+const MIDDLE_AT = HIGH - 1;
+const LOW_AT = MIDDLE_AT + MIDDLE - 1;
+/** Bitsets kept per word: for each digit, "at most d" for every d but its largest. */
+const PER_WORD = LOW_AT + LOW - 1;
 /** Values sampled to place the bounds. */
-const SAMPLE = 8_192;
+const SAMPLE = 65_536;
 
 /**
  * Range leaves (`<`, `<=`, `>`, `>=`) over one number column without a pass over the column: slots
  * are split by value into at most RANGE_BUCKETS buckets whose bounds are quantiles of the column
- * when it was built, and for each bound the bitset of the slots in the buckets below it is kept. A
- * leaf keeps the slots of the buckets wholly on its side (a word-wise pass) and checks the value of
- * each slot still in the result that lies in the one bucket its value falls in.
+ * when it was built. A bucket number is three digits, and for each value d of a digit the bitset of
+ * the slots whose digit is at most d is kept (range-encoded bitsets), so "bucket below b" and
+ * "bucket equal to b" cost six reads per 32 slots, from six bitsets read in order, with no branch. A leaf
+ * keeps the buckets wholly on its side and checks the value of each slot still in the result that
+ * lies in its value's one bucket.
  *
  * Guarantees: exact for any values, skewed or repeated ones included; NaN satisfies no comparison.
- * Every write moves its slot between buckets, so the bitsets stay current without a rebuild.
+ * Every write rewrites its slot's digits, so the bitsets stay current without a rebuild; every
+ * slot a search can see must have been written (built or `set`).
  * Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
- * Memory: RANGE_BUCKETS − 1 bits and one byte per slot.
+ * A leaf costs a few word operations per 32 slots still in the result plus one comparison per
+ * member of one bucket (about 1/RANGE_BUCKETS of the column).
+ * Memory: PER_WORD bits per slot.
  */
 export class RangeIndex {
   /** Ascending, distinct. Bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN is in bucket 0. */
   readonly #bounds: Float64Array;
-  /** #below[k] = slots whose bucket is at most k, for k < bounds.length. */
-  #below: Uint32Array[];
-  /** Per slot, its bucket; slots not yet written are in the last bucket, in no bitset. */
-  #bucketOf: Uint8Array;
+  /**
+   * PER_WORD bitsets of #words words each, one after the other: bitset d holds the slots whose high
+   * digit is at most d, bitsets MIDDLE_AT + d and LOW_AT + d likewise for the other digits (a
+   * digit's largest value is left out: every digit is at most that). Slots not yet written are in
+   * bucket 0.
+   */
+  #digits: Uint32Array;
+  #words: number;
+  #capacity: number;
   /**
    * Per bucket, the smallest and largest value ever written to it (members leaving do not narrow
    * them): a leaf whose value lies outside them takes or drops the bucket whole.
@@ -240,8 +262,9 @@ export class RangeIndex {
 
   private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
     this.#bounds = bounds;
-    this.#below = Array.from({ length: bounds.length }, () => new Uint32Array(wordsFor(capacity)));
-    this.#bucketOf = new Uint8Array(capacity).fill(bounds.length);
+    this.#words = wordsFor(capacity);
+    this.#digits = new Uint32Array(this.#words * PER_WORD).fill(0xffffffff);
+    this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
     this.builtAt = builtAt;
@@ -250,63 +273,59 @@ export class RangeIndex {
   /** Indexes `column[0 .. size)`, with room for `capacity` slots. */
   static build(column: Float64Array, size: number, capacity: number): RangeIndex {
     const step = Math.max(1, Math.floor(size / SAMPLE));
-    const sample: number[] = [];
-    for (let slot = 0; slot < size; slot += step) if (!Number.isNaN(column[slot])) sample.push(column[slot]!);
-    sample.sort((a, b) => a - b);
+    let sampled = 0;
+    const sample = new Float64Array(Math.ceil(size / step));
+    for (let slot = 0; slot < size; slot += step) if (!Number.isNaN(column[slot])) sample[sampled++] = column[slot]!;
+    const sorted = sample.subarray(0, sampled).sort();
     const bounds: number[] = [];
     for (let k = 1; k < RANGE_BUCKETS; k += 1) {
-      const bound = sample[Math.floor((k * sample.length) / RANGE_BUCKETS)];
-      if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sample[0]!) bounds.push(bound);
+      const bound = sorted[Math.floor((k * sampled) / RANGE_BUCKETS)];
+      if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sorted[0]!) bounds.push(bound);
     }
     const index = new RangeIndex(Float64Array.from(bounds), capacity, size);
-    const below = index.#below;
-    const last = bounds.length;
-    // Each slot's bit goes into its own bucket's bitset, then the bitsets are accumulated upwards.
-    for (let slot = 0; slot < size; slot += 1) {
-      const value = column[slot]!;
-      const bucket = index.#bucket(value);
-      index.#bucketOf[slot] = bucket;
-      index.#extend(bucket, value);
-      if (Number.isNaN(value)) setBit((index.#nan ??= new Uint32Array(wordsFor(capacity))), slot);
-      if (bucket < last) below[bucket]![slot >>> 5]! |= 1 << (slot & 31);
-    }
-    for (let k = 1; k < last; k += 1) orInto(below[k]!, below[k - 1]!);
+    for (let slot = 0; slot < size; slot += 1) index.set(slot, column[slot]!);
     return index;
   }
 
   /** Makes room for `capacity` slots (or gives back what is past it). */
   resize(capacity: number): void {
-    if (capacity === this.#bucketOf.length) return;
-    const bucketOf = new Uint8Array(capacity).fill(this.#bounds.length);
-    bucketOf.set(this.#bucketOf.subarray(0, capacity));
-    this.#bucketOf = bucketOf;
-    const resized = (bits: Uint32Array): Uint32Array => {
-      const next = new Uint32Array(wordsFor(capacity));
-      next.set(bits.subarray(0, next.length));
-      return next;
-    };
-    this.#below = this.#below.map(resized);
-    if (this.#nan !== undefined) this.#nan = resized(this.#nan);
+    if (capacity === this.#capacity) return;
+    const words = wordsFor(capacity);
+    const digits = new Uint32Array(words * PER_WORD).fill(0xffffffff);
+    const kept = Math.min(words, this.#words);
+    for (let at = 0; at < PER_WORD; at += 1) digits.set(this.#digits.subarray(at * this.#words, at * this.#words + kept), at * words);
+    this.#digits = digits;
+    this.#words = words;
+    this.#capacity = capacity;
+    if (this.#nan !== undefined) {
+      const nan = new Uint32Array(wordsFor(capacity));
+      nan.set(this.#nan.subarray(0, nan.length));
+      this.#nan = nan;
+    }
   }
 
   get capacity(): number {
-    return this.#bucketOf.length;
+    return this.#capacity;
   }
 
   /** Records the value now stored at `slot` (new, or rewritten with another value). */
   set(slot: number, value: number): void {
-    const from = this.#bucketOf[slot]!;
-    const to = this.#bucket(value);
-    this.#extend(to, value);
-    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#bucketOf.length))), slot);
+    const bucket = this.#bucket(value);
+    this.#extend(bucket, value);
+    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
-    if (from === to) return;
-    this.#bucketOf[slot] = to;
     const word = slot >>> 5;
+    const stride = this.#words;
     const bit = 1 << (slot & 31);
-    // In the bitsets from its bucket up: joins those from `to` to below `from`, or leaves the others.
-    if (to < from) for (let k = to; k < from && k < this.#below.length; k += 1) this.#below[k]![word]! |= bit;
-    else for (let k = from; k < to && k < this.#below.length; k += 1) this.#below[k]![word]! &= ~bit;
+    const [high, middle, low] = digitsOf(bucket);
+    const digits = this.#digits;
+    const mark = (at: number, holds: boolean): void => {
+      if (holds) digits[at * stride + word]! |= bit;
+      else digits[at * stride + word]! &= ~bit;
+    };
+    for (let d = 0; d < HIGH - 1; d += 1) mark(d, high <= d);
+    for (let d = 0; d < MIDDLE - 1; d += 1) mark(MIDDLE_AT + d, middle <= d);
+    for (let d = 0; d < LOW - 1; d += 1) mark(LOW_AT + d, low <= d);
   }
 
   /**
@@ -321,9 +340,6 @@ export class RangeIndex {
     // Buckets under `bucket` lie wholly below `value`, those above it wholly above; its own
     // members are checked one by one.
     const bucket = this.#bucket(value);
-    const last = this.#below.length;
-    const lower = bucket > 0 ? this.#below[bucket - 1] : undefined;
-    const upper = bucket < last ? this.#below[bucket] : undefined;
     const below = operator === '<' || operator === '<=';
     // The bucket's members all pass (or all fail) when its extremes say so.
     const min = this.#min[bucket]!;
@@ -336,14 +352,36 @@ export class RangeIndex {
     // Comparisons are written out per operator: a function call per member costs more than the test.
     const greater = operator === '>' || operator === '>=';
     const inclusive = operator === '<=' || operator === '>=';
+    // Per digit, the bitsets "below its value" and "at most its value"; -1 stands for none (no
+    // digit is below 0) and PER_WORD for all (every digit is at most its largest value).
+    const [high, middle, low] = digitsOf(bucket);
+    const highBelow = high === 0 ? -1 : high - 1;
+    const highThrough = high === HIGH - 1 ? PER_WORD : high;
+    const middleBelow = middle === 0 ? -1 : MIDDLE_AT + middle - 1;
+    const middleThrough = middle === MIDDLE - 1 ? PER_WORD : MIDDLE_AT + middle;
+    const lowBelow = low === 0 ? -1 : LOW_AT + low - 1;
+    const lowThrough = low === LOW - 1 ? PER_WORD : LOW_AT + low;
+    const digits = this.#digits;
+    const stride = this.#words;
+    const [hbAt, htAt, mbAt, mtAt, lbAt, ltAt] = [highBelow, highThrough, middleBelow, middleThrough, lowBelow, lowThrough].map((at) => at * stride) as [number, number, number, number, number, number];
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
       if (had === 0) continue;
-      const under = lower === undefined ? 0 : lower[i]!;
-      const through = upper === undefined ? -1 : upper[i]!;
-      const members = had & through & ~under;
-      let kept = had & (below ? under : ~through);
+      const hb = highBelow < 0 ? 0 : digits[hbAt + i]!;
+      const ht = highThrough === PER_WORD ? -1 : digits[htAt + i]!;
+      const mb = middleBelow < 0 ? 0 : digits[mbAt + i]!;
+      const mt = middleThrough === PER_WORD ? -1 : digits[mtAt + i]!;
+      const lb = lowBelow < 0 ? 0 : digits[lbAt + i]!;
+      const lt = lowThrough === PER_WORD ? -1 : digits[ltAt + i]!;
+      // Below the bucket: a lower high digit, or the same and a lower middle digit, or the same
+      // two and a lower low digit.
+      const highSame = ht & ~hb;
+      const middleSame = mt & ~mb;
+      const under = hb | (highSame & (mb | (middleSame & lb)));
+      const same = highSame & middleSame & lt & ~lb;
+      const members = had & same;
+      let kept = had & (below ? under : ~(under | same));
       if (whole === 1) kept |= members;
       else if (whole === -1) {
         let check = members;
@@ -356,7 +394,7 @@ export class RangeIndex {
       }
       result[i] = kept;
     }
-    // NaN sits in bucket 0, which a `<` leaf above it keeps whole.
+    // NaN sits in bucket 0, which a leaf may keep whole.
     if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
   }
 
@@ -371,6 +409,11 @@ export class RangeIndex {
   }
 }
 
+
+/** A bucket's high, middle and low digits. */
+function digitsOf(bucket: number): [number, number, number] {
+  return [Math.floor(bucket / (MIDDLE * LOW)), Math.floor(bucket / LOW) % MIDDLE, bucket % LOW];
+}
 
 /** Share of the compact block's entries the log of later changes may reach before a rebuild. */
 const POSTINGS_LOG_SHARE = 1 / 16;

@@ -6,7 +6,7 @@ import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
 import { isGtinFragment } from './gtin-fragments.ts';
 import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
-import type { RawJson } from './raw-json.ts';
+import type { RawJson, RawJsonBytes } from './raw-json.ts';
 import { productForPlan } from './tiers.ts';
 
 /** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
@@ -43,7 +43,7 @@ export class CatalogService {
   }
 
   /** Items are the stored JSON documents as one array, for the transport to splice into its response. */
-  async listStorefrontProducts(listing: StorefrontListing): Promise<{ items: RawJson<StorefrontProduct[]>; total: number; totalPages: number }> {
+  async listStorefrontProducts(listing: StorefrontListing): Promise<{ items: RawJson<StorefrontProduct[]> | RawJsonBytes<StorefrontProduct[]>; total: number; totalPages: number }> {
     checkPaging(listing.page, listing.limit);
     if (listing.page > MAX_STOREFRONT_PAGES) throw new PageOutOfRange(listing.page, MAX_STOREFRONT_PAGES);
     const query: StorefrontQuery = { sort: listing.sort, offset: (listing.page - 1) * listing.limit, limit: listing.limit };

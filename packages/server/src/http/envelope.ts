@@ -5,7 +5,7 @@
 // only RawJson of the body's own `data` and `meta` types, so the compiler checks what goes where.
 // A splice is never concatenated into one string: its pieces go to the socket as they are (a
 // concatenation would be copied again, as a whole, to be measured and written).
-import { jsonOf, type RawJson } from '../catalog/raw-json.ts';
+import { jsonOf, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
 import { serialized, type RawJsonPieces, type Serialized } from './serialized.ts';
 
 /** The v2 envelope around `data`. */
@@ -19,12 +19,12 @@ export function v2Splice<TBody extends { data: unknown; meta?: unknown }>(data: 
 }
 
 /** The v3 envelope around `data`'s JSON text; `meta` likewise. */
-export function v3Splice<TBody extends { data: unknown; meta: unknown }>(data: RawJson<TBody['data']>, meta: RawJson<TBody['meta']>): Serialized<TBody> {
+export function v3Splice<TBody extends { data: unknown; meta: unknown }>(data: RawJson<TBody['data']> | RawJsonBytes<TBody['data']>, meta: RawJson<TBody['meta']>): Serialized<TBody> {
   return serialized(enveloped<TBody>('{"status":"success","data":', data, `,"meta":${meta}}`));
 }
 
 /** The one place text becomes a body's JSON: an envelope written around RawJson of its own parts. */
-function enveloped<TBody>(head: string, data: string, tail: string): RawJsonPieces<TBody> {
+function enveloped<TBody>(head: string, data: string | Uint8Array, tail: string): RawJsonPieces<TBody> {
   return [head, data, tail] as unknown as RawJsonPieces<TBody>;
 }
 

@@ -80,12 +80,12 @@ function writeJson(
   error: string | undefined,
 ): void {
   const exchange = exchangeOf(req);
-  // Strings, not Buffers: encoded straight into the socket's write, with no ArrayBuffer per
-  // response for the garbage collector to account. A body in pieces is measured and written piece
-  // by piece (one writev), never joined into a string that would be copied whole.
+  // A string is encoded straight into the socket's write; bytes (documents as the engine handed
+  // them over) are written as they are. A body in pieces is measured and written piece by piece
+  // (one writev), never joined into one that would be copied whole.
   const pieces = isSerialized(body) ? body.serializedJson : [JSON.stringify(body)];
   let length = 0;
-  for (const piece of pieces) length += Buffer.byteLength(piece);
+  for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(length);
   writeHead(req, res, exchange, status, headers);

@@ -9,8 +9,8 @@ import type { RawJson } from '../catalog/raw-json.ts';
  * into its envelope), sent as it is. Only `serialized()` makes one.
  */
 export interface Serialized<TBody> {
-  /** The body's JSON text, in pieces written one after the other. */
-  readonly serializedJson: readonly string[];
+  /** The body's JSON text, in pieces written one after the other (strings, or UTF-8 bytes). */
+  readonly serializedJson: readonly (string | Uint8Array)[];
   /** Never set: carries the body type the text encodes. */
   readonly bodyType?: TBody;
 }
@@ -18,7 +18,7 @@ export interface Serialized<TBody> {
 declare const piecesOf: unique symbol;
 
 /** The JSON text of a TBody in pieces: what a splice makes (envelope.ts), and nothing else. */
-export type RawJsonPieces<TBody> = readonly string[] & { readonly [piecesOf]: TBody };
+export type RawJsonPieces<TBody> = readonly (string | Uint8Array)[] & { readonly [piecesOf]: TBody };
 
 export function serialized<TBody>(json: RawJson<TBody> | RawJsonPieces<TBody>): Serialized<TBody> {
   return { serializedJson: typeof json === 'string' ? [json] : json };

@@ -12,7 +12,7 @@ import type {
   StorefrontProduct,
   StorefrontProductInput,
 } from '../catalog/model.ts';
-import { storedJson, type RawJson } from '../catalog/raw-json.ts';
+import { storedJson, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
 
 /** A storefront listing, as the storefront index answers it. */
 export type StorefrontQuery = StorefrontSearch;
@@ -34,7 +34,7 @@ export interface VariantQuery {
  * the engine, which the hot path splices into a response with no parse and no re-serialisation.
  */
 export interface StorefrontPage {
-  items: RawJson<StorefrontProduct[]>;
+  items: RawJson<StorefrontProduct[]> | RawJsonBytes<StorefrontProduct[]>;
   total: number;
 }
 
@@ -122,9 +122,10 @@ export interface StorefrontSource {
   storefrontIdentity(): Promise<{ catalog: string; lastChange: number }>;
   /**
    * The JSON array of the stored documents of these cursors, in the order given (cursors unknown
-   * to the store are skipped), read by one statement and joined by the engine.
+   * to the store are skipped), read by one statement and joined by the engine, as UTF-8 bytes
+   * where the driver can hand them over without making a string.
    */
-  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>>;
+  storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]> | RawJsonBytes<StorefrontProduct[]>>;
   /**
    * A value that changes with every committed catalog or storefront write, read from the engine;
    * the decorator asks at most every `changePollMs` when `changeToken` is absent.

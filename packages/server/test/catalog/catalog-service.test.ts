@@ -3,6 +3,7 @@ import { CatalogService } from '../../src/catalog/catalog-service.ts';
 import { InvalidFilter, InvalidRequest, PageOutOfRange, ProductNotFound } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
 import { FakeCatalogStore } from '../support/fake-catalog-store.ts';
+import { textOf } from '../support/read-product.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProduct } from '@catalog/contract/testing';
 
 const parseFilter = vi.hoisted(() => vi.fn<(text: string) => FilterExpr>());
@@ -24,7 +25,7 @@ describe('CatalogService', () => {
       // Strict: a text, shop or filter the caller did not give is absent, not undefined.
       expect(store.storefrontQueries.at(-1)).toStrictEqual({ sort: 'cursor:asc', offset: 50, limit: 50 });
       expect(result).toMatchObject({ total: 101, totalPages: 3 });
-      expect(JSON.parse(result.items)).toHaveLength(50);
+      expect(JSON.parse(textOf(result.items))).toHaveLength(50);
     });
 
     it('caps total_pages at 50', async () => {

@@ -8,7 +8,7 @@ import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-stor
 import type { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
-import { readProduct, readStorefrontPage, readVariantPage } from '../support/read-product.ts';
+import { readProduct, readStorefrontPage, readVariantPage, textOf } from '../support/read-product.ts';
 
 export interface OpenedStores {
   catalog: CatalogStore;
@@ -261,9 +261,9 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         const engine = (catalog as IndexedCatalogStore).engine;
         const [first, second, third] = stored.map((product) => product.cursor) as [number, number, number];
         const page = await engine.storefrontDocuments([third, first - 1024, first, second]);
-        expect(JSON.parse(page)).toStrictEqual([stored[2], stored[0], stored[1]]);
-        expect(await engine.storefrontDocuments([])).toBe('[]');
-        expect(await engine.storefrontDocuments([first - 1024])).toBe('[]');
+        expect(JSON.parse(textOf(page))).toStrictEqual([stored[2], stored[0], stored[1]]);
+        expect(textOf(await engine.storefrontDocuments([]))).toBe('[]');
+        expect(textOf(await engine.storefrontDocuments([first - 1024]))).toBe('[]');
       });
 
       it('returns imported fields unchanged and assigns cursor and timestamps', async () => {

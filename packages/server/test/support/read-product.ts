@@ -16,5 +16,10 @@ export async function readVariantPage(catalog: CatalogStore, query: VariantQuery
 
 export async function readStorefrontPage(catalog: CatalogStore, query: StorefrontQuery): Promise<Page<StorefrontProduct>> {
   const page = await catalog.listStorefrontDocuments(query);
-  return { items: JSON.parse(page.items) as StorefrontProduct[], total: page.total };
+  return { items: JSON.parse(textOf(page.items)) as StorefrontProduct[], total: page.total };
+}
+
+/** Stored JSON as text, whether the store handed it over as a string or as UTF-8 bytes. */
+export function textOf(json: string | Uint8Array): string {
+  return typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
 }

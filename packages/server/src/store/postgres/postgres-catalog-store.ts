@@ -51,6 +51,9 @@ const SCAN_ROWS_PER_MATCH = 4;
 const GRAM_MATCH = 'gtin_grams(gtin) @> gtin_grams($1) AND strpos(gtin, $1) > 0';
 /** Most product look-ups answered by one statement. */
 const LOOKUP_BATCH_MAX = 256;
+/** Most storefront pages read by one statement, and most such statements in flight. */
+const PAGE_BATCH_MAX = 64;
+const PAGE_READS_MAX = 2;
 /** How long the table's size estimate (for that choice only) is reused. */
 const SIZE_ESTIMATE_MS = 30_000;
 
@@ -79,6 +82,9 @@ export class PostgresCatalogStore implements CatalogEngine {
   #sizeEstimate: { value: Promise<number>; at: number } | undefined;
   /** Product look-ups waiting for the end of this turn of the event loop (see #lookUp). */
   readonly #lookups: { key: string; slug: string; resolve: (document: RawJson<CatalogProductPro> | null) => void; reject: (error: unknown) => void }[] = [];
+  /** Storefront pages waiting for a statement (see #readPages), and the statements in flight. */
+  readonly #pages: { cursors: readonly number[]; resolve: (page: RawJson<StorefrontProduct[]>) => void; reject: (error: unknown) => void }[] = [];
+  #pageReads = 0;
 
   /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
@@ -130,17 +136,52 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>> {
     if (cursors.length === 0) return Promise.resolve(NO_DOCUMENTS);
-    return this.#run(async () => {
-      // One row, one flat string, joined by the server in the order given: no row object nor
-      // string per document, no join in JavaScript. A named statement is planned once per connection.
-      const { rows } = await this.#pool.query<{ page: string }>({
-        name: 'storefront-page',
-        text: `SELECT '[' || coalesce(string_agg(s.document, ',' ORDER BY u.ord), '') || ']' AS page
-               FROM unnest($1::bigint[]) WITH ORDINALITY AS u(cursor, ord) JOIN storefront_products s ON s.cursor = u.cursor`,
-        values: [`{${cursors.join(',')}}`],
+    return this.#run(
+      () =>
+        new Promise<RawJson<StorefrontProduct[]>>((resolve, reject) => {
+          this.#pages.push({ cursors, resolve, reject });
+          if (this.#pages.length === 1 && this.#pageReads < PAGE_READS_MAX) setImmediate(() => void this.#readPages());
+        }),
+    );
+  }
+
+  /**
+   * Reads the pages asked for so far with one statement, each joined by the server into one flat
+   * string in the order given (no row object nor string per document, no join in JavaScript).
+   * At most PAGE_READS_MAX statements are in flight; pages asked for meanwhile wait for the next.
+   * Under load the listings share the cost of a statement and hold few of the pool's connections
+   * (a statement per listing outran the pool's share per table and was refused); alone, a page
+   * waits only for the end of the current turn of the event loop.
+   */
+  async #readPages(): Promise<void> {
+    if (this.#pages.length === 0 || this.#pageReads >= PAGE_READS_MAX) return;
+    const batch = this.#pages.splice(0, PAGE_BATCH_MAX);
+    this.#pageReads += 1;
+    try {
+      const cursors: number[] = [];
+      const pages: number[] = [];
+      batch.forEach((page, index) => {
+        for (const cursor of page.cursors) {
+          cursors.push(cursor);
+          pages.push(index);
+        }
       });
-      return storedJson<StorefrontProduct[]>(rows[0]!.page);
-    });
+      // A named statement is planned once per connection. A page none of whose cursors is stored has no row.
+      const { rows } = await this.#pool.query<{ page: number; documents: string }>({
+        name: 'storefront-pages',
+        text: `SELECT u.page, '[' || string_agg(s.document, ',' ORDER BY u.ord) || ']' AS documents
+               FROM unnest($1::bigint[], $2::int[]) WITH ORDINALITY AS u(cursor, page, ord) JOIN storefront_products s ON s.cursor = u.cursor
+               GROUP BY u.page`,
+        values: [`{${cursors.join(',')}}`, `{${pages.join(',')}}`],
+      });
+      const documents = new Map(rows.map((row) => [row.page, row.documents]));
+      batch.forEach((page, index) => page.resolve(storedJson<StorefrontProduct[]>(documents.get(index) ?? NO_DOCUMENTS)));
+    } catch (error) {
+      for (const page of batch) page.reject(error);
+    } finally {
+      this.#pageReads -= 1;
+      if (this.#pages.length > 0) setImmediate(() => void this.#readPages());
+    }
   }
 
   searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {

@@ -18,7 +18,7 @@
 // every query; writes from another process wait up to the busy timeout, then fail.
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
-import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
+import { storedJson, storedJsonBytes, type RawJson, type RawJsonBytes } from '../../catalog/raw-json.ts';
 import { CURSOR_BASE, cursorAfter, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
 import { foldText } from '../../catalog/text.ts';
 import type {
@@ -93,18 +93,19 @@ export class SqliteCatalogStore implements CatalogEngine {
     return { catalog: `sqlite:${created.at ?? ''}`, lastChange: Number(last.n) };
   }
 
-  async storefrontDocuments(cursors: readonly number[]): Promise<RawJson<StorefrontProduct[]>> {
+  async storefrontDocuments(cursors: readonly number[]): Promise<RawJsonBytes<StorefrontProduct[]> | RawJson<StorefrontProduct[]>> {
     if (cursors.length === 0) return NO_DOCUMENTS;
-    // Joined by SQLite into one flat string: no string per document, no join in JavaScript.
+    // Joined by SQLite into one flat text, read as a BLOB: its UTF-8 bytes as they are, with no
+    // string per document, no join in JavaScript and no string of the page to decode and re-encode.
     // CROSS JOIN makes the cursors the outer loop, so the documents reach group_concat in the
     // order given (an ORDER BY inside it would copy every document through a sorter).
     const row = this.database
       .statement(
-        `SELECT '[' || coalesce(group_concat(d.doc, ','), '') || ']' AS page
+        `SELECT CAST('[' || coalesce(group_concat(d.doc, ','), '') || ']' AS BLOB) AS page
          FROM json_each(?) j CROSS JOIN storefront_documents d ON d.cursor = j.value`,
       )
-      .get(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { page: string };
-    return storedJson(row.page);
+      .get(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { page: Uint8Array };
+    return storedJsonBytes(row.page);
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
