@@ -16,7 +16,7 @@ import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
-import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger } from './cli-support.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, positiveInteger, writeIndexSnapshot } from './cli-support.ts';
 
 const DEFAULT_PRODUCTS = 2_000;
 const BATCH = 500;
@@ -75,7 +75,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
 
-  const stores = await openCatalogStores(db, silentLogger);
+  const stores = await openCatalogStores(db, silentLogger, { indexSnapshotDir: 'default' });
   try {
     await deferIndexesForBulkLoad(stores.catalog);
     let batch: CatalogProductPro[] = [];
@@ -105,6 +105,7 @@ export async function run(args: string[]): Promise<number> {
     if (storefrontBatch.length > 0) await stores.catalog.upsertStorefrontProducts(storefrontBatch);
     progress.update('rebuilding and optimizing search indexes');
     await optimizeAfterBulkLoad(stores.catalog);
+    if (storefronts > 0) await writeIndexSnapshot(stores.catalog, progress.update);
   } finally {
     progress.done();
     await stores.close();

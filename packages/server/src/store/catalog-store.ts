@@ -74,8 +74,10 @@ export interface CatalogStore {
   /**
    * Optional: loads into memory what answers rely on (the storefront index), so the first
    * requests after start do not wait for it. Resolves once loaded; rejects with the engine's error.
+   * `untilSnapshotWritten`: also waits for the snapshot the load may write (import and seed end so,
+   * so the next start loads the snapshot).
    */
-  warm?(): Promise<void>;
+  warm?(options?: { untilSnapshotWritten?: boolean }): Promise<void>;
   close(): Promise<void>;
   /** Optional: the engine's bulk-load capability, for `catalog import` and `catalog seed`. */
   readonly bulkLoading?: BulkLoading;

@@ -34,9 +34,33 @@ import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { LONG_STATEMENT, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
 import { FragmentDeltas, totalFromStored } from '../../catalog/gtin-fragments.ts';
+import type { SnapshotPlace } from '../storefront-snapshot.ts';
 
 const WHAT = 'catalog database';
 const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
+const SNAPSHOT_WRITE_LOCK = 'catalog.storefront_snapshot';
+/** Bytes per row of storefront_index_snapshot: well under bytea's 1 GB, few rows per snapshot. */
+const SNAPSHOT_PART_BYTES = 16 << 20;
+
+/** `parts` regrouped into buffers of `size` bytes (the last one shorter). */
+function* slabs(parts: readonly Uint8Array[], size: number): Generator<Buffer> {
+  let slab = Buffer.allocUnsafe(size);
+  let filled = 0;
+  for (const part of parts) {
+    for (let at = 0; at < part.length; ) {
+      const taken = Math.min(size - filled, part.length - at);
+      slab.set(part.subarray(at, at + taken), filled);
+      filled += taken;
+      at += taken;
+      if (filled === size) {
+        yield slab;
+        slab = Buffer.allocUnsafe(size);
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) yield slab.subarray(0, filled);
+}
 const CATALOG_IMPORT_LOCK = 'catalog.catalog_import';
 /**
  * Variants read in `seq` order (filtered by strpos) for the cost of one match found through the
@@ -119,6 +143,47 @@ export class PostgresCatalogStore implements CatalogEngine {
       );
       return { catalog: `postgres:${rows[0]?.at ?? ''}`, lastChange: Number(rows[0]?.n ?? 0) };
     });
+  }
+
+  /**
+   * The storefront index snapshot of `catalog`, kept in this database (migration 9) so that every
+   * instance loads the one an instance, an import or a seed wrote. A write replaces the snapshot
+   * in one transaction (concurrent writers queue on an advisory lock; the last one's stays); a
+   * read is one statement, so it sees one snapshot whole.
+   */
+  storefrontSnapshotPlace(catalog: string): SnapshotPlace {
+    return {
+      name: 'the storefront_index_snapshot table',
+      read: () =>
+        this.#run(() =>
+          inTransaction(this.#pool, async (client) => {
+            await client.query('SET LOCAL statement_timeout = 0');
+            // As hex text (pg's protocol parser decodes binary results as UTF-8, which mangles
+            // bytes), turned back into bytes natively by the driver's bytea parser.
+            const { rows } = await client.query<{ bytes: Buffer }>({
+              text: 'SELECT bytes FROM storefront_index_snapshot WHERE catalog = $1 ORDER BY part',
+              values: [catalog],
+              ...LONG_STATEMENT,
+            });
+            if (rows.length === 0) return undefined;
+            return Buffer.concat(rows.map((row) => row.bytes));
+          }),
+        ),
+      write: (parts) =>
+        this.#run(() =>
+          inTransaction(this.#pool, async (client) => {
+            await client.query('SET LOCAL statement_timeout = 0');
+            await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [SNAPSHOT_WRITE_LOCK]);
+            // Only the latest snapshot is ever read: those of earlier identities go too.
+            await client.query('DELETE FROM storefront_index_snapshot');
+            let part = 0;
+            for (const slab of slabs(parts, SNAPSHOT_PART_BYTES)) {
+              await client.query({ text: 'INSERT INTO storefront_index_snapshot (catalog, part, bytes) VALUES ($1, $2, $3)', values: [catalog, part, slab], ...LONG_STATEMENT });
+              part += 1;
+            }
+          }),
+        ),
+    };
   }
 
   catalogVersion(): Promise<string> {
