@@ -28,7 +28,7 @@ import { foldText } from '../../catalog/text.ts';
 import { comparableGtin } from '../../catalog/gtin.ts';
 import { storedJson, type RawJson } from '../../catalog/raw-json.ts';
 import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-document.ts';
-import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
@@ -120,17 +120,17 @@ export class PostgresCatalogStore implements CatalogEngine {
 
   #storefrontRows(where: string, parameters: (string | number)[]): Promise<(StorefrontIndexRow & StorefrontChange)[]> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<
-        Omit<StorefrontIndexRow, 'cursor' | 'tags'> & { change: string; cursor: string; tags: string }
-      >(
-        `SELECT change_seq::text AS change, cursor::text AS cursor, id, product_id, shop_name, brand, product_type, title, slug,
-           price_min, price_max, price_display, available, created_at_ms AS created_at, updated_at_ms AS updated_at,
-           product_created_at_ms AS product_created_at, product_published_at_ms AS product_published_at,
-           tags
+      // Columns in STOREFRONT_INDEX_COLUMNS' order; cursors and changes as float8 (exact: see
+      // CURSOR_BASE), so the driver parses numbers rather than making strings to convert.
+      const { rows } = await this.#pool.query<unknown[]>({
+        text: `SELECT change_seq::float8, cursor::float8, id, product_id, shop_name, brand, product_type, title, slug,
+           price_min, price_max, price_display, available, created_at_ms, updated_at_ms,
+           product_created_at_ms, product_published_at_ms, tags
          FROM storefront_products ${where}`,
-        parameters,
-      );
-      return rows.map((row) => ({ ...row, change: Number(row.change), cursor: Number(row.cursor), tags: JSON.parse(row.tags) as string[] }));
+        values: parameters,
+        rowMode: 'array',
+      });
+      return rows.map(storefrontIndexRow);
     });
   }
 
