@@ -31,6 +31,7 @@ import { cursorAt, epochMs, storefrontDocument } from '../../catalog/storefront-
 import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
+import { to as copyTo } from 'pg-copy-streams';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 import { LONG_STATEMENT, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
 import { FragmentDeltas, totalFromStored } from '../../catalog/gtin-fragments.ts';
@@ -41,6 +42,76 @@ const STOREFRONT_IMPORT_LOCK = 'catalog.storefront_import';
 const SNAPSHOT_WRITE_LOCK = 'catalog.storefront_snapshot';
 /** Bytes per row of storefront_index_snapshot: well under bytea's 1 GB, few rows per snapshot. */
 const SNAPSHOT_PART_BYTES = 16 << 20;
+
+/**
+ * Copies the one column of every row of a `COPY … TO STDOUT (FORMAT binary)` stream, one row after
+ * another, into `target`; returns the bytes copied. Throws when the stream is not that format or
+ * holds more than `target` takes.
+ */
+async function copyBinaryField(stream: AsyncIterable<Buffer>, target: Uint8Array): Promise<number> {
+  // The format: an 11-byte signature, flags (4 bytes), an extension's length (4) and the
+  // extension; per row a field count (2; -1 ends the data), per field a length (4) and its bytes.
+  let state: 'header' | 'row' | 'length' | 'field' | 'end' = 'header';
+  let pending: Buffer = Buffer.alloc(0);
+  let left = 0;
+  let at = 0;
+  for await (const chunk of stream) {
+    const input = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    let i = 0;
+    for (let more = true; more; ) {
+      const available = input.length - i;
+      switch (state) {
+        case 'field': {
+          const taken = Math.min(left, available);
+          target.set(input.subarray(i, i + taken), at);
+          at += taken;
+          i += taken;
+          left -= taken;
+          if (left === 0) state = 'row';
+          else more = false;
+          break;
+        }
+        case 'header':
+          if (available < 19 || available < 19 + input.readInt32BE(i + 15)) {
+            more = false;
+          } else {
+            if (!input.subarray(i, i + 11).equals(COPY_SIGNATURE)) throw new Error('not a binary COPY stream');
+            i += 19 + input.readInt32BE(i + 15);
+            state = 'row';
+          }
+          break;
+        case 'row':
+          if (available < 2) {
+            more = false;
+          } else {
+            const fields = input.readInt16BE(i);
+            i += 2;
+            if (fields === -1) state = 'end';
+            else if (fields !== 1) throw new Error(`binary COPY row of ${fields} fields, expected 1`);
+            else state = 'length';
+          }
+          break;
+        case 'length':
+          if (available < 4) {
+            more = false;
+          } else {
+            left = input.readInt32BE(i);
+            i += 4;
+            if (left < 0 || at + left > target.length) throw new Error('binary COPY field is null or larger than announced');
+            state = 'field';
+          }
+          break;
+        case 'end':
+          more = false;
+          break;
+      }
+    }
+    pending = input.subarray(i);
+  }
+  if (state !== 'end') throw new Error('binary COPY stream ended early');
+  return at;
+}
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
 /** `parts` regrouped into buffers of `size` bytes (the last one shorter). */
 function* slabs(parts: readonly Uint8Array[], size: number): Generator<Buffer> {
@@ -157,16 +228,19 @@ export class PostgresCatalogStore implements CatalogEngine {
       read: () =>
         this.#run(() =>
           inTransaction(this.#pool, async (client) => {
+            // One snapshot of the table for both statements: the size read is the size copied.
+            await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
             await client.query('SET LOCAL statement_timeout = 0');
-            // As hex text (pg's protocol parser decodes binary results as UTF-8, which mangles
-            // bytes), turned back into bytes natively by the driver's bytea parser.
-            const { rows } = await client.query<{ bytes: Buffer }>({
-              text: 'SELECT bytes FROM storefront_index_snapshot WHERE catalog = $1 ORDER BY part',
-              values: [catalog],
-              ...LONG_STATEMENT,
-            });
-            if (rows.length === 0) return undefined;
-            return Buffer.concat(rows.map((row) => row.bytes));
+            const { rows } = await client.query<{ bytes: string | null }>('SELECT sum(length(bytes))::text AS bytes FROM storefront_index_snapshot WHERE catalog = $1', [catalog]);
+            if (rows[0]?.bytes == null) return undefined;
+            const snapshot = new Uint8Array(Number(rows[0].bytes));
+            // COPY's binary format brings the bytes as stored, straight into one buffer (a SELECT
+            // would bring them as hex text, twice the size, then a copy of each part).
+            const copied = await copyBinaryField(
+              client.query(copyTo(`COPY (SELECT bytes FROM storefront_index_snapshot WHERE catalog = ${client.escapeLiteral(catalog)} ORDER BY part) TO STDOUT (FORMAT binary)`)),
+              snapshot,
+            );
+            return copied === snapshot.length ? snapshot : snapshot.subarray(0, copied);
           }),
         ),
       write: (parts) =>
