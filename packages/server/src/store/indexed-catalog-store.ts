@@ -258,13 +258,21 @@ export class IndexedCatalogStore implements CatalogStore {
   async #loadByCursor(): Promise<void> {
     const { lastChange } = await this.#engine.storefrontIdentity();
     let after = 0;
+    let page = this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
     for (;;) {
-      const rows = await this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
+      const rows = await page;
       if (rows.length === 0) break;
+      after = rows[rows.length - 1]!.cursor;
+      const full = rows.length === LOAD_PAGE;
+      // The next page is asked for before this one is indexed, so a server engine reads it
+      // meanwhile. Should indexing throw, the page read ahead is dropped (its failure with it).
+      if (full) {
+        page = this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
+        page.catch(() => {});
+      }
       this.#index.upsert(rows);
       this.#rowsRead += rows.length;
-      after = rows[rows.length - 1]!.cursor;
-      if (rows.length < LOAD_PAGE) break;
+      if (!full) break;
     }
     // No row of change <= lastChange lies past the last cursor read: those were committed before
     // the load began, and new products take cursors above every earlier one.
