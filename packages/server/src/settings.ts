@@ -204,8 +204,8 @@ export const SERVE_SETTINGS = {
     value: '<dir>',
     env: 'INDEX_SNAPSHOT_DIR',
     default: null,
-    defaultRule: 'beside a SQLite catalog; <tmpdir>/catalog-storefront-index for PostgreSQL',
-    help: 'where the storefront index snapshot (one file per catalog) is read at start and written after it, so a restart does not read every storefront row; `none` turns it off',
+    defaultRule: 'beside a SQLite catalog; in the database for PostgreSQL',
+    help: 'a directory where the storefront index snapshot (one file per catalog) is read at start and written after it, so a start does not read every storefront row; `none` turns it off',
   },
   'log-level': {
     kind: 'text',

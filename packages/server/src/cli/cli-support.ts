@@ -31,3 +31,14 @@ export async function deferIndexesForBulkLoad(catalog: CatalogStore): Promise<vo
 export async function optimizeAfterBulkLoad(catalog: CatalogStore): Promise<void> {
   await catalog.bulkLoading?.optimize();
 }
+
+/**
+ * After storefront products were loaded: loads the storefront index and writes its snapshot where
+ * `catalog serve` looks by default (beside a SQLite catalog, in a PostgreSQL database), so the next
+ * start, and every new instance, loads the snapshot instead of every row. Nothing is written for a
+ * catalog too small to need one or when the snapshot already on hand is current.
+ */
+export async function writeIndexSnapshot(catalog: CatalogStore, progress: (line: string) => void): Promise<void> {
+  progress('writing the storefront index snapshot');
+  await catalog.warm?.({ untilSnapshotWritten: true });
+}

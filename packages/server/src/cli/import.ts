@@ -15,7 +15,7 @@ import type { CatalogStore } from '../store/catalog-store.ts';
 import { openCatalogStores, type CatalogStores } from '../store/open-store.ts';
 import { storageFullError } from '../store/storage-full.ts';
 import { sqlitePath } from '../storage-url.ts';
-import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad } from './cli-support.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, writeIndexSnapshot } from './cli-support.ts';
 import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
 import { readNdjson } from './ndjson-lines.ts';
 import { describeViolation, importValidators, type ImportKind } from './resource-validators.ts';
@@ -53,7 +53,7 @@ class ImportStopped extends Error {
   }
 }
 
-export async function run(args: string[], deps: ImportDeps = { openStores: (url) => openCatalogStores(url, silentLogger) }): Promise<number> {
+export async function run(args: string[], deps: ImportDeps = { openStores: (url) => openCatalogStores(url, silentLogger, { indexSnapshotDir: 'default' }) }): Promise<number> {
   const parsed = parseCommand(commandSpec('import'), args);
   if ('exit' in parsed) return parsed.exit;
   const kindValue = parsed.values['kind'];
@@ -87,6 +87,7 @@ export async function run(args: string[], deps: ImportDeps = { openStores: (url)
     for (const file of files) await importFile(stores.catalog, kind, file, totals, progress.update, databaseFile);
     progress.update('rebuilding and optimizing search indexes');
     await optimizeAfterBulkLoad(stores.catalog);
+    if (kind === 'storefront') await writeIndexSnapshot(stores.catalog, progress.update);
   } catch (error) {
     if (!(error instanceof ImportStopped)) throw error;
     stopped = error;

@@ -16,7 +16,7 @@ import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
 import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
-import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad } from './cli-support.ts';
+import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, writeIndexSnapshot } from './cli-support.ts';
 import { numericValue, SEED_SETTINGS } from '../settings.ts';
 
 const BATCH = 500;
@@ -73,7 +73,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
 
-  const stores = await openCatalogStores(db, silentLogger);
+  const stores = await openCatalogStores(db, silentLogger, { indexSnapshotDir: 'default' });
   try {
     await deferIndexesForBulkLoad(stores.catalog);
     let batch: CatalogProductPro[] = [];
@@ -103,6 +103,7 @@ export async function run(args: string[]): Promise<number> {
     if (storefrontBatch.length > 0) await stores.catalog.upsertStorefrontProducts(storefrontBatch);
     progress.update('rebuilding and optimizing search indexes');
     await optimizeAfterBulkLoad(stores.catalog);
+    if (storefronts > 0) await writeIndexSnapshot(stores.catalog, progress.update);
   } finally {
     progress.done();
     await stores.close();

@@ -74,8 +74,10 @@ export interface CatalogStore {
   /**
    * Optional: loads into memory what answers rely on (the storefront index), so the first
    * requests after start do not wait for it. Resolves once loaded; rejects with the engine's error.
+   * `untilSnapshotWritten`: also waits for the snapshot the load may write (import and seed end so,
+   * so the next start loads the snapshot).
    */
-  warm?(): Promise<void>;
+  warm?(options?: { untilSnapshotWritten?: boolean }): Promise<void>;
   close(): Promise<void>;
   /** Optional: the engine's bulk-load capability, for `catalog import` and `catalog seed`. */
   readonly bulkLoading?: BulkLoading;
@@ -151,3 +153,35 @@ export interface StorefrontSource {
 export const DISTINCT_GTINS_SQL = "SELECT CAST(count(DISTINCT gtin14) AS INTEGER) AS n FROM catalog_variants WHERE gtin14 <> ''";
 
 export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;
+
+/**
+ * A storefront row as the index takes it, from the row an engine read as an array (node:sqlite's
+ * returnArrays, pg's rowMode 'array') of the columns in the order below: an array per row and one
+ * object literal of a fixed shape cost a fraction of a driver's row object copied into another.
+ * `change` and `cursor` come as doubles (cursors are exact as doubles), `available` as a boolean
+ * or 0/1, `tags` as the stored JSON array.
+ */
+export function storefrontIndexRow(row: readonly unknown[]): StorefrontIndexRow & StorefrontChange {
+  const tags = row[17] as string;
+  return {
+    change: row[0] as number,
+    cursor: row[1] as number,
+    id: row[2] as string,
+    product_id: row[3] as string,
+    shop_name: row[4] as string,
+    brand: row[5] as string,
+    product_type: row[6] as string,
+    title: row[7] as string,
+    slug: row[8] as string,
+    price_min: row[9] as number,
+    price_max: row[10] as number,
+    price_display: row[11] as number,
+    available: row[12] === true || row[12] === 1,
+    created_at: row[13] as number,
+    updated_at: row[14] as number,
+    product_created_at: row[15] as number,
+    product_published_at: row[16] as number,
+    tags: tags === '[]' ? NO_TAGS : (JSON.parse(tags) as string[]),
+  };
+}
+const NO_TAGS: readonly string[] = Object.freeze([]);

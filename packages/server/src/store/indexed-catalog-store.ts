@@ -11,7 +11,7 @@
 //   and cached reads alike. A failed aggregate is never kept.
 // - Concurrent listings share one refresh; a refresh that fails leaves the index as it was and
 //   the listing fails with the engine's error (ServiceUnavailable when it is down).
-// - Snapshot (with `snapshotDir`): warm() loads the index from the snapshot of this catalog when
+// - Snapshot (with `snapshots`): warm() loads the index from the snapshot of this catalog when
 //   there is a sound one (storefront-snapshot.ts says which are served) and catches up through the
 //   change feed; else it loads every row. After a warm() that read at least SNAPSHOT_REWRITE_SHARE
 //   of the products from the engine, it writes a new snapshot in the background; a refresh that
@@ -26,15 +26,20 @@ import { join } from 'node:path';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
-import { readSnapshot, writeSnapshot, type SnapshotRejection } from './storefront-snapshot.ts';
+import { readSnapshot, snapshotFile, writeSnapshot, type SnapshotPlace, type SnapshotRejection } from './storefront-snapshot.ts';
 
 const LOAD_PAGE = 10_000;
+
+/** Snapshots kept as files in `dir`, one per catalog. */
+export function snapshotsIn(dir: string): (catalog: string) => SnapshotPlace {
+  return (catalog) => snapshotFile(join(dir, `storefront-${createHash('sha256').update(catalog).digest('hex').slice(0, 24)}.index`));
+}
 /** Share of the products warm() must have read from the engine for a new snapshot to be written. */
 const SNAPSHOT_REWRITE_SHARE = 0.01;
 
 export interface IndexedCatalogStoreOptions {
-  /** Where storefront index snapshots live (one file per catalog); none when absent. */
-  snapshotDir?: string;
+  /** Where the storefront index snapshot of a catalog (named by its identity) lives; none when absent. */
+  snapshots?: (catalog: string) => SnapshotPlace;
   /** Fewer storefront products than this are not worth a snapshot (a load is quick). */
   snapshotMinProducts?: number;
 }
@@ -151,16 +156,16 @@ export class IndexedCatalogStore implements CatalogStore {
     return this.#engine.ping();
   }
   /** Loads the storefront index (from its snapshot, or every storefront row) and builds what its searches use. */
-  async warm(): Promise<void> {
-    const dir = this.#options.snapshotDir;
-    if (dir === undefined) {
+  async warm(options: { untilSnapshotWritten?: boolean } = {}): Promise<void> {
+    const places = this.#options.snapshots;
+    if (places === undefined) {
       await this.#fresh();
       this.#index.prepare();
       return;
     }
     const { catalog, lastChange } = await this.#engine.storefrontIdentity();
-    const file = join(dir, `storefront-${createHash('sha256').update(catalog).digest('hex').slice(0, 24)}.index`);
-    const read = this.#index.size === 0 ? await readSnapshot(file, catalog, lastChange) : { rejected: 'missing' as const, reason: 'the index was loaded already' };
+    const place = places(catalog);
+    const read = this.#index.size === 0 ? await readSnapshot(place, catalog, lastChange) : { rejected: 'missing' as const, reason: 'the index was loaded already' };
     if ('index' in read) {
       this.#index = read.index;
       this.#position = read.position;
@@ -178,11 +183,12 @@ export class IndexedCatalogStore implements CatalogStore {
       const position = { ...this.#position };
       const state = this.#index.state();
       // Refreshes wait for the write: the arrays written are the index's own.
-      const written = writeSnapshot(file, catalog, position, state).finally(() => {
+      const written = writeSnapshot(place, catalog, position, state).finally(() => {
         if (this.#snapshotWriting === written) this.#snapshotWriting = undefined;
       });
       this.#snapshotWriting = written.catch(() => {});
       this.#snapshot = { ...this.#snapshot, written };
+      if (options.untilSnapshotWritten === true) await written;
     }
   }
   close(): Promise<void> {
@@ -252,13 +258,21 @@ export class IndexedCatalogStore implements CatalogStore {
   async #loadByCursor(): Promise<void> {
     const { lastChange } = await this.#engine.storefrontIdentity();
     let after = 0;
+    let page = this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
     for (;;) {
-      const rows = await this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
+      const rows = await page;
       if (rows.length === 0) break;
+      after = rows[rows.length - 1]!.cursor;
+      const full = rows.length === LOAD_PAGE;
+      // The next page is asked for before this one is indexed, so a server engine reads it
+      // meanwhile. Should indexing throw, the page read ahead is dropped (its failure with it).
+      if (full) {
+        page = this.#engine.storefrontRowsByCursor(after, LOAD_PAGE);
+        page.catch(() => {});
+      }
       this.#index.upsert(rows);
       this.#rowsRead += rows.length;
-      after = rows[rows.length - 1]!.cursor;
-      if (rows.length < LOAD_PAGE) break;
+      if (!full) break;
     }
     // No row of change <= lastChange lies past the last cursor read: those were committed before
     // the load began, and new products take cursors above every earlier one.

@@ -4,9 +4,9 @@
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from './catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
-import { dirname, join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { IndexedCatalogStore, type IndexedCatalogStoreOptions } from './indexed-catalog-store.ts';
+import { dirname } from 'node:path';
+import { IndexedCatalogStore, snapshotsIn, type IndexedCatalogStoreOptions } from './indexed-catalog-store.ts';
+import type { SnapshotPlace } from './storefront-snapshot.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
@@ -21,17 +21,25 @@ export interface CatalogStores {
 export interface OpenOptions {
   /**
    * Where the storefront index snapshot lives: a directory, `default` (beside a SQLite catalog;
-   * for PostgreSQL the machine's temporary directory, keyed by the catalog), or `none` (the
-   * default: commands other than serve never warm the index).
+   * in the database for PostgreSQL, so every instance shares it), or `none` (the default: only
+   * serve, import and seed warm the index).
    */
   indexSnapshotDir?: string;
 }
 
-/** The snapshot directory an `indexSnapshotDir` option names for a catalog stored at `sqliteFile` (undefined: PostgreSQL). */
-export function snapshotDirOf(option: string | undefined, sqliteFile?: string): string | undefined {
-  if (option === undefined || option === 'none') return undefined;
-  if (option !== 'default') return option;
-  return sqliteFile === undefined ? join(tmpdir(), 'catalog-storefront-index') : dirname(sqliteFile);
+/**
+ * The snapshot places an `indexSnapshotDir` option names for a catalog stored at `sqliteFile`,
+ * or, for PostgreSQL (no `sqliteFile`), `inDatabase` for `default`.
+ */
+export function snapshotPlaces(
+  option: string | undefined,
+  sqliteFile: string | undefined,
+  inDatabase?: (catalog: string) => SnapshotPlace,
+): IndexedCatalogStoreOptions {
+  if (option === undefined || option === 'none') return {};
+  if (option !== 'default') return { snapshots: snapshotsIn(option) };
+  if (sqliteFile !== undefined) return { snapshots: snapshotsIn(dirname(sqliteFile)) };
+  return inDatabase === undefined ? {} : { snapshots: inDatabase };
 }
 
 export async function openCatalogStores(url: string, logger: Logger, options: OpenOptions = {}): Promise<CatalogStores> {
@@ -44,7 +52,7 @@ export async function openCatalogStores(url: string, logger: Logger, options: Op
       logger.warn('the GTIN index is deferred: a bulk load is running or did not finish; GTIN searches scan every variant until it ends or `catalog migrate` rebuilds the index', { path });
     }
     return {
-      catalog: new IndexedCatalogStore(catalog, withSnapshotDir(snapshotDirOf(options.indexSnapshotDir, path))),
+      catalog: new IndexedCatalogStore(catalog, snapshotPlaces(options.indexSnapshotDir, path)),
       keys: new SqliteKeyStore(database),
       close: () => catalog.close(),
     };
@@ -52,7 +60,7 @@ export async function openCatalogStores(url: string, logger: Logger, options: Op
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // Loaded on demand so that embedded (SQLite) users never load the pg driver.
     const { openPostgresStores } = await import('./postgres/open-postgres-stores.ts');
-    return openPostgresStores(url, logger, withSnapshotDir(snapshotDirOf(options.indexSnapshotDir)));
+    return openPostgresStores(url, logger, options.indexSnapshotDir);
   }
   throw new Error(`unsupported database URL "${url}"; use sqlite:<path> or postgres://…`);
 }
@@ -65,8 +73,4 @@ export async function openKeyStore(url: string, logger: Logger): Promise<{ keys:
   }
   const { keys, close } = await openCatalogStores(url, logger);
   return { keys, close };
-}
-
-function withSnapshotDir(dir: string | undefined): IndexedCatalogStoreOptions {
-  return dir === undefined ? {} : { snapshotDir: dir };
 }

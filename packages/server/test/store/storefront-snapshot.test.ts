@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import { generateStorefrontProducts } from '../../src/catalog/seed/generate-catalog.ts';
 import type { StorefrontQuery } from '../../src/store/catalog-store.ts';
-import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
+import { IndexedCatalogStore, snapshotsIn } from '../../src/store/indexed-catalog-store.ts';
 import { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
 
@@ -34,7 +34,7 @@ describe('IndexedCatalogStore snapshot', () => {
   });
 
   function store(file: string, snapshots = true): IndexedCatalogStore {
-    const opened = new IndexedCatalogStore(new SqliteCatalogStore(new SqliteDatabase(join(dir, file))), snapshots ? { snapshotDir: join(dir, 'snapshots'), snapshotMinProducts: 1 } : {});
+    const opened = new IndexedCatalogStore(new SqliteCatalogStore(new SqliteDatabase(join(dir, file))), snapshots ? { snapshots: snapshotsIn(join(dir, 'snapshots')), snapshotMinProducts: 1 } : {});
     open.push(opened);
     return opened;
   }

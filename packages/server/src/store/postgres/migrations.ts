@@ -248,6 +248,23 @@ DROP TABLE catalog_gtin_suffixes;
       if (rows[0]?.state === 'live') await client.query({ text: `CREATE INDEX IF NOT EXISTS ${grams.name} ${grams.definition}`, ...LONG_STATEMENT });
     },
   },
+  {
+    version: 9,
+    name: 'storefront index snapshot in the database',
+    sql: `
+-- The storefront index snapshot (storefront-snapshot.ts), in parts, so every instance of a
+-- deployment loads the one snapshot instead of reading every storefront row. The catalog column
+-- is the identity it was taken of; a write replaces every row in one transaction. Stored
+-- uncompressed: the arrays compress poorly, and compressing costs time on each load.
+CREATE TABLE storefront_index_snapshot (
+  catalog text NOT NULL,
+  part integer NOT NULL,
+  bytes bytea NOT NULL,
+  PRIMARY KEY (catalog, part)
+);
+ALTER TABLE storefront_index_snapshot ALTER COLUMN bytes SET STORAGE EXTERNAL;
+`,
+  },
 ];
 
 /**

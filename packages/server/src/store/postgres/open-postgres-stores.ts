@@ -6,7 +6,8 @@ import type { CatalogStore } from '../catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
-import { IndexedCatalogStore, type IndexedCatalogStoreOptions } from '../indexed-catalog-store.ts';
+import { IndexedCatalogStore } from '../indexed-catalog-store.ts';
+import { snapshotPlaces } from '../open-store.ts';
 import { PostgresCatalogStore } from './postgres-catalog-store.ts';
 import { PostgresKeyStore } from './postgres-key-store.ts';
 
@@ -20,7 +21,8 @@ export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 
-export async function openPostgresStores(url: string, logger: Logger, indexOptions: IndexedCatalogStoreOptions = {}): Promise<PostgresStores> {
+/** `indexSnapshotDir` as openCatalogStores takes it (`default`: the snapshot lives in the database). */
+export async function openPostgresStores(url: string, logger: Logger, indexSnapshotDir?: string): Promise<PostgresStores> {
   const log = logger.child({ component: 'postgres' });
   const pool = createPgPool(url, log);
   try {
@@ -37,5 +39,6 @@ export async function openPostgresStores(url: string, logger: Logger, indexOptio
   }));
   // The catalog store owns the pool: closing either it or the pair ends every connection.
   const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
+  const indexOptions = snapshotPlaces(indexSnapshotDir, undefined, (identity) => catalog.storefrontSnapshotPlace(identity));
   return { catalog: new IndexedCatalogStore(catalog, indexOptions), keys: new PostgresKeyStore(pool), close: () => catalog.close() };
 }

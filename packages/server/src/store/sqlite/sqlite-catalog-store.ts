@@ -30,7 +30,7 @@ import type {
   StorefrontProductInput,
 } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
-import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 import {
   deferGtinIndex,
@@ -70,20 +70,16 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   #storefrontRows(where: string, ...parameters: (number | bigint)[]): (StorefrontIndexRow & StorefrontChange)[] {
-    const rows = this.database
-      .statement(
-        `SELECT p.change_seq AS change, CAST(p.cursor AS TEXT) AS cursor, p.id, p.product_id, p.shop_name, p.brand, p.product_type,
-           p.title, p.slug, p.price_min, p.price_max, p.price_display, p.available, p.created_at, p.updated_at,
-           p.product_created_at, p.product_published_at, p.tags
-         FROM storefront_products p ${where}`,
-      )
-      .all(...parameters) as unknown as (Omit<StorefrontIndexRow, 'cursor' | 'available' | 'tags'> & {
-      change: number;
-      cursor: string;
-      available: number;
-      tags: string;
-    })[];
-    return rows.map((row) => ({ ...row, cursor: Number(row.cursor), available: row.available === 1, tags: JSON.parse(row.tags) as string[] }));
+    // Columns in STOREFRONT_INDEX_COLUMNS' order; cursors as REAL (exact: see CURSOR_BASE), as
+    // integers above 2^53 would not be read.
+    const statement = this.database.statement(
+      `SELECT p.change_seq, CAST(p.cursor AS REAL), p.id, p.product_id, p.shop_name, p.brand, p.product_type,
+         p.title, p.slug, p.price_min, p.price_max, p.price_display, p.available, p.created_at, p.updated_at,
+         p.product_created_at, p.product_published_at, p.tags
+       FROM storefront_products p ${where}`,
+    );
+    statement.setReturnArrays(true);
+    return (statement.all(...parameters) as unknown as unknown[][]).map(storefrontIndexRow);
   }
 
   async storefrontIdentity(): Promise<{ catalog: string; lastChange: number }> {
