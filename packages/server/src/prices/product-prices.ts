@@ -4,7 +4,6 @@
 // same bytes the stream sends.
 import type { PriceEvent } from '../catalog/model.ts';
 import { storedJson, type RawJson } from '../catalog/raw-json.ts';
-import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { PriceLog } from './price-log.ts';
 
 export interface ProductPricesQuery {
@@ -19,15 +18,13 @@ export interface ProductPricesAnswer {
 }
 
 export class ProductPrices {
-  readonly #log: Pick<PriceLog, 'latestPrices'> | undefined;
+  readonly #log: Pick<PriceLog, 'latestPrices'>;
 
-  /** Without a log (an API listener started with none) every answer is ServiceUnavailable. */
-  constructor(log: Pick<PriceLog, 'latestPrices'> | undefined) {
+  constructor(log: Pick<PriceLog, 'latestPrices'>) {
     this.#log = log;
   }
 
   async latest(productId: string, query: ProductPricesQuery): Promise<ProductPricesAnswer> {
-    if (this.#log === undefined) throw new ServiceUnavailable('price log');
     const { events, position } = await this.#log.latestPrices(productId);
     // The topic is `price:<source>:<market in lowercase>`: it answers both without a parse.
     const market = query.market?.toLowerCase();
