@@ -1,8 +1,8 @@
 // `pnpm test:mutation [target…]`: Stryker's mutation testing of the code whose tests must be strong,
 // one target at a time (default: all, in the order below). Not part of `pnpm test`: a target takes
 // from minutes (stream, client) to most of an hour (catalog, http) on two cores. Each target writes
-// reports/mutation/<target>.html and .json beside its package, and prints its score; the scores and
-// the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
+// reports/mutation/<target>.html and .json (<target>-<file>… for a run in parts) beside its
+// package, and prints its score; the scores and the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
 //
 //   pnpm test:mutation -- stream catalog     the targets, by name
 //   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
@@ -18,7 +18,7 @@
 import { Stryker } from '@stryker-mutator/core';
 import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 
@@ -45,7 +45,7 @@ const TARGETS: Record<string, Target> = {
     packageDir: 'packages/server',
     mutate: ['src/catalog/**/*.ts'],
     vitestConfig: 'vitest.mutation.config.ts',
-    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts'],
+    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts', 'test/store/storefront-snapshot.test.ts'],
     breakAt: 80,
   },
   http: {
@@ -93,6 +93,8 @@ for (const name of names) {
   const tests = testFiles.length > 0 ? testFiles : target.tests;
   if (tests === undefined) delete process.env['MUTATION_TESTS'];
   else process.env['MUTATION_TESTS'] = tests.join(',');
+  // A run in parts has a sandbox and reports of its own, so parts may run side by side.
+  const runName = only.length === 0 ? name : `${name}-${only.map((path) => basename(path, '.ts')).join('-')}`;
   const options: PartialStrykerOptions = {
     testRunner: 'vitest',
     plugins: [vitestRunner],
@@ -104,12 +106,12 @@ for (const name of names) {
     // counted as "ignored" instead, and listed in the report.
     ignoreStatic: true,
     timeoutMS: 15_000,
-    tempDirName: `.stryker-tmp-${name}`,
+    tempDirName: `.stryker-tmp-${runName}`,
     // Another target's sandbox (a run beside this one) and reports are not part of the package.
     ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],
     reporters: ['clear-text', 'progress', 'html', 'json'],
-    htmlReporter: { fileName: `reports/mutation/${name}.html` },
-    jsonReporter: { fileName: `reports/mutation/${name}.json` },
+    htmlReporter: { fileName: `reports/mutation/${runName}.html` },
+    jsonReporter: { fileName: `reports/mutation/${runName}.json` },
     clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
     thresholds: { high: 90, low: target.breakAt, break: null },
   };
