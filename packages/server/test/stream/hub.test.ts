@@ -451,10 +451,44 @@ describe('PriceHub on a scripted log', () => {
       }
     });
     push(eventWithId(1));
-    // The first slice is woken in the next turn; the second event arrives before the last slice is.
+    // The first slice is woken in the next turn; the second event arrives in the turn after, when
+    // the first slice waits again and the last slice is not yet woken.
+    await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     push(eventWithId(2));
     await Promise.race([Promise.all(consuming), new Promise((resolve) => setTimeout(resolve, 3_000))]);
     expect(new Set(received.map((taken) => taken.join(',')))).toEqual(new Set(['1,2']));
+  });
+
+  it('follows from the newest event of the log when it first starts', async () => {
+    const { log, state } = scriptedLog();
+    state.bounds = { oldestId: 1, newestId: 10 };
+    await open(log).subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([10]);
+  });
+
+  it.each([
+    ['is empty', null, 0],
+    ['lost the events after the last one offered', { oldestId: 10, newestId: 12 }, 12],
+    ['holds fewer events than were offered', { oldestId: 1, newestId: 2 }, 2],
+  ])('follows from the log newest event when it restarts after a failure and the log %s', async (_, bounds, expected) => {
+    const { log, state, push } = scriptedLog();
+    const hub = open(log);
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(1), eventWithId(2), eventWithId(3));
+    expect(ids(await take(iterator, 3))).toEqual([1, 2, 3]);
+    push(new Error('connection lost'));
+    await expect(iterator.next()).rejects.toBeInstanceOf(ServiceUnavailable);
+    state.bounds = bounds;
+    await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([0, expected]);
+  });
+
+  it('delivers a burst larger than the slice it offers between turns of the event loop', async () => {
+    const { log, push } = scriptedLog();
+    const iterator = itemsOf(await open(log).subscribe({ topics: new Set([US]), lastEventId: null }));
+    const burst = Array.from({ length: 300 }, (_, index) => ({ id: index + 1, topic: US, data: JSON.stringify({ padding: 'x'.repeat(500) }) }));
+    push(...burst);
+    expect(ids(await take(iterator, 300))).toEqual(burst.map((event) => event.id));
   });
 });
