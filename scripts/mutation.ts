@@ -1,13 +1,15 @@
 // `pnpm test:mutation [target…]`: Stryker's mutation testing of the code whose tests must be strong,
 // one target at a time (default: all, in the order below). Not part of `pnpm test`: a target takes
 // from minutes (stream, client) to most of an hour (catalog, http) on two cores. Each target writes
-// reports/mutation/<target>.html and .json beside its package, and prints its score; the scores and
-// the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
+// reports/mutation/<target>.html and .json (<target>-<file>… for a run in parts) beside its
+// package, and prints its score; the scores and the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
 //
 //   pnpm test:mutation -- stream catalog     the targets, by name
 //   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
-//   MUTATION_EXCLUDE=src/catalog/range-index.ts,…   files left out of the run
-//   MUTATION_ONLY=src/catalog/text.ts,…      only these files of the target (a run in parts)
+//   MUTATION_EXCLUDE=src/catalog/seed/**,…         files left out of the run
+//   MUTATION_ONLY=src/stream/hub.ts,…         only these files of the target (a run in parts)
+//   MUTATION_TEST_FILES=test/stream/hub.test.ts   only these test files (a quicker run; its score is a
+//                                            lower bound of the target's: fewer tests can kill fewer mutants)
 //   FC_RUNS=25                               fast-check cases per property (default 25 here)
 //
 // Stryker works in a copy of the package (.stryker-tmp-<target>/, removed afterwards), so the tree can be
@@ -16,7 +18,7 @@
 import { Stryker } from '@stryker-mutator/core';
 import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 
@@ -43,7 +45,7 @@ const TARGETS: Record<string, Target> = {
     packageDir: 'packages/server',
     mutate: ['src/catalog/**/*.ts'],
     vitestConfig: 'vitest.mutation.config.ts',
-    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts'],
+    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts', 'test/store/storefront-snapshot.test.ts'],
     breakAt: 80,
   },
   http: {
@@ -52,6 +54,16 @@ const TARGETS: Record<string, Target> = {
     vitestConfig: 'vitest.mutation.config.ts',
     tests: ['test/http/*.test.ts', 'test/hostile/bad-input.integration.test.ts', 'test/hostile/listeners.test.ts', 'test/metrics.test.ts'],
     breakAt: 70,
+  },
+  // The stream rules shared with the client (frames, topics, the stream contract) live in the
+  // contract package: a mutant there reaches only that package's own tests, so they are a target
+  // of their own. The server's tests of them (test/stream/topics.test.ts) run with the unmutated copy.
+  contract: {
+    packageDir: 'packages/contract',
+    mutate: ['src/stream/**/*.ts'],
+    // All of the package's tests (two files); its config reads no MUTATION_TESTS.
+    vitestConfig: 'vitest.config.ts',
+    breakAt: 80,
   },
   // The client's stream: the resumable price stream and the errors it raises.
   client: { packageDir: 'packages/client', mutate: ['src/price-stream.ts', 'src/errors.ts'], vitestConfig: 'vitest.mutation.config.ts', breakAt: 70 },
@@ -67,6 +79,7 @@ const names = requested.length > 0 ? requested : Object.keys(TARGETS);
 const concurrency = Number(process.env['MUTATION_CONCURRENCY'] ?? 2);
 const excluded = (process.env['MUTATION_EXCLUDE'] ?? '').split(',').filter((path) => path !== '');
 const only = (process.env['MUTATION_ONLY'] ?? '').split(',').filter((path) => path !== '');
+const testFiles = (process.env['MUTATION_TEST_FILES'] ?? '').split(',').filter((path) => path !== '');
 // Stryker finds plugins next to itself; under pnpm the runner is not there, so it is named by path.
 const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
 // Fast-check cases per property: every mutant a property reaches re-runs it.
@@ -77,8 +90,11 @@ for (const name of names) {
   const target = TARGETS[name] as Target;
   const cwd = join(root, target.packageDir);
   process.chdir(cwd);
-  if (target.tests === undefined) delete process.env['MUTATION_TESTS'];
-  else process.env['MUTATION_TESTS'] = target.tests.join(',');
+  const tests = testFiles.length > 0 ? testFiles : target.tests;
+  if (tests === undefined) delete process.env['MUTATION_TESTS'];
+  else process.env['MUTATION_TESTS'] = tests.join(',');
+  // A run in parts has a sandbox and reports of its own, so parts may run side by side.
+  const runName = only.length === 0 ? name : `${name}-${only.map((path) => basename(path, '.ts')).join('-')}`;
   const options: PartialStrykerOptions = {
     testRunner: 'vitest',
     plugins: [vitestRunner],
@@ -90,12 +106,12 @@ for (const name of names) {
     // counted as "ignored" instead, and listed in the report.
     ignoreStatic: true,
     timeoutMS: 15_000,
-    tempDirName: `.stryker-tmp-${name}`,
+    tempDirName: `.stryker-tmp-${runName}`,
     // Another target's sandbox (a run beside this one) and reports are not part of the package.
     ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],
     reporters: ['clear-text', 'progress', 'html', 'json'],
-    htmlReporter: { fileName: `reports/mutation/${name}.html` },
-    jsonReporter: { fileName: `reports/mutation/${name}.json` },
+    htmlReporter: { fileName: `reports/mutation/${runName}.html` },
+    jsonReporter: { fileName: `reports/mutation/${runName}.json` },
     clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
     thresholds: { high: 90, low: target.breakAt, break: null },
   };

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { RETAINED_EVENTS, type StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
+import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import { SubscriberOverflow, type StreamItem, type Subscription } from '../../src/stream/subscription.ts';
@@ -264,3 +264,231 @@ describe('Subscription batches', () => {
   });
 });
 
+
+/**
+ * A price log scripted by the test: `bounds` answers what the test set (or fails), follow() yields
+ * what the test pushes, and every follow's starting id is recorded.
+ */
+function scriptedLog() {
+  const state = {
+    bounds: null as { oldestId: number; newestId: number } | null,
+    boundsFail: false,
+    followedFrom: [] as number[],
+  };
+  let queue: (StoredPriceEvent | Error)[] = [];
+  let wake: (() => void) | null = null;
+  const log: PriceLog = {
+    append: async () => [],
+    readAfter: async () => [],
+    latestPrices: async () => ({ events: [], position: 0 }),
+    bounds: async () => {
+      if (state.boundsFail) throw new Error('connection refused');
+      return state.bounds;
+    },
+    follow: async function* (afterId: number, signal: AbortSignal) {
+      state.followedFrom.push(afterId);
+      signal.addEventListener('abort', () => wake?.());
+      while (!signal.aborted) {
+        const next = queue.shift();
+        if (next instanceof Error) throw next;
+        if (next !== undefined) yield next;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    ping: async () => {},
+    close: async () => {},
+  };
+  const push = (...items: (StoredPriceEvent | Error)[]): void => {
+    queue = [...queue, ...items];
+    wake?.();
+  };
+  return { log, state, push };
+}
+
+const eventWithId = (id: number): StoredPriceEvent => ({ id, topic: US, data: JSON.stringify(buildPriceEventOnTopic(US)) });
+
+/** A logger that keeps its error calls. */
+function recordingLogger() {
+  const errors: { message: string; fields: Record<string, unknown> | undefined }[] = [];
+  const logger: Logger = { ...silentLogger, error: (message, fields) => errors.push({ message, fields }), child: () => logger };
+  return { logger, errors };
+}
+
+describe('PriceHub on a scripted log', () => {
+  const hubs: PriceHub[] = [];
+  afterEach(async () => {
+    for (const hub of hubs.splice(0)) await hub.stop();
+  });
+  const open = (log: PriceLog, logger: Logger = silentLogger): PriceHub => {
+    const hub = new PriceHub(log, logger);
+    hubs.push(hub);
+    return hub;
+  };
+
+  it('ends every stream with ServiceUnavailable and logs PriceLogLost when ids jump past the window and the log lost the events between', async () => {
+    const { log, state, push } = scriptedLog();
+    const { logger, errors } = recordingLogger();
+    const hub = open(log, logger);
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const iterator = itemsOf(subscription);
+    state.bounds = { oldestId: 5, newestId: 5 };
+    push(eventWithId(5));
+    expect(ids(await take(iterator, 1))).toEqual([5]);
+    const jump = 5 + RETAINED_EVENTS + 10;
+    state.bounds = { oldestId: jump - 4, newestId: jump };
+    push(eventWithId(jump));
+    const ended = await iterator.next().catch((error: unknown) => error);
+    expect(ended).toBeInstanceOf(ServiceUnavailable);
+    expect((ended as Error).message).toBe('The price log is unavailable; retry shortly.');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toBe('price log follow stopped; ending all streams');
+    const lost = errors[0]?.fields?.['error'] as Error;
+    expect(lost.name).toBe('PriceLogLost');
+    expect(lost.message).toBe(`the price log lost the events after 5; its oldest id is now ${jump - 4}`);
+    // The next subscribe follows again from just before the log's oldest id, not past the jump.
+    await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([0, jump - 5]);
+  });
+
+  it('goes on without a loss when ids jump past the window but the log still holds the event after the last one offered', async () => {
+    const { log, state, push } = scriptedLog();
+    const { logger, errors } = recordingLogger();
+    const hub = open(log, logger);
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(5));
+    expect(ids(await take(iterator, 1))).toEqual([5]);
+    const jump = 5 + RETAINED_EVENTS + 10;
+    state.bounds = { oldestId: 6, newestId: jump };
+    push(eventWithId(jump), eventWithId(jump + 1));
+    expect(ids(await take(iterator, 2))).toEqual([jump, jump + 1]);
+    expect(errors).toEqual([]);
+  });
+
+  it('does not ask the log when ids jump by exactly the retained window', async () => {
+    const { log, state, push } = scriptedLog();
+    const hub = open(log);
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(5));
+    expect(ids(await take(iterator, 1))).toEqual([5]);
+    state.bounds = { oldestId: 5 + RETAINED_EVENTS, newestId: 5 + RETAINED_EVENTS };
+    push(eventWithId(5 + RETAINED_EVENTS));
+    expect(ids(await take(iterator, 1))).toEqual([5 + RETAINED_EVENTS]);
+  });
+
+  it('logs the failure and follows again from the last event offered once a follow failed', async () => {
+    const { log, state, push } = scriptedLog();
+    const { logger, errors } = recordingLogger();
+    const hub = open(log, logger);
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(1), eventWithId(2), eventWithId(3));
+    expect(ids(await take(iterator, 3))).toEqual([1, 2, 3]);
+    const failure = new Error('disk gone');
+    push(failure);
+    await expect(iterator.next()).rejects.toBeInstanceOf(ServiceUnavailable);
+    expect(errors).toEqual([{ message: 'price log follow stopped; ending all streams', fields: { error: failure } }]);
+    state.bounds = { oldestId: 1, newestId: 5 };
+    await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([0, 3]);
+  });
+
+  it('logs nothing when stopped', async () => {
+    const { log } = scriptedLog();
+    const { logger, errors } = recordingLogger();
+    const hub = open(log, logger);
+    const iterating = take(await hub.subscribe({ topics: new Set([US]), lastEventId: null }), 1);
+    await hub.stop();
+    expect(await iterating).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors).toEqual([]);
+    await expect(hub.subscribe({ topics: new Set([US]), lastEventId: null })).rejects.toThrow('The price stream is unavailable; retry shortly.');
+  });
+
+  it('refuses a subscribe with ServiceUnavailable naming the cause when the log fails on start, and starts on the next one', async () => {
+    const { log, state, push } = scriptedLog();
+    const hub = open(log);
+    state.boundsFail = true;
+    const refused = await hub.subscribe({ topics: new Set([US]), lastEventId: null }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ServiceUnavailable);
+    expect((refused as Error).message).toBe('The price log is unavailable; retry shortly.');
+    expect(((refused as Error).cause as Error).message).toBe('connection refused');
+    state.boundsFail = false;
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(1));
+    expect(ids(await take(iterator, 1))).toEqual([1]);
+  });
+
+  it('refuses a subscribe with ServiceUnavailable naming the cause and keeps no subscription when the log fails after start', async () => {
+    const { log, state } = scriptedLog();
+    const hub = open(log);
+    await hub.subscribe({ topics: new Set([US]), lastEventId: null, signal: AbortSignal.abort() });
+    expect(hub.subscriberCount).toBe(0);
+    state.boundsFail = true;
+    const refused = await hub.subscribe({ topics: new Set([US]), lastEventId: null }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ServiceUnavailable);
+    expect((refused as Error).message).toBe('The price log is unavailable; retry shortly.');
+    expect(((refused as Error).cause as Error).message).toBe('connection refused');
+    expect(hub.subscriberCount).toBe(0);
+  });
+
+  it('delivers to a subscription whose signal has not aborted', async () => {
+    const { log, push } = scriptedLog();
+    const hub = open(log);
+    const controller = new AbortController();
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null, signal: controller.signal }));
+    push(eventWithId(1));
+    expect(ids(await take(iterator, 1))).toEqual([1]);
+  });
+
+  it('wakes again the consumers offered events while a wake of more than one slice was under way', async () => {
+    const { log, push } = scriptedLog();
+    const hub = open(log);
+    const subscriptions = await Promise.all(Array.from({ length: 1_200 }, () => hub.subscribe({ topics: new Set([US]), lastEventId: null })));
+    const received = subscriptions.map(() => [] as number[]);
+    const consuming = subscriptions.map(async (subscription, index) => {
+      for await (const batch of subscription) {
+        received[index]?.push(...ids([...batch]));
+        if (received[index]?.length === 2) return;
+      }
+    });
+    push(eventWithId(1));
+    // The first slice is woken in the next turn; the second event arrives in the turn after, when
+    // the first slice waits again and the last slice is not yet woken.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    push(eventWithId(2));
+    await Promise.race([Promise.all(consuming), new Promise((resolve) => setTimeout(resolve, 3_000))]);
+    expect(new Set(received.map((taken) => taken.join(',')))).toEqual(new Set(['1,2']));
+  });
+
+  it('follows from the newest event of the log when it first starts', async () => {
+    const { log, state } = scriptedLog();
+    state.bounds = { oldestId: 1, newestId: 10 };
+    await open(log).subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([10]);
+  });
+
+  it.each([
+    ['is empty', null, 0],
+    ['lost the events after the last one offered', { oldestId: 10, newestId: 12 }, 12],
+    ['holds fewer events than were offered', { oldestId: 1, newestId: 2 }, 2],
+  ])('follows from the log newest event when it restarts after a failure and the log %s', async (_, bounds, expected) => {
+    const { log, state, push } = scriptedLog();
+    const hub = open(log);
+    const iterator = itemsOf(await hub.subscribe({ topics: new Set([US]), lastEventId: null }));
+    push(eventWithId(1), eventWithId(2), eventWithId(3));
+    expect(ids(await take(iterator, 3))).toEqual([1, 2, 3]);
+    push(new Error('connection lost'));
+    await expect(iterator.next()).rejects.toBeInstanceOf(ServiceUnavailable);
+    state.bounds = bounds;
+    await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    expect(state.followedFrom).toEqual([0, expected]);
+  });
+
+  it('delivers a burst larger than the slice it offers between turns of the event loop', async () => {
+    const { log, push } = scriptedLog();
+    const iterator = itemsOf(await open(log).subscribe({ topics: new Set([US]), lastEventId: null }));
+    const burst = Array.from({ length: 300 }, (_, index) => ({ id: index + 1, topic: US, data: JSON.stringify({ padding: 'x'.repeat(500) }) }));
+    push(...burst);
+    expect(ids(await take(iterator, 300))).toEqual(burst.map((event) => event.id));
+  });
+});

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/logger.ts';
 import type { StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
 import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
-import { READINESS, readinessOf, type Readiness, type StreamBody } from '../../src/stream/readiness.ts';
+import { closeBody, isStreamBody, READINESS, readinessOf, type Readiness, type StreamBody } from '../../src/stream/readiness.ts';
 import { SubscriberOverflow, Subscription } from '../../src/stream/subscription.ts';
 import { controlledBody, serveBody, slowResponse, turns, WRITING } from '../http/frame-writer-harness.ts';
 import { openStream } from '../http/sse-client.ts';
@@ -178,5 +178,32 @@ describe('writeFrames with a Readiness', () => {
     await done;
     expect(res.destroyed).toBe(true);
     expect(written).toEqual(['id: 1\ndata: a\n\n']);
+  });
+});
+
+describe('isStreamBody and closeBody', () => {
+  it('tells a stream body from the other bodies a handler returns', () => {
+    expect(isStreamBody(controlledBody())).toBe(true);
+    expect(isStreamBody({ [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) })).toBe(true);
+    expect(isStreamBody({ items: [] })).toBe(false);
+    expect(isStreamBody(null)).toBe(false);
+    expect(isStreamBody('text')).toBe(false);
+    expect(isStreamBody(undefined)).toBe(false);
+  });
+
+  it('ends a body through its iterator return(), and accepts an iterator without one', async () => {
+    let returned = 0;
+    const body: StreamBody = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => ({ done: true, value: undefined }),
+        return: async () => {
+          returned += 1;
+          return { done: true, value: undefined };
+        },
+      }),
+    };
+    await closeBody(body);
+    expect(returned).toBe(1);
+    await expect(closeBody({ [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) })).resolves.toBeUndefined();
   });
 });
