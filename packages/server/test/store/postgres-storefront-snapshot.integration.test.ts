@@ -5,24 +5,13 @@
 // database of its own.
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
-import { generateStorefrontProducts } from '../../src/catalog/seed/generate-catalog.ts';
 import { silentLogger } from '../../src/logger.ts';
-import type { StorefrontQuery } from '../../src/store/catalog-store.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
 import { createPgPool } from '../../src/store/postgres/pg-pool.ts';
 import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
-
-const QUERIES: StorefrontQuery[] = [
-  { sort: 'cursor:asc', offset: 0, limit: 50 },
-  { sort: 'updated_at:desc', offset: 5, limit: 20, filter: parseFilter('price_min >= 60 AND available = true') },
-  { sort: 'published_at:asc', offset: 0, limit: 30, text: 'black' },
-  { sort: 'cursor:desc', offset: 0, limit: 30, filter: parseFilter('tags IN [COLOR_BLACK, SEASON_SS24] OR NOT brand = Nike') },
-];
-
-const products = (count: number, seed: string) => [...generateStorefrontProducts({ products: 2 * count, seed })];
+import { SNAPSHOT_QUERIES, snapshotProducts } from '../support/storefront-snapshot-cases.ts';
 
 describe('IndexedCatalogStore snapshot in PostgreSQL', () => {
   const databases: TestDatabase[] = [];
@@ -64,7 +53,7 @@ describe('IndexedCatalogStore snapshot in PostgreSQL', () => {
   async function answersOf(on: TestDatabase): Promise<unknown[]> {
     const reference = await instance(on, false);
     await reference.warm();
-    const answers = await Promise.all(QUERIES.map((query) => reference.listStorefrontDocuments(query)));
+    const answers = await Promise.all(SNAPSHOT_QUERIES.map((query) => reference.listStorefrontDocuments(query)));
     await close(reference);
     return answers;
   }
@@ -78,25 +67,25 @@ describe('IndexedCatalogStore snapshot in PostgreSQL', () => {
 
   it('loads the snapshot another instance wrote and catches up with the writes made after it', async () => {
     const writer = await instance();
-    await writer.upsertStorefrontProducts(products(300, 'first'));
+    await writer.upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await writeSnapshot();
-    const later = products(40, 'later').map((product, i) => (i < 20 ? { ...products(300, 'first')[i * 7]!, price_min: 1_000 + i, tags: ['COLOR_BLACK'], title: `Black ${i}` } : product));
+    const later = snapshotProducts(40, 'later').map((product, i) => (i < 20 ? { ...snapshotProducts(300, 'first')[i * 7]!, price_min: 1_000 + i, tags: ['COLOR_BLACK'], title: `Black ${i}` } : product));
     await writer.upsertStorefrontProducts(later);
     const reader = await instance();
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: true });
-    expect(await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(database));
+    expect(await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(database));
   });
 
   it('builds from the rows when the database holds no snapshot', async () => {
-    await (await instance()).upsertStorefrontProducts(products(100, 'first'));
+    await (await instance()).upsertStorefrontProducts(snapshotProducts(100, 'first'));
     const reader = await instance();
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'missing' });
   });
 
   it('rebuilds from the rows when the snapshot is corrupt', async () => {
-    await (await instance()).upsertStorefrontProducts(products(300, 'first'));
+    await (await instance()).upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await writeSnapshot();
     const client = await sql(database);
     // One bit of the last part's last bytes flipped.
@@ -105,15 +94,15 @@ describe('IndexedCatalogStore snapshot in PostgreSQL', () => {
     const reader = await instance();
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'corrupt' });
-    expect(await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(database));
+    expect(await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(database));
   });
 
   it('rebuilds from the rows when the snapshot was taken of another catalog', async () => {
-    await (await instance()).upsertStorefrontProducts(products(300, 'first'));
+    await (await instance()).upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await writeSnapshot();
     const other = await createTestDatabase();
     databases.push(other);
-    await (await instance(other)).upsertStorefrontProducts(products(200, 'second'));
+    await (await instance(other)).upsertStorefrontProducts(snapshotProducts(200, 'second'));
     await writeSnapshot(other);
     // The other database's snapshot row now holds this one's bytes.
     const { rows } = await (await sql(database)).query<{ bytes: Buffer }>('SELECT bytes FROM storefront_index_snapshot ORDER BY part');
@@ -124,20 +113,20 @@ describe('IndexedCatalogStore snapshot in PostgreSQL', () => {
     const reader = await instance(other);
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'foreign' });
-    expect(await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(other));
+    expect(await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf(other));
   });
 
   it('rebuilds from the rows when the catalog is behind the snapshot (restored from a backup)', async () => {
     const writer = await instance();
-    await writer.upsertStorefrontProducts(products(300, 'first'));
-    await writer.upsertStorefrontProducts(products(50, 'later'));
+    await writer.upsertStorefrontProducts(snapshotProducts(300, 'first'));
+    await writer.upsertStorefrontProducts(snapshotProducts(50, 'later'));
     await writeSnapshot();
     // The later write undone, as a restore of a backup taken before it would.
     await (await sql(database)).query('DELETE FROM storefront_products WHERE change_seq = (SELECT max(change_seq) FROM storefront_products)');
     const reader = await instance();
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'stale' });
-    const answers = await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)));
+    const answers = await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)));
     expect(answers[0]).toMatchObject({ total: 300 });
     expect(answers).toStrictEqual(await answersOf(database));
   });

@@ -6,21 +6,10 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
-import { generateStorefrontProducts } from '../../src/catalog/seed/generate-catalog.ts';
-import type { StorefrontQuery } from '../../src/store/catalog-store.ts';
 import { IndexedCatalogStore, snapshotsIn } from '../../src/store/indexed-catalog-store.ts';
 import { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
-
-const QUERIES: StorefrontQuery[] = [
-  { sort: 'cursor:asc', offset: 0, limit: 50 },
-  { sort: 'updated_at:desc', offset: 5, limit: 20, filter: parseFilter('price_min >= 60 AND available = true') },
-  { sort: 'published_at:asc', offset: 0, limit: 30, text: 'black' },
-  { sort: 'cursor:desc', offset: 0, limit: 30, filter: parseFilter('tags IN [COLOR_BLACK, SEASON_SS24] OR NOT brand = Nike') },
-];
-
-const products = (count: number, seed: string) => [...generateStorefrontProducts({ products: 2 * count, seed })];
+import { SNAPSHOT_QUERIES, snapshotProducts } from '../support/storefront-snapshot-cases.ts';
 
 describe('IndexedCatalogStore snapshot', () => {
   let dir: string;
@@ -48,7 +37,7 @@ describe('IndexedCatalogStore snapshot', () => {
   async function answersOf(file: string): Promise<unknown[]> {
     const reference = store(file, false);
     await reference.warm();
-    const answers = await Promise.all(QUERIES.map((query) => reference.listStorefrontDocuments(query)));
+    const answers = await Promise.all(SNAPSHOT_QUERIES.map((query) => reference.listStorefrontDocuments(query)));
     await close(reference);
     return answers;
   }
@@ -69,21 +58,21 @@ describe('IndexedCatalogStore snapshot', () => {
 
   it('loads a snapshot and catches up with the writes made after it', async () => {
     const writer = store('a.db');
-    await writer.upsertStorefrontProducts(products(300, 'first'));
+    await writer.upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await warmedWithSnapshot('a.db').then(close);
     // After the snapshot: new products and rewrites of old ones (new prices, tags and titles).
-    const later = products(40, 'later').map((product, i) => (i < 20 ? { ...products(300, 'first')[i * 7]!, price_min: 1_000 + i, tags: ['COLOR_BLACK'], title: `Black ${i}` } : product));
+    const later = snapshotProducts(40, 'later').map((product, i) => (i < 20 ? { ...snapshotProducts(300, 'first')[i * 7]!, price_min: 1_000 + i, tags: ['COLOR_BLACK'], title: `Black ${i}` } : product));
     await writer.upsertStorefrontProducts(later);
     await close(writer);
     const reader = store('a.db');
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: true });
-    const answers = await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)));
+    const answers = await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)));
     expect(answers).toStrictEqual(await answersOf('a.db'));
   });
 
   it('rebuilds from the engine when the snapshot is corrupt', async () => {
-    await store('a.db').upsertStorefrontProducts(products(300, 'first'));
+    await store('a.db').upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await warmedWithSnapshot('a.db').then(close);
     const file = snapshotFile();
     const bytes = readFileSync(file);
@@ -92,37 +81,37 @@ describe('IndexedCatalogStore snapshot', () => {
     const reader = store('a.db');
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'corrupt' });
-    expect(await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf('a.db'));
+    expect(await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf('a.db'));
   });
 
   it('rebuilds from the engine when the snapshot was taken of another catalog', async () => {
-    await store('a.db').upsertStorefrontProducts(products(300, 'first'));
+    await store('a.db').upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await warmedWithSnapshot('a.db').then(close);
     const foreign = readFileSync(snapshotFile());
     rmSync(join(dir, 'snapshots'), { recursive: true });
-    await store('b.db').upsertStorefrontProducts(products(200, 'second'));
+    await store('b.db').upsertStorefrontProducts(snapshotProducts(200, 'second'));
     await warmedWithSnapshot('b.db').then(close);
     // b's own snapshot file now holds a's index.
     writeFileSync(snapshotFile(), foreign);
     const reader = store('b.db');
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'foreign' });
-    expect(await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf('b.db'));
+    expect(await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)))).toStrictEqual(await answersOf('b.db'));
   });
 
   it('rebuilds from the engine when the catalog is behind the snapshot (restored from a backup)', async () => {
     const writer = store('a.db');
-    await writer.upsertStorefrontProducts(products(300, 'first'));
+    await writer.upsertStorefrontProducts(snapshotProducts(300, 'first'));
     await close(writer);
     copyFileSync(join(dir, 'a.db'), join(dir, 'backup.db'));
-    await store('a.db').upsertStorefrontProducts(products(50, 'later'));
+    await store('a.db').upsertStorefrontProducts(snapshotProducts(50, 'later'));
     await warmedWithSnapshot('a.db').then(close);
     for (const file of readdirSync(dir)) if (file.startsWith('a.db')) rmSync(join(dir, file));
     copyFileSync(join(dir, 'backup.db'), join(dir, 'a.db'));
     const reader = store('a.db');
     await reader.warm();
     expect(reader.snapshot).toMatchObject({ loaded: false, rejected: 'stale' });
-    const answers = await Promise.all(QUERIES.map((query) => reader.listStorefrontDocuments(query)));
+    const answers = await Promise.all(SNAPSHOT_QUERIES.map((query) => reader.listStorefrontDocuments(query)));
     expect(answers[0]).toMatchObject({ total: 300 });
     expect(answers).toStrictEqual(await answersOf('a.db'));
   });
