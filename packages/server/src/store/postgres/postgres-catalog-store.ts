@@ -33,6 +33,7 @@ import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { copyRows } from './copy-rows.ts';
 import { to as copyTo } from 'pg-copy-streams';
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
+import { TurnBatches } from './turn-batches.ts';
 import { LONG_STATEMENT, recountGtinFragments, VARIANT_SEARCH_INDEXES } from './migrations.ts';
 import { FragmentDeltas, totalFromStored } from '../../catalog/gtin-fragments.ts';
 import type { SnapshotPlace } from '../storefront-snapshot.ts';
@@ -152,6 +153,11 @@ const PAGE_READS_MAX = 2;
 /** How long the table's size estimate (for that choice only) is reused. */
 const SIZE_ESTIMATE_MS = 30_000;
 
+/** A product look-up waiting for its turn's statement. */
+type ProductLookup = { key: string; slug: string; resolve: (document: RawJson<CatalogProductPro> | null) => void; reject: (error: unknown) => void };
+/** A storefront page waiting for its turn's statement. */
+type PageRead = { cursors: readonly number[]; resolve: (page: RawJson<StorefrontProduct[]>) => void; reject: (error: unknown) => void };
+
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (match) => `\\${match}`);
@@ -175,11 +181,16 @@ export class PostgresCatalogStore implements CatalogEngine {
   readonly #ownsPool: boolean;
   #closed = false;
   #sizeEstimate: { value: Promise<number>; at: number } | undefined;
-  /** Product look-ups waiting for the end of this turn of the event loop (see #lookUp). */
-  readonly #lookups: { key: string; slug: string; resolve: (document: RawJson<CatalogProductPro> | null) => void; reject: (error: unknown) => void }[] = [];
-  /** Storefront pages waiting for a statement (see #readPages), and the statements in flight. */
-  readonly #pages: { cursors: readonly number[]; resolve: (page: RawJson<StorefrontProduct[]>) => void; reject: (error: unknown) => void }[] = [];
-  #pageReads = 0;
+  /** Product look-ups, answered a turn of the event loop at a time (see #lookUp). */
+  readonly #lookups = new TurnBatches<ProductLookup>(
+    (batch) => this.#lookUp(batch),
+    { maxBatch: LOOKUP_BATCH_MAX },
+  );
+  /** Storefront pages, read a turn of the event loop at a time (see #readPages). */
+  readonly #pages = new TurnBatches<PageRead>(
+    (batch) => this.#readPages(batch),
+    { maxBatch: PAGE_BATCH_MAX, maxInFlight: PAGE_READS_MAX },
+  );
 
   /** `ownsPool`: close() also ends the pool. */
   constructor(pool: pg.Pool, options: { ownsPool?: boolean } = {}) {
@@ -279,7 +290,6 @@ export class PostgresCatalogStore implements CatalogEngine {
       () =>
         new Promise<RawJson<StorefrontProduct[]>>((resolve, reject) => {
           this.#pages.push({ cursors, resolve, reject });
-          if (this.#pages.length === 1 && this.#pageReads < PAGE_READS_MAX) setImmediate(() => void this.#readPages());
         }),
     );
   }
@@ -292,10 +302,7 @@ export class PostgresCatalogStore implements CatalogEngine {
    * (a statement per listing outran the pool's share per table and was refused); alone, a page
    * waits only for the end of the current turn of the event loop.
    */
-  async #readPages(): Promise<void> {
-    if (this.#pages.length === 0 || this.#pageReads >= PAGE_READS_MAX) return;
-    const batch = this.#pages.splice(0, PAGE_BATCH_MAX);
-    this.#pageReads += 1;
+  async #readPages(batch: PageRead[]): Promise<void> {
     try {
       const cursors: number[] = [];
       const pages: number[] = [];
@@ -317,9 +324,6 @@ export class PostgresCatalogStore implements CatalogEngine {
       batch.forEach((page, index) => page.resolve(storedJson<StorefrontProduct[]>(documents.get(index) ?? NO_DOCUMENTS)));
     } catch (error) {
       for (const page of batch) page.reject(error);
-    } finally {
-      this.#pageReads -= 1;
-      if (this.#pages.length > 0) setImmediate(() => void this.#readPages());
     }
   }
 
@@ -416,7 +420,6 @@ export class PostgresCatalogStore implements CatalogEngine {
       () =>
         new Promise<RawJson<CatalogProductPro> | null>((resolve, reject) => {
           this.#lookups.push({ key: idOrSlug, slug: foldText(idOrSlug), resolve, reject });
-          if (this.#lookups.length === 1) setImmediate(() => void this.#lookUp());
         }),
     );
   }
@@ -426,9 +429,7 @@ export class PostgresCatalogStore implements CatalogEngine {
    * load the database's cost per statement (a round trip, a backend wake-up) is shared by many
    * look-ups; alone, a look-up waits only for the end of the current turn.
    */
-  async #lookUp(): Promise<void> {
-    const batch = this.#lookups.splice(0, LOOKUP_BATCH_MAX);
-    if (this.#lookups.length > 0) setImmediate(() => void this.#lookUp());
+  async #lookUp(batch: ProductLookup[]): Promise<void> {
     try {
       // A named statement is parsed and planned once per connection, not on every look-up.
       const { rows } = await this.#pool.query<{ id: string; slug: string; seq: string; document: string }>({
