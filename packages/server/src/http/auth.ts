@@ -5,7 +5,10 @@
 // it). Failed authentications are counted per client address (rate-limit.ts): an address over its
 // allowance gets 429 instead of 401. A key sent from such an address is still
 // looked up, so a valid key is never refused for its neighbours' failures; a flood of unknown keys
-// therefore costs one digest and one indexed look-up each.
+// therefore costs one digest and one indexed look-up each. Requests for the same uncached key share
+// one look-up: when a busy key's entry expires, the requests in flight then wait for one statement
+// instead of each sending their own (on PostgreSQL, enough of those at once met the pool's share
+// per table and were refused with 503).
 import type { IncomingMessage } from 'node:http';
 import type { Plan } from '../catalog/model.ts';
 import { operations } from '@catalog/contract';
@@ -37,6 +40,15 @@ export interface Authenticator {
 
 export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, 'failedAuthentication'>, now: () => number = () => performance.now()): Authenticator {
   const cache = new Map<string, { plan: Plan; until: number }>();
+  const pending = new Map<string, Promise<Plan | null>>();
+  const lookUp = (key: string): Promise<Plan | null> => {
+    let plan = pending.get(key);
+    if (plan === undefined) {
+      plan = keys.findPlan(key).finally(() => pending.delete(key));
+      pending.set(key, plan);
+    }
+    return plan;
+  };
   const refuse = async (address: string, message: string): Promise<never> => {
     throw (await limiter.failedAuthentication(address)) ?? new HttpRefusal('unauthorized', message, CHALLENGE);
   };
@@ -47,7 +59,7 @@ export function createAuthenticator(keys: KeyStore, limiter: Pick<RateLimiter, '
       const cached = cache.get(key);
       const time = now();
       if (cached !== undefined && cached.until > time) return { key, plan: cached.plan };
-      return keys.findPlan(key).then((plan) => {
+      return lookUp(key).then((plan) => {
         if (plan === null) {
           cache.delete(key);
           return refuse(address, 'The API key is not recognised; check it or create a new one.');

@@ -107,3 +107,20 @@ describe('key revocation', () => {
     await expect(Promise.resolve().then(() => authenticator.authenticate('ck_revoked', 'apiKey', '10.0.0.1'))).rejects.toBeInstanceOf(HttpRefusal);
   });
 });
+
+describe('key look-ups', () => {
+  it('sends one look-up for the requests that arrive together with a key not in the cache, and a new one once it has answered', async () => {
+    const keys = new FakeKeyStore({ ck_busy: 'pro' });
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    const callers = await Promise.all(Array.from({ length: 50 }, () => authenticator.authenticate('ck_busy', 'apiKey', '10.0.0.1')));
+    expect(callers.every((caller) => caller.plan === 'pro')).toBe(true);
+    expect(keys.lookups).toBe(1);
+    const unknown = await Promise.allSettled(Array.from({ length: 3 }, () => authenticator.authenticate('ck_unknown', 'apiKey', '10.0.0.1')));
+    expect(unknown.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(keys.lookups).toBe(2);
+    // An unknown key is never cached: created a moment later, it works at once.
+    keys.plans.set('ck_unknown', 'free');
+    expect(await authenticator.authenticate('ck_unknown', 'apiKey', '10.0.0.1')).toMatchObject({ plan: 'free' });
+    expect(keys.lookups).toBe(3);
+  });
+});
