@@ -11,6 +11,13 @@
 //   MUTATION_TEST_FILES=test/stream/hub.test.ts   only these test files (a quicker run; its score is a
 //                                            lower bound of the target's: fewer tests can kill fewer mutants)
 //   FC_RUNS=25                               fast-check cases per property (default 25 here)
+//   MUTATION_FORCE=1                         test every mutant, ignoring the stored results (below)
+//
+// Incremental: each run keeps its results in <package>/mutation/<run>.incremental.json (committed for
+// the whole targets). The next run re-tests only the mutants whose code or covering tests changed
+// since, and takes the stored result for the rest; MUTATION_FORCE=1 re-tests everything and
+// rewrites the file. A stored result is trusted only as far as Stryker's diff of source and test
+// files: a change elsewhere that alters behaviour (a dependency, another package) is not seen.
 //
 // Stryker works in a copy of the package (.stryker-tmp-<target>/, removed afterwards), so the tree can be
 // edited while it runs. Tests run by vitest-runner with per-test coverage: each mutant runs only the
@@ -79,6 +86,7 @@ const names = requested.length > 0 ? requested : Object.keys(TARGETS);
 const concurrency = Number(process.env['MUTATION_CONCURRENCY'] ?? 2);
 const excluded = (process.env['MUTATION_EXCLUDE'] ?? '').split(',').filter((path) => path !== '');
 const only = (process.env['MUTATION_ONLY'] ?? '').split(',').filter((path) => path !== '');
+const force = process.env['MUTATION_FORCE'] === '1';
 const testFiles = (process.env['MUTATION_TEST_FILES'] ?? '').split(',').filter((path) => path !== '');
 // Stryker finds plugins next to itself; under pnpm the runner is not there, so it is named by path.
 const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
@@ -107,8 +115,11 @@ for (const name of names) {
     ignoreStatic: true,
     timeoutMS: 15_000,
     tempDirName: `.stryker-tmp-${runName}`,
+    incremental: true,
+    incrementalFile: `mutation/${runName}${testFiles.length > 0 ? '-selected-tests' : ''}.incremental.json`,
+    force,
     // Another target's sandbox (a run beside this one) and reports are not part of the package.
-    ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack'],
+    ignorePatterns: ['/.stryker-tmp-*', '/reports', '/.pack', '/mutation'],
     reporters: ['clear-text', 'progress', 'html', 'json'],
     htmlReporter: { fileName: `reports/mutation/${runName}.html` },
     jsonReporter: { fileName: `reports/mutation/${runName}.json` },
