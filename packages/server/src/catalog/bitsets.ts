@@ -363,17 +363,26 @@ export class RangeIndex {
     const lowThrough = low === LOW - 1 ? PER_WORD : LOW_AT + low;
     const digits = this.#digits;
     const stride = this.#words;
-    const [hbAt, htAt, mbAt, mtAt, lbAt, ltAt] = [highBelow, highThrough, middleBelow, middleThrough, lowBelow, lowThrough].map((at) => at * stride) as [number, number, number, number, number, number];
+    // Branch-free per word: a digit with no bitset to read (none below 0; all at most the largest)
+    // reads bitset 0 and masks it, which costs less than a test of the digit in every word.
+    const [hbAt, htAt, mbAt, mtAt, lbAt, ltAt] = [highBelow, highThrough, middleBelow, middleThrough, lowBelow, lowThrough].map((at) => (at < 0 || at === PER_WORD ? 0 : at * stride)) as [number, number, number, number, number, number];
+    const hbMask = highBelow < 0 ? 0 : -1;
+    const mbMask = middleBelow < 0 ? 0 : -1;
+    const lbMask = lowBelow < 0 ? 0 : -1;
+    const htAll = highThrough === PER_WORD ? -1 : 0;
+    const mtAll = middleThrough === PER_WORD ? -1 : 0;
+    const ltAll = lowThrough === PER_WORD ? -1 : 0;
+    const belowMask = below ? -1 : 0;
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
       if (had === 0) continue;
-      const hb = highBelow < 0 ? 0 : digits[hbAt + i]!;
-      const ht = highThrough === PER_WORD ? -1 : digits[htAt + i]!;
-      const mb = middleBelow < 0 ? 0 : digits[mbAt + i]!;
-      const mt = middleThrough === PER_WORD ? -1 : digits[mtAt + i]!;
-      const lb = lowBelow < 0 ? 0 : digits[lbAt + i]!;
-      const lt = lowThrough === PER_WORD ? -1 : digits[ltAt + i]!;
+      const hb = digits[hbAt + i]! & hbMask;
+      const ht = digits[htAt + i]! | htAll;
+      const mb = digits[mbAt + i]! & mbMask;
+      const mt = digits[mtAt + i]! | mtAll;
+      const lb = digits[lbAt + i]! & lbMask;
+      const lt = digits[ltAt + i]! | ltAll;
       // Below the bucket: a lower high digit, or the same and a lower middle digit, or the same
       // two and a lower low digit.
       const highSame = ht & ~hb;
@@ -381,7 +390,7 @@ export class RangeIndex {
       const under = hb | (highSame & (mb | (middleSame & lb)));
       const same = highSame & middleSame & lt & ~lb;
       const members = had & same;
-      let kept = had & (below ? under : ~(under | same));
+      let kept = had & ((under & belowMask) | (~(under | same) & ~belowMask));
       if (whole === 1) kept |= members;
       else if (whole === -1) {
         let check = members;
