@@ -28,8 +28,10 @@
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
 //   meanwhile makes it start again, without yielding.
-// Limits: a write batch of more than INCREMENTAL_ORDER_MAX rows re-sorts only its own slots and
-// merges them into each sort order (O(n + k log k)); smaller ones move each slot (a memmove).
+// Limits: a write batch of more than INCREMENTAL_ORDER_MAX rows sets its slots aside; the next
+// read of a sort order sorts only those and merges them into each order (one pass over the order
+// plus O(k log n), or O(n + k log k) for a batch that large); smaller ones move each slot (a
+// memmove).
 // Posting lists are compacted between searches once rewrites have left enough entries stale.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
@@ -217,6 +219,8 @@ export class StorefrontIndex {
   readonly #ranges = new Map<NumberField, RangeIndex>();
   /** Slots in ascending order of a number column (ties by slot), per column a sort has asked for. */
   readonly #orders = new Map<NumberField, SortedSlots>();
+  /** Slots written since the sort orders were last merged (see upsert). */
+  readonly #unmerged = new Set<number>();
   /** The bitsets searches work in. */
   readonly #pool = new BitsetPool();
   /** Counts writes, so a search that yielded can tell the index changed under it. */
@@ -229,9 +233,11 @@ export class StorefrontIndex {
   /** Adds or replaces products (matched by cursor). Rows of new cursors must come in ascending order. */
   upsert(rows: Iterable<StorefrontIndexRow>): void {
     const batch = Array.isArray(rows) ? (rows as readonly StorefrontIndexRow[]) : [...rows];
-    // Moving a slot within a sort order costs a memmove of the order; past a few hundred rows one
-    // merge of the batch's slots, sorted, costs less.
-    const merged = batch.length > INCREMENTAL_ORDER_MAX && this.#orders.size > 0 ? new Set<number>() : undefined;
+    // Moving a slot within a sort order costs a memmove of the order; past a few hundred rows the
+    // batch's slots are set aside and merged in once, when a sort next reads the order (a large
+    // write applied page by page merges once per sorted read, not once per page). While slots wait
+    // there, every write joins them: their places in the orders are stale.
+    const merged = (batch.length > INCREMENTAL_ORDER_MAX || this.#unmerged.size > 0) && this.#orders.size > 0 ? this.#unmerged : undefined;
     for (const row of batch) {
       let slot = this.#slotOf(row.cursor);
       const fresh = slot < 0;
@@ -260,7 +266,6 @@ export class StorefrontIndex {
       this.#setTerms(this.#tags, this.#tagsOf, slot, tags, fresh);
       this.#setTerms(this.#titleWords, this.#titleWordsOf, slot, this.#titleWordCodes(row.title), fresh);
     }
-    if (merged !== undefined) for (const [field, order] of this.#orders) order.merge(merged, this.#numbers[field].data);
     this.#version += 1;
     this.#tagsOf.compactWhenWasteful(this.#size);
     this.#titleWordsOf.compactWhenWasteful(this.#size);
@@ -789,6 +794,10 @@ export class StorefrontIndex {
   }
 
   #permutation(field: NumberField): Int32Array {
+    if (this.#unmerged.size > 0) {
+      for (const [sorted, order] of this.#orders) order.merge(this.#unmerged, this.#numbers[sorted].data);
+      this.#unmerged.clear();
+    }
     let order = this.#orders.get(field);
     if (order === undefined) {
       const slots = new Int32Array(this.#size);
@@ -846,24 +855,50 @@ class SortedSlots {
     const moved = sortSlots(Int32Array.from(changed), column);
     const dropped = new Uint32Array(wordsFor(column.length));
     for (const slot of moved) setBit(dropped, slot);
-    const kept = new Int32Array(this.#length);
+    // The others, in order, compacted in place.
+    const buffer = this.#buffer;
     let keptLength = 0;
     for (let at = 0; at < this.#length; at += 1) {
-      const slot = this.#buffer[at]!;
-      if ((dropped[slot >>> 5]! & (1 << (slot & 31))) === 0) kept[keptLength++] = slot;
+      const slot = buffer[at]!;
+      if ((dropped[slot >>> 5]! & (1 << (slot & 31))) === 0) buffer[keptLength++] = slot;
     }
     const length = keptLength + moved.length;
-    const merged = new Int32Array(Math.max(length, this.#buffer.length));
-    let k = 0;
-    let m = 0;
-    for (let at = 0; at < length; at += 1) {
-      if (m === moved.length) merged[at] = kept[k++]!;
-      else if (k === keptLength) merged[at] = moved[m++]!;
-      else {
-        const a = kept[k]!;
-        const b = moved[m]!;
-        const before = column[a]! < column[b]! || (column[a] === column[b] && a < b);
-        merged[at] = before ? kept[k++]! : moved[m++]!;
+    const merged = new Int32Array(Math.max(length, buffer.length));
+    // Each moved slot's place is found by binary search and the kept run before it copied whole;
+    // a batch so large that its searches would read more values than a walk (k log n > n) is
+    // merged by walking both.
+    if (moved.length * Math.log2(keptLength + 2) < keptLength) {
+      let from = 0;
+      let at = 0;
+      for (const slot of moved) {
+        const value = column[slot]!;
+        let low = from;
+        let high = keptLength;
+        while (low < high) {
+          const middle = (low + high) >>> 1;
+          const other = buffer[middle]!;
+          const v = column[other]!;
+          if (v < value || (v === value && other < slot)) low = middle + 1;
+          else high = middle;
+        }
+        merged.set(buffer.subarray(from, low), at);
+        at += low - from;
+        from = low;
+        merged[at++] = slot;
+      }
+      merged.set(buffer.subarray(from, keptLength), at);
+    } else {
+      let k = 0;
+      let m = 0;
+      for (let at = 0; at < length; at += 1) {
+        if (m === moved.length) merged[at] = buffer[k++]!;
+        else if (k === keptLength) merged[at] = moved[m++]!;
+        else {
+          const a = buffer[k]!;
+          const b = moved[m]!;
+          const before = column[a]! < column[b]! || (column[a] === column[b] && a < b);
+          merged[at] = before ? buffer[k++]! : moved[m++]!;
+        }
       }
     }
     this.#buffer = merged;

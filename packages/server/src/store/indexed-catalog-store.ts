@@ -29,6 +29,8 @@ import { ReadCache } from './read-cache.ts';
 import { readSnapshot, snapshotFile, writeSnapshot, type SnapshotPlace, type SnapshotRejection } from './storefront-snapshot.ts';
 
 const LOAD_PAGE = 10_000;
+/** Changes applied per step of a refresh (see #refresh). */
+const CHANGES_PAGE = 2_000;
 
 /** Snapshots kept as files in `dir`, one per catalog. */
 export function snapshotsIn(dir: string): (catalog: string) => SnapshotPlace {
@@ -69,6 +71,8 @@ export class IndexedCatalogStore implements CatalogStore {
   /** The engine's change token when the index last caught up, if the engine has one. */
   #token: string | undefined;
   #refreshing: Promise<void> | undefined;
+  /** Settles once the refresh under way has applied its first page (or ended). */
+  #firstPageApplied: Promise<void> = Promise.resolve();
   #versionRead: Promise<string> | undefined;
   #versionReadAt = Number.NEGATIVE_INFINITY;
   /** Aggregates, documents and pages, kept while the engine's change token (or poll period) holds. */
@@ -159,7 +163,7 @@ export class IndexedCatalogStore implements CatalogStore {
   async warm(options: { untilSnapshotWritten?: boolean } = {}): Promise<void> {
     const places = this.#options.snapshots;
     if (places === undefined) {
-      await this.#fresh();
+      await this.#fresh(true);
       this.#index.prepare();
       return;
     }
@@ -175,7 +179,7 @@ export class IndexedCatalogStore implements CatalogStore {
     }
     const rowsBefore = this.#rowsRead;
     this.#checkedAt = Number.NEGATIVE_INFINITY;
-    await this.#fresh();
+    await this.#fresh(true);
     this.#index.prepare();
     const fromEngine = this.#rowsRead - rowsBefore;
     const size = this.#index.size;
@@ -217,37 +221,63 @@ export class IndexedCatalogStore implements CatalogStore {
     return this.#versionRead;
   }
 
-  async #fresh(): Promise<void> {
+  /**
+   * Brings the index up to date before a read. `whole`: wait for every change due (warm(), and
+   * whenever this store's own writes are not yet seen). Otherwise (other processes' writes) a
+   * read waits for the refresh's first page at most: a change of up to CHANGES_PAGE products is
+   * seen by the next read as before, a larger one page by page while reads go on (see #refresh).
+   */
+  async #fresh(whole = false): Promise<void> {
     if (this.#writesSeen === this.#writes && this.#token !== undefined && this.#engine.changeToken?.() === this.#token) return;
     // A refresh already under way may have started before this store's latest write: wait for it,
     // then refresh again while anything is still due.
     while (this.#writesSeen !== this.#writes || performance.now() - this.#checkedAt >= this.#engine.changePollMs) {
-      await (this.#refreshing ??= this.#refresh().finally(() => {
+      const refresh = (this.#refreshing ??= this.#refresh().finally(() => {
         this.#refreshing = undefined;
       }));
+      if (!whole && this.#writesSeen === this.#writes && this.#position.change >= 0) {
+        await Promise.race([refresh, this.#firstPageApplied]);
+        return;
+      }
+      await refresh;
       if (this.#engine.changePollMs === 0) return;
     }
   }
 
+  /**
+   * Applies the changes since the index's position, CHANGES_PAGE rows at a time with a turn of the
+   * event loop between pages, so that a large write elsewhere (a rewrite of 1% of a large catalog)
+   * does not hold every request for the whole of it: each page is one synchronous step of bounded
+   * size, and the index answers between pages with some of the write applied (as the engine itself
+   * shows a write committed in several transactions). An empty index is loaded whole first.
+   */
   async #refresh(): Promise<void> {
-    const startedAt = performance.now();
-    const writes = this.#writes;
-    const token = this.#engine.changeToken?.();
-    if (this.#index.size === 0 && this.#position.change < 0) await this.#loadByCursor();
-    for (;;) {
-      const rows = await this.#engine.storefrontChangesSince(this.#position, LOAD_PAGE);
-      if (rows.length === 0) break;
-      // The snapshot being written is the index's own arrays: changes wait until it is out.
-      await this.#snapshotWriting;
-      this.#index.upsert(rows);
-      this.#rowsRead += rows.length;
-      const last = rows[rows.length - 1]!;
-      this.#position = { change: last.change, cursor: last.cursor };
-      if (rows.length < LOAD_PAGE) break;
+    let firstPage!: () => void;
+    this.#firstPageApplied = new Promise((resolve) => (firstPage = resolve));
+    try {
+      const startedAt = performance.now();
+      const writes = this.#writes;
+      const token = this.#engine.changeToken?.();
+      if (this.#index.size === 0 && this.#position.change < 0) await this.#loadByCursor();
+      for (;;) {
+        const rows = await this.#engine.storefrontChangesSince(this.#position, CHANGES_PAGE);
+        if (rows.length === 0) break;
+        // The snapshot being written is the index's own arrays: changes wait until it is out.
+        await this.#snapshotWriting;
+        this.#index.upsert(rows);
+        this.#rowsRead += rows.length;
+        const last = rows[rows.length - 1]!;
+        this.#position = { change: last.change, cursor: last.cursor };
+        if (rows.length < CHANGES_PAGE) break;
+        firstPage();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.#checkedAt = startedAt;
+      this.#writesSeen = writes;
+      this.#token = token;
+    } finally {
+      firstPage();
     }
-    this.#checkedAt = startedAt;
-    this.#writesSeen = writes;
-    this.#token = token;
   }
 
   /**

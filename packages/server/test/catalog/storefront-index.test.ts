@@ -179,6 +179,41 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it(`keeps sorted pages exact when large writes wait to be merged and smaller ones rewrite the same products meanwhile (seed ${SEED})`, async () => {
+    // Large batches set their slots aside until a sort next reads the orders; a small batch that
+    // follows (here rewriting some of the same products) must join them, not move slots whose
+    // places in the orders are stale. Batches of a few hundred over 20,000 products take the
+    // merge's binary-search path, the batch of 6,000 its walk.
+    const random = createRandom(`${SEED}-orders`);
+    const index = new StorefrontIndex();
+    let cursor = 17_000_000_000_000_000;
+    const spread = (row: StorefrontIndexRow): StorefrontIndexRow => ({ ...row, updated_at: random.int(0, 400) * 1000, product_published_at: random.int(0, 400) * 1000 });
+    let rows = Array.from({ length: 20_000 }, () => spread(buildRow(random, (cursor += 1024), random.uuid())));
+    index.upsert(rows);
+    index.prepare();
+    const apply = (batch: StorefrontIndexRow[]): void => {
+      index.upsert(batch);
+      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
+      for (const row of batch) byCursor.set(row.cursor, row);
+      rows = [...byCursor.values()].sort((a, b) => a.cursor - b.cursor);
+    };
+    for (const large of [300, 400, 6_000]) {
+      const rewritten = Array.from({ length: large }, () => pick(random, rows)).map((row) => spread(buildRow(random, row.cursor, row.id)));
+      const fresh = Array.from({ length: 20 }, () => spread(buildRow(random, (cursor += 1024), random.uuid())));
+      apply([...new Map([...rewritten, ...fresh].map((row) => [row.cursor, row])).values()]);
+      // Unsorted reads meanwhile do not merge; the small batch rewrites products of the large one.
+      const unsorted: StorefrontSearch = { sort: 'cursor:desc', offset: 0, limit: 20, filter: { type: 'compare', field: 'updated_at', operator: '>=', value: 200_000 } };
+      expect(await index.search(unsorted)).toStrictEqual(plainSearch(rows, unsorted));
+      apply(rewritten.slice(0, 10).map((row) => spread(buildRow(random, row.cursor, row.id))));
+      for (const sort of SORTS.filter((sort) => !sort.startsWith('cursor'))) {
+        for (const offset of [0, 9_980]) {
+          const search: StorefrontSearch = { sort, offset, limit: 20 };
+          expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+        }
+      }
+    }
+  });
+
   it('answers a range over a bucket that a rewritten product has left, and one it has joined', async () => {
     const random = createRandom('moves');
     const index = new StorefrontIndex();

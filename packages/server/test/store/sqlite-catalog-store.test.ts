@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
@@ -54,6 +54,26 @@ describe('SqliteCatalogStore', () => {
       await importer.catalog.upsertCatalogProducts([buildCatalogProduct({ slug: 'imported-later' })]);
       await afterRecheck();
       expect(await server.catalog.getProductDocument('imported-later')).not.toBeNull();
+    } finally {
+      await Promise.all([server.close(), importer.close()]);
+    }
+  });
+
+  it('answers listings while a large import by another connection is applied page by page, and shows all of it once applied', async () => {
+    const url = freshUrl();
+    const server = await openCatalogStores(url, silentLogger);
+    const importer = await openCatalogStores(url, silentLogger);
+    const total = async () => (await server.catalog.listStorefrontDocuments({ sort: 'cursor:asc', offset: 0, limit: 1 })).total;
+    try {
+      await importer.catalog.upsertStorefrontProducts(Array.from({ length: 10 }, () => buildStorefrontProductInput()));
+      expect(await total()).toBe(10);
+      await importer.catalog.upsertStorefrontProducts(Array.from({ length: 5_000 }, () => buildStorefrontProductInput()));
+      await new Promise((resolve) => setTimeout(resolve, DATA_VERSION_RECHECK_MS + 1));
+      // The first read after the import waits for one page of it, not for all of it.
+      const first = await total();
+      expect(first).toBeGreaterThan(10);
+      expect(first).toBeLessThan(5_010);
+      await vi.waitFor(async () => expect(await total()).toBe(5_010));
     } finally {
       await Promise.all([server.close(), importer.close()]);
     }
