@@ -161,32 +161,42 @@ export class IntList {
 }
 
 /**
- * Bitsets of one length for the searches in flight, handed back for reuse when none is: a search
- * at a million products takes several of 125 KB, and allocating them afresh makes V8 run a full
- * collection of the whole heap every few hundred searches.
+ * Bitsets of one length for the searches in flight: each search takes them into a scope of its own
+ * and hands them back when it ends, whether or not other searches are in flight. A search at a
+ * million products takes several of 125 KB (at ten million, 1.25 MB): allocating them afresh makes
+ * V8 run a full collection of the whole heap every few hundred searches.
+ * Guarantee: `take` puts the bitset in the scope made current last (by `begin` or `resume`); the
+ * owner makes its scope current again whenever its search resumes from a yield, and between yields
+ * a search runs alone (searches interleave only at their yields to the event loop), so no bitset
+ * goes back while the search that took it still holds it.
  */
 export class BitsetPool {
   #words = 0;
   #free: Uint32Array[] = [];
-  #taken: Uint32Array[] = [];
-  #searches = 0;
+  #current: Uint32Array[] | undefined;
 
-  /** Starts a search over `size` slots: every bitset it takes is `wordsFor(size)` words. */
-  begin(size: number): void {
+  /** Starts a search over `size` slots (every bitset it takes is `wordsFor(size)` words): its scope, now current. */
+  begin(size: number): Uint32Array[] {
     const words = wordsFor(size);
     if (words !== this.#words) {
       this.#words = words;
       this.#free = [];
     }
-    this.#searches += 1;
+    const scope: Uint32Array[] = [];
+    this.#current = scope;
+    return scope;
   }
 
-  /** Ends a search; with none left in flight, every bitset taken is free again. */
-  end(): void {
-    this.#searches -= 1;
-    if (this.#searches > 0) return;
-    for (const bits of this.#taken) if (bits.length === this.#words && this.#free.length < MAX_FREE) this.#free.push(bits);
-    this.#taken = [];
+  /** Makes a search's scope current again, as it resumes. */
+  resume(scope: Uint32Array[]): void {
+    this.#current = scope;
+  }
+
+  /** Ends a search: every bitset its scope took is free again. */
+  end(scope: Uint32Array[]): void {
+    for (const bits of scope) if (bits.length === this.#words && this.#free.length < MAX_FREE) this.#free.push(bits);
+    scope.length = 0;
+    if (this.#current === scope) this.#current = undefined;
   }
 
   /** A bitset for the current search: cleared, or with whatever it held when `zeroed` is false. */
@@ -194,8 +204,8 @@ export class BitsetPool {
     const reused = this.#free.pop();
     const bits = reused ?? new Uint32Array(this.#words);
     if (reused !== undefined && zeroed) bits.fill(0);
-    // A search that never ends would keep its bitsets here: past the cap they are left to the GC.
-    if (this.#taken.length < MAX_FREE) this.#taken.push(bits);
+    // A search that takes more than this leaves the rest to the GC.
+    if (this.#current !== undefined && this.#current.length < MAX_FREE) this.#current.push(bits);
     return bits;
   }
 }

@@ -361,18 +361,18 @@ export class StorefrontIndex {
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     this.#compactPostings(false);
     const version = this.#version;
-    this.#pool.begin(this.#size);
+    let scope = this.#pool.begin(this.#size);
     try {
-      let matches = await this.#matches(search, new Slices(sliceMs));
+      let matches = await this.#matches(search, new Slices(sliceMs, () => this.#pool.resume(scope)));
       // Written to while it yielded: answer from the index as it is now, in one go.
       if (version !== this.#version) {
-        this.#pool.end();
-        this.#pool.begin(this.#size);
-        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY));
+        this.#pool.end(scope);
+        scope = this.#pool.begin(this.#size);
+        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, () => this.#pool.resume(scope)));
       }
       return this.#page(search, matches);
     } finally {
-      this.#pool.end();
+      this.#pool.end(scope);
     }
   }
 
@@ -972,15 +972,19 @@ const SLICE_MS = 2;
 /** Tells a search when it has worked a slice, and yields (setImmediate, so I/O runs first) then. */
 class Slices {
   readonly #sliceMs: number;
+  readonly #resume: () => void;
   #since = performance.now();
-  constructor(sliceMs: number) {
+  /** `resume` runs as the search resumes from each yield, before any of its code. */
+  constructor(sliceMs: number, resume: () => void) {
     this.#sliceMs = sliceMs;
+    this.#resume = resume;
   }
   pause(): Promise<void> | undefined {
     if (performance.now() - this.#since < this.#sliceMs) return undefined;
     return new Promise((resolve) => {
       setImmediate(() => {
         this.#since = performance.now();
+        this.#resume();
         resolve();
       });
     });

@@ -47,17 +47,33 @@ describe('bitsets', () => {
     expect(slotsOf(bits)).toStrictEqual(Array.from({ length: 15 }, (_, i) => i * 7));
   });
 
-  it('hands out cleared bitsets again once no search holds them', () => {
+  it('hands out cleared bitsets again once the search that took them has ended, while others are still in flight', () => {
     const pool = new BitsetPool();
-    pool.begin(64);
-    const first = pool.take(true);
-    setBit(first, 5);
-    pool.end();
-    pool.begin(64);
-    const again = pool.take(true);
-    expect(again).toBe(first);
-    expect(popcount(again)).toBe(0);
-    pool.end();
+    const first = pool.begin(64);
+    const a = pool.take(true);
+    setBit(a, 5);
+    const second = pool.begin(64);
+    const b = pool.take(false);
+    pool.resume(first);
+    const a2 = pool.take(false);
+    pool.end(first);
+    // The second search is still in flight: its bitset stays with it; the first's come back, cleared when asked.
+    pool.resume(second);
+    const reused = [pool.take(true), pool.take(true)];
+    expect(reused).toContain(a);
+    expect(reused).toContain(a2);
+    expect(reused).not.toContain(b);
+    expect(popcount(a)).toBe(0);
+    const extra = pool.take(true);
+    expect([a, a2, b]).not.toContain(extra);
+    pool.end(second);
+    const third = pool.begin(64);
+    expect([a, a2, b, extra]).toContain(pool.take(true));
+    pool.end(third);
+    // Another size: nothing of the old size is handed out.
+    const fourth = pool.begin(640);
+    expect(pool.take(true)).toHaveLength(wordsFor(640));
+    pool.end(fourth);
   });
 });
 

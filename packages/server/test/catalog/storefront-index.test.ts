@@ -230,6 +230,20 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it(`answers searches that run side by side, each yielding at every step, like a plain evaluation (seed ${SEED})`, async () => {
+    // Interleaved searches share the bitset pool: each must get back only the bitsets it took.
+    const random = createRandom(`${SEED}-interleaved`);
+    const index = new StorefrontIndex();
+    const rows = Array.from({ length: 3_000 }, (_, i) => buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, random.uuid()));
+    index.upsert(rows);
+    index.prepare();
+    for (let round = 0; round < 5; round += 1) {
+      const searches = Array.from({ length: 12 }, (): StorefrontSearch => ({ sort: pick(random, SORTS), offset: 0, limit: 50, filter: buildFilter(random, rows) }));
+      const answers = await Promise.all(searches.map((search) => index.search(search, 0)));
+      searches.forEach((search, i) => expect(answers[i], JSON.stringify(search)).toStrictEqual(plainSearch(rows, search)));
+    }
+  });
+
   it('answers tags and words exactly while rewrites pile up stale entries and compaction runs', async () => {
     const random = createRandom(`${SEED}-compaction`);
     const index = new StorefrontIndex();
