@@ -71,7 +71,8 @@ function watchRatios(table: ScriptTable): string[][] {
   const kind = (row: Record<string, string>): string => (row['scenario'] ?? '').split(' ')[0] ?? '';
   const isReference = (row: Record<string, string>): boolean => (row['scenario'] ?? '').includes('unfiltered reference');
   const p99 = 'p99 ms';
-  const cpu = 'CPU µs per delivered event';
+  // The cell is `total (user only)`: parseFloat reads the total.
+  const cpu = 'CPU µs per delivered event (user only)';
   return rows
     .filter((row) => !isReference(row))
     .map((row) => {

@@ -11,15 +11,20 @@
 // worker times publish-to-receive from the event's own timestamp and the samples are merged.
 // Events go through `catalog prices publish -`; the server's CPU is read from /proc/<pid>/stat.
 // `--rounds R` repeats each reference/filtered pair, alternating which one runs first.
+// The Redis rows run on database 13 (`--redis` names another), each under a key prefix of its own
+// (`watch-bench:<pid>:<row>:`), so a row starts on an empty log and shares no keys with other
+// runs on the same Redis; a row's keys are deleted after it. `--cli PATH` drives another build
+// of the CLI (a checkout of another commit), for before/after runs of the same harness.
 //
 //   node bench/watch-bench.ts [--duration S] [--only ids,price] [--logs sqlite,redis] [--scale F]
-//                             [--workers N] [--rounds R] [--cpu-prof DIR]
+//                             [--workers N] [--rounds R] [--cpu-prof DIR] [--redis URL] [--cli PATH]
 // `--only ids-control` adds the ids filters in the reference's delivery pattern (see scenarios()).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { buildPriceEvent } from '@catalog/contract/testing';
 import { childEnv, forkHelper, progress, readRssKib, runCli, SERVER_DIR, sleep, startServer, stopChild, type RunningServer } from './lib/processes.ts';
 import { summarize, type LatencySummary } from './lib/stats.ts';
@@ -32,7 +37,8 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'ids,price' },
     logs: { type: 'string', default: 'sqlite,redis' },
     scale: { type: 'string', default: '1' },
-    redis: { type: 'string', default: 'redis://127.0.0.1:6379/14' },
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379/13' },
+    cli: { type: 'string' },
     workers: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '1' },
     /** Writes a V8 CPU profile of each server (every thread) into this directory. */
@@ -44,7 +50,7 @@ const durationSeconds = Number(values.duration);
 const scale = Number(values.scale);
 const workerCount = Math.max(1, Number(values.workers));
 const rounds = Math.max(1, Number(values.rounds));
-const CLI = join(SERVER_DIR, 'src/cli/main.ts');
+const CLI = values.cli ?? join(SERVER_DIR, 'src/cli/main.ts');
 const TOPIC = 'price:marketplacea:us';
 const PRODUCTS = 100_000;
 const WATCHED_PER_SUBSCRIBER = 100;
@@ -60,6 +66,8 @@ interface Run {
   rate: number;
   published: number;
   delivered: number;
+  /** Chunks the subscribers read that held events: delivered ÷ this is about the events per server write. */
+  eventChunks: number;
   latency: LatencySummary;
   cpuMs: number;
   /** Of cpuMs, in the kernel: on loopback a socket write also runs the receiver's side of TCP. */
@@ -209,11 +217,11 @@ async function runScenario(server: RunningServer, proKey: string, priceLogUrl: s
     const delivered = reports.reduce((total, report) => total + report.events, 0);
     const run: Run = {
       scenario: scenario.name, log, round, subscribers: scenario.subscribers, connected, rate: scenario.rate, published: sequence,
-      delivered, latency: summarize(reports.flatMap((report) => report.latencies)), cpuMs, systemMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, delivered),
+      delivered, eventChunks: reports.reduce((total, report) => total + report.eventChunks, 0), latency: summarize(reports.flatMap((report) => report.latencies)), cpuMs, systemMs, cpuUsPerDelivered: (cpuMs * 1000) / Math.max(1, delivered),
       closedEarly: reports.reduce((total, report) => total + report.closedEarly, 0),
       rssMib,
     };
-    progress(`${label}: delivered ${run.delivered} p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms (${run.latency.count} samples), server CPU ${cpuMs} ms (${systemMs} in the kernel), ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered, ${run.closedEarly} closed early, server RSS ${rssMib.toFixed(0)} MiB; CPU ms by thread: ${threads}`);
+    progress(`${label}: delivered ${run.delivered} in ${run.eventChunks} chunks, p50 ${run.latency.p50.toFixed(1)} ms p99 ${run.latency.p99.toFixed(1)} ms (${run.latency.count} samples), server CPU ${cpuMs} ms (${systemMs} in the kernel), ${run.cpuUsPerDelivered.toFixed(1)} µs/delivered, ${run.closedEarly} closed early, server RSS ${rssMib.toFixed(0)} MiB; CPU ms by thread: ${threads}`);
     return run;
   } finally {
     await feed.close();
@@ -271,6 +279,31 @@ function scenarios(): Scenario[] {
   return out;
 }
 
+/** The price log URL of a Redis row: `base` with the row's key prefix (open-price-log.ts reads `?prefix=`). */
+function redisUrlWithPrefix(base: string, keyPrefix: string): string {
+  const url = new URL(base);
+  url.searchParams.set('prefix', keyPrefix);
+  return url.toString();
+}
+
+/** Deletes a row's keys (its stream, counter and latest-price hashes). */
+async function deleteRedisKeys(base: string, keyPrefix: string): Promise<void> {
+  const redis = new Redis(base, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } catch (error) {
+    progress(`could not delete the Redis keys ${keyPrefix}*: ${(error as Error).message}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'watch-bench-'));
   const db = `sqlite:${join(dir, 'catalog.db')}`;
@@ -282,16 +315,18 @@ async function main(): Promise<void> {
     // Scenarios come in pairs (reference, filtered); odd rounds run the filtered one first.
     const pairs = Array.from({ length: planned.length / 2 }, (_, index) => planned.slice(index * 2, index * 2 + 2));
     for (const log of values.logs.split(',')) {
-      const priceLogUrl = log === 'redis' ? values.redis : db;
       for (const pair of pairs) {
         for (let round = 1; round <= rounds; round++) {
           for (const scenario of round % 2 === 1 ? pair : [...pair].reverse()) {
+            const keyPrefix = `watch-bench:${process.pid}:${runs.length}:`;
+            const priceLogUrl = log === 'redis' ? redisUrlWithPrefix(values.redis, keyPrefix) : db;
             // A fresh server per run: no run's connections or heap weigh on the next.
             const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn'], 120_000, cpuProfileArgs(scenario, log, round));
             try {
               runs.push(await runScenario(server, proKey, priceLogUrl, scenario, log, round));
             } finally {
               await server.stop();
+              if (log === 'redis') await deleteRedisKeys(values.redis, keyPrefix);
             }
           }
         }
@@ -300,10 +335,10 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log('| scenario | log | round | subscribers (connected, closed early) | events/s | published | delivered | p50 ms | p99 ms | server CPU ms (kernel) | CPU µs per delivered event (user only) | server RSS MiB |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| scenario | log | round | subscribers (connected, closed early) | events/s | published | delivered | events per chunk | p50 ms | p99 ms | server CPU ms (kernel) | CPU µs per delivered event (user only) | server RSS MiB |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const run of runs) {
-    console.log(`| ${run.scenario} | ${run.log} | ${run.round} | ${run.subscribers} (${run.connected}, ${run.closedEarly}) | ${run.rate} | ${run.published} | ${run.delivered} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} (${run.systemMs}) | ${run.cpuUsPerDelivered.toFixed(1)} (${(((run.cpuMs - run.systemMs) * 1000) / Math.max(1, run.delivered)).toFixed(1)}) | ${run.rssMib.toFixed(0)} |`);
+    console.log(`| ${run.scenario} | ${run.log} | ${run.round} | ${run.subscribers} (${run.connected}, ${run.closedEarly}) | ${run.rate} | ${run.published} | ${run.delivered} | ${(run.delivered / Math.max(1, run.eventChunks)).toFixed(2)} | ${run.latency.p50.toFixed(1)} | ${run.latency.p99.toFixed(1)} | ${run.cpuMs} (${run.systemMs}) | ${run.cpuUsPerDelivered.toFixed(1)} (${(((run.cpuMs - run.systemMs) * 1000) / Math.max(1, run.delivered)).toFixed(1)}) | ${run.rssMib.toFixed(0)} |`);
   }
 }
 

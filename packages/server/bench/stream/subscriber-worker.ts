@@ -28,7 +28,7 @@ export type WorkerReply =
   | { type: 'connected'; connected: number; failed: number; statuses: Record<string, number>; ms: number }
   | { type: 'reset' }
   | { type: 'count'; events: number }
-  | { type: 'report'; events: number; latencies: number[]; firstAt: number; lastAt: number; closedEarly: number };
+  | { type: 'report'; events: number; latencies: number[]; firstAt: number; lastAt: number; closedEarly: number; eventChunks: number };
 
 interface Subscriber {
   sampled: boolean;
@@ -41,16 +41,20 @@ let latencies: number[] = [];
 let firstAt = 0;
 let lastAt = 0;
 let closedEarly = 0;
+/** Chunks read that held at least one event: about the server's writes of events (TCP may merge or split a few). */
+let eventChunks = 0;
 let stopping = false;
 
 function onChunk(subscriber: Subscriber, chunk: Buffer): void {
   const now = wallClockMs();
+  const before = events;
   subscriber.scanner.scan(chunk, (timestamp) => {
     events++;
     if (firstAt === 0) firstAt = now;
     lastAt = now;
     if (subscriber.sampled) latencies.push(now - decodeTimestamp(timestamp));
   });
+  if (events > before) eventChunks++;
 }
 
 async function connectAll(command: Extract<WorkerCommand, { type: 'start' }>): Promise<WorkerReply> {
@@ -108,6 +112,7 @@ process.on('message', (raw) => {
       break;
     case 'reset':
       events = 0;
+      eventChunks = 0;
       latencies = [];
       firstAt = 0;
       lastAt = 0;
@@ -117,7 +122,7 @@ process.on('message', (raw) => {
       reply({ type: 'count', events });
       break;
     case 'report':
-      reply({ type: 'report', events, latencies, firstAt, lastAt, closedEarly });
+      reply({ type: 'report', events, latencies, firstAt, lastAt, closedEarly, eventChunks });
       break;
     case 'stop':
       stopping = true;

@@ -8,7 +8,8 @@
 //   queued behind another on the connection waits its turn;
 // - each pull takes everything the body has ready (a batch), which goes out as one write; a body
 //   with a Readiness is pulled only when it is readable, so an idle subscriber holds no pending
-//   promise;
+//   promise, and what its take() hands over is written at once (a live batch costs no promise
+//   and no reaction job; next() serves the rest: the opening, replay pages, plain iterables);
 // - one write at a time: the writer pulls again once the previous write has been handed to the
 //   kernel (its callback), so whatever arrives meanwhile waits upstream (`pendingBytes`), where
 //   it counts toward the limit too, and goes out as the next batch. A consumer that reads slowly
@@ -174,9 +175,12 @@ class FrameWriter {
     this.#finish();
   }
 
+  /** Takes what the body has ready at once and writes it now; otherwise asks next() and writes when it settles. */
   #pull(): void {
     try {
-      this.#frames.next().then(this.#onFrames, this.#fail);
+      const ready = this.#readiness === null ? null : (this.#readiness.take() as IteratorResult<string | Buffer> | null);
+      if (ready === null) this.#frames.next().then(this.#onFrames, this.#fail);
+      else this.#write(ready);
     } catch (error) {
       this.#failWith(error);
     }

@@ -19,10 +19,17 @@ import type { StoredPriceEvent } from '../prices/price-log.ts';
 /**
  * One run of frames within the current turn: `bytes` are every frame from the start of the run
  * to this one. A run that continues with a given frame is shared by every subscriber that got
- * the same frames so far, so each distinct run is concatenated once.
+ * the same frames so far, so each distinct run is concatenated once. A run holds the run it
+ * continues and its last frame, not its text: its bytes are the frames' bytes copied once, when
+ * it is handed out (no string is concatenated and encoded again per run, which a run that only
+ * one subscriber gets, the common case when subscribers watch different events, would pay in full).
  */
 class Run {
-  readonly text: string;
+  /** The run this one continues (null for a one-frame run), and the frame it ends with. */
+  readonly #previous: Run | null;
+  readonly #last: Buffer;
+  readonly #frames: number;
+  readonly #byteLength: number;
   #bytes: Buffer | null;
   #onlyFrame: Run | null = null;
   #onlyNext: Run | null = null;
@@ -30,9 +37,12 @@ class Run {
   /** The turn that last used this run as a start (BatchEncoder's count). */
   usedInTurn = 0;
 
-  constructor(text: string, bytes: Buffer | null = null) {
-    this.text = text;
-    this.#bytes = bytes;
+  constructor(previous: Run | null, last: Buffer) {
+    this.#previous = previous;
+    this.#last = last;
+    this.#frames = previous === null ? 1 : previous.#frames + 1;
+    this.#byteLength = previous === null ? last.byteLength : previous.#byteLength + last.byteLength;
+    this.#bytes = previous === null ? last : null;
   }
 
   /**
@@ -40,7 +50,12 @@ class Run {
    * per subscriber, and a write the kernel cannot take at once holds this Buffer, not a copy.
    */
   get bytes(): Buffer {
-    return (this.#bytes ??= Buffer.from(this.text));
+    if (this.#bytes !== null) return this.#bytes;
+    // Only the runs handed out are turned into bytes.
+    const frames = new Array<Buffer>(this.#frames);
+    frames[this.#frames - 1] = this.#last;
+    for (let at = this.#frames - 2, run = this.#previous; run !== null; at -= 1, run = run.#previous) frames[at] = run.#last;
+    return (this.#bytes = Buffer.concat(frames, this.#byteLength));
   }
 
   /**
@@ -51,8 +66,7 @@ class Run {
     if (this.#onlyFrame === frame) return this.#onlyNext as Run;
     let next = this.#next?.get(frame);
     if (next !== undefined) return next;
-    // Only the runs handed out are turned into bytes.
-    next = new Run(this.text + frame.text);
+    next = new Run(this, frame.#last);
     if (this.#onlyFrame === null) {
       this.#onlyFrame = frame;
       this.#onlyNext = next;
@@ -85,7 +99,7 @@ export class BatchEncoder {
     if (batch.length === 1) return start.bytes;
     let run = this.#starts.get(start);
     if (run === undefined) {
-      run = new Run(start.text, start.bytes);
+      run = new Run(null, start.bytes);
       this.#starts.set(start, run);
     }
     run.usedInTurn = this.#turn;
@@ -100,8 +114,7 @@ export class BatchEncoder {
   #frameOf({ event }: EventItem): Run {
     let frame = this.#frames.get(event);
     if (frame === undefined) {
-      const text = encodeEvent({ id: event.id, event: event.topic, data: event.data });
-      frame = new Run(text, Buffer.from(text));
+      frame = new Run(null, Buffer.from(encodeEvent({ id: event.id, event: event.topic, data: event.data })));
       this.#frames.set(event, frame);
     }
     return frame;

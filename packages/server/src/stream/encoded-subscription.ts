@@ -77,6 +77,12 @@ class SubscriptionBody implements StreamBody, Readiness, AsyncIterator<Buffer | 
     return !this.#opened || this.#finished || this.#subscription.whenReadable(listener);
   }
 
+  /** Readiness: the subscription's live batch (or end) at once; the opening and the end after a retry hint go through next(). */
+  take(): IteratorResult<Buffer | string> | null {
+    if (!this.#opened || this.#finished) return null;
+    return this.#subscription.take() as IteratorResult<Buffer | string> | null;
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<Buffer | string> {
     return this;
   }

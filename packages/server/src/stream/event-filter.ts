@@ -21,9 +21,11 @@ export type IndexedField = (typeof INDEXED_FIELDS)[number];
 /** A price event's fields as the predicate reads them: strings already folded. */
 export type EventFields = Partial<Record<PriceEventFilterField, string | number>>;
 
+/**
+ * A compiled filter. It keeps neither the header's text nor the parsed expression: a subscriber's
+ * filter lives as long as its stream, and the request already holds the header.
+ */
 export interface EventFilter {
-  /** The expression as sent, for logs. */
-  readonly text: string;
   readonly matches: (fields: EventFields) => boolean;
   /**
    * Folded id values by field: every event the filter matches has one of them; null when the
@@ -39,7 +41,7 @@ export function parseEventFilter(text: string): EventFilter {
   const expr = parseFilter(text, PRICE_EVENT_FILTER);
   const values = new FoldedValues();
   const narrowed = indexOf(expr, values);
-  return { text, matches: compile(expr, values), index: narrowed?.keys ?? null, indexIsExact: narrowed?.exact ?? false };
+  return { matches: compile(expr, values), index: narrowed?.keys ?? null, indexIsExact: narrowed?.exact ?? false };
 }
 
 /** The header as received: Node reads header bytes as Latin-1, the contract sends UTF-8. */
@@ -52,18 +54,30 @@ export function filterFromHeader(header: string | undefined): EventFilter | null
 
 /** The fields of an event's JSON text, strings folded once for every filter that reads them. */
 export function eventFieldsOf(data: string): EventFields {
+  return eventFieldsOfPayload(eventPayloadOf(data));
+}
+
+/** An event's JSON text parsed, or null when it is not a JSON object (such an event matches no comparison). */
+export function eventPayloadOf(data: string): Readonly<Record<string, unknown>> | null {
   let payload: unknown;
   try {
     payload = JSON.parse(data);
   } catch {
-    return {};
+    return null;
   }
+  return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : null;
+}
+
+const FIELD_TYPES = Object.entries(PRICE_EVENT_FILTER.fields) as [PriceEventFilterField, string][];
+
+/** eventFieldsOf for a payload already parsed (eventPayloadOf). */
+export function eventFieldsOfPayload(payload: Readonly<Record<string, unknown>> | null): EventFields {
   const fields: EventFields = {};
-  if (typeof payload !== 'object' || payload === null) return fields;
-  for (const [name, type] of Object.entries(PRICE_EVENT_FILTER.fields)) {
-    const value = (payload as Record<string, unknown>)[name];
+  if (payload === null) return fields;
+  for (const [name, type] of FIELD_TYPES) {
+    const value = payload[name];
     if (type === 'number' ? typeof value === 'number' : typeof value === 'string') {
-      fields[name as PriceEventFilterField] = typeof value === 'string' ? foldText(value) : (value as number);
+      fields[name] = typeof value === 'string' ? foldText(value) : (value as number);
     }
   }
   return fields;

@@ -6,26 +6,61 @@
 // Guarantee: forEachMatch calls `deliver` exactly once for each subscriber whose topics hold the
 // event's topic and whose filter matches it.
 import type { StoredPriceEvent } from '../prices/price-log.ts';
-import { eventFieldsOf, INDEXED_FIELDS, type EventFields, type EventFilter, type IndexedField } from './event-filter.ts';
+import { foldText } from '../catalog/text.ts';
+import { eventFieldsOfPayload, eventPayloadOf, INDEXED_FIELDS, type EventFields, type EventFilter, type IndexedField } from './event-filter.ts';
 
-interface Entry<S> {
+/**
+ * One subscriber's place in the index. Everything a look-up reads for a candidate is on this
+ * object or shared by many (the topics), so that a candidate costs as few objects touched as can
+ * be: an event reaches subscribers spread over the heap, one or two each, rather than in a run.
+ */
+class Entry<S> {
   readonly subscriber: S;
   readonly filter: EventFilter;
-  /** The id of the last event this entry was visited for: an event found by two ids is delivered once. */
-  visitedFor: number;
+  /** filter.indexIsExact, kept here. */
+  readonly exact: boolean;
+  /** The subscriber's topics as one Set shared by every entry with the same topics (see SharedTopics). */
+  readonly topics: SharedTopics;
+  /** The forEachMatch call that last visited this entry (a small integer): an event found by two ids is delivered once. */
+  visitedIn = 0;
+
+  constructor(subscriber: S, filter: EventFilter, topics: SharedTopics) {
+    this.subscriber = subscriber;
+    this.filter = filter;
+    this.exact = filter.indexIsExact;
+    this.topics = topics;
+  }
 }
+
+/** A set of topics shared by the entries of every subscriber with the same topics, and how many use it. */
+class SharedTopics {
+  readonly key: string;
+  readonly set: ReadonlySet<string>;
+  users = 0;
+
+  constructor(key: string, topics: ReadonlySet<string>) {
+    this.key = key;
+    this.set = new Set(topics);
+  }
+}
+
+/** Wraps before leaving the small integers, which V8 stores in the field itself (a larger number is a separate object). */
+const VISITS_WRAP_AT = 2 ** 30;
 
 export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string> }> {
   readonly #entries = new Map<S, Entry<S>>();
   readonly #byId = new Map<IndexedField, Map<string, Set<Entry<S>>>>(INDEXED_FIELDS.map((field) => [field, new Map()]));
   readonly #scannedByTopic = new Map<string, Set<Entry<S>>>();
+  readonly #topics = new Map<string, SharedTopics>();
+  /** Counts forEachMatch calls, for Entry.visitedIn; never 0 after the first. */
+  #visits = 0;
 
   get size(): number {
     return this.#entries.size;
   }
 
   add(subscriber: S, filter: EventFilter): void {
-    const entry: Entry<S> = { subscriber, filter, visitedFor: 0 };
+    const entry = new Entry(subscriber, filter, this.#shareTopics(subscriber.topics));
     this.#entries.set(subscriber, entry);
     if (filter.index === null) {
       for (const topic of subscriber.topics) this.#setOf(this.#scannedByTopic, topic).add(entry);
@@ -41,6 +76,7 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     const entry = this.#entries.get(subscriber);
     if (entry === undefined) return;
     this.#entries.delete(subscriber);
+    if (--entry.topics.users === 0) this.#topics.delete(entry.topics.key);
     if (entry.filter.index === null) {
       for (const topic of subscriber.topics) this.#remove(this.#scannedByTopic, topic, entry);
       return;
@@ -51,25 +87,45 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     }
   }
 
-  /** Calls `deliver` once for each subscriber that wants `event` (see the guarantee above). */
+  /**
+   * Calls `deliver` once for each subscriber that wants `event` (see the guarantee above). The
+   * event's text is parsed once; its ids are folded for the look-up, and its other fields only
+   * when a filter beyond an exact id list asks for them.
+   */
   forEachMatch(event: StoredPriceEvent, deliver: (subscriber: S) => void): void {
     if (this.#entries.size === 0) return;
-    const fields: EventFields = eventFieldsOf(event.data);
+    const visit = (this.#visits = (this.#visits % VISITS_WRAP_AT) + 1);
+    const payload = eventPayloadOf(event.data);
+    const { topic } = event;
+    let fields: EventFields | null = null;
     for (const field of INDEXED_FIELDS) {
-      const value = fields[field];
+      const value = payload?.[field];
       if (typeof value !== 'string') continue;
-      const entries = this.#byId.get(field)?.get(value);
+      const entries = this.#byId.get(field)?.get(foldText(value));
       if (entries === undefined) continue;
       for (const entry of entries) {
-        if (entry.visitedFor === event.id) continue;
-        entry.visitedFor = event.id;
-        if (!entry.subscriber.topics.has(event.topic)) continue;
-        if (entry.filter.indexIsExact || entry.filter.matches(fields)) deliver(entry.subscriber);
+        if (entry.visitedIn === visit) continue;
+        entry.visitedIn = visit;
+        if (!entry.topics.set.has(topic)) continue;
+        if (entry.exact || entry.filter.matches((fields ??= eventFieldsOfPayload(payload)))) deliver(entry.subscriber);
       }
     }
-    const scanned = this.#scannedByTopic.get(event.topic);
+    const scanned = this.#scannedByTopic.get(topic);
     if (scanned === undefined) return;
+    fields ??= eventFieldsOfPayload(payload);
     for (const entry of scanned) if (entry.filter.matches(fields)) deliver(entry.subscriber);
+  }
+
+  /** The SharedTopics for `topics`, counted as used once more. */
+  #shareTopics(topics: ReadonlySet<string>): SharedTopics {
+    const key = JSON.stringify([...topics].sort());
+    let shared = this.#topics.get(key);
+    if (shared === undefined) {
+      shared = new SharedTopics(key, topics);
+      this.#topics.set(key, shared);
+    }
+    shared.users += 1;
+    return shared;
   }
 
   #setOf<K>(map: Map<K, Set<Entry<S>>>, key: K): Set<Entry<S>> {

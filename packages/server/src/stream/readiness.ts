@@ -11,7 +11,11 @@
 //   to reach the kernel does not outlast the body;
 // - `whenReadable(listener)`: true when a next() would settle at once; otherwise false, and
 //   `listener` is called once, when it would (events arrived, or the end). The writer then pulls
-//   only when there is something to take: an idle subscriber holds no pending next().
+//   only when there is something to take: an idle subscriber holds no pending next();
+// - `take()`: what a next() would settle with at once, handed over without a promise, or null
+//   when next() would wait or read (the opening, a replay page, nothing queued). The writer pulls
+//   with it first and with next() when it gives null, so live batches cost no promise, result
+//   and reaction job each, and a woken subscriber's batch is written in the same pass that took it.
 //
 // A source of batches (stream/subscription.ts) also offers map(): it settles each next() with
 // `mapping.batch(items)` directly, so that a body turning batches into bytes
@@ -28,6 +32,11 @@ export interface Readiness {
   readonly signal: AbortSignal;
   /** True when a next() would settle at once; otherwise false, and `listener` is called once when it would. */
   whenReadable(listener: () => void): boolean;
+  /**
+   * The result a next() would settle with at once, taken now (as next() would take it), or null
+   * when next() has to wait or read; throws what that next() would reject with.
+   */
+  take(): IteratorResult<unknown> | null;
 }
 
 /** A streamed response body: encoded frames, optionally with its Readiness. */

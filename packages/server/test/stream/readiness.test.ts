@@ -3,6 +3,8 @@
 // encoded body and the writer each do with pendingBytes, signal and whenReadable.
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { encodeEvent, encodeRetry } from '@catalog/contract/stream';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { writeFrames } from '../../src/http/event-stream-writer.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { StoredPriceEvent } from '../../src/prices/price-log.ts';
@@ -36,9 +38,13 @@ function deliver(subscription: Subscription, ...events: StoredPriceEvent[]): voi
   if (wake) subscription.wake();
 }
 
-/** A controlled body with a Readiness the test drives (readable at once when `alwaysReadable`). */
+/**
+ * A controlled body with a Readiness the test drives (readable at once when `alwaysReadable`);
+ * what the test puts in `handOver` is taken with take(), the rest pulled with next().
+ */
 function readyBody(pendingBytes = 0, alwaysReadable = false) {
   const body = controlledBody();
+  const handOver: string[] = [];
   const ended = new AbortController();
   let listener: (() => void) | null = null;
   const readiness: Readiness = {
@@ -47,13 +53,17 @@ function readyBody(pendingBytes = 0, alwaysReadable = false) {
     },
     signal: ended.signal,
     whenReadable(onReadable) {
-      if (alwaysReadable || body.state.returned) return true;
+      if (alwaysReadable || body.state.returned || handOver.length > 0) return true;
       listener = onReadable;
       return false;
     },
+    take() {
+      const frame = handOver.shift();
+      return frame === undefined ? null : { done: false, value: frame };
+    },
   };
   const withReadiness: StreamBody = { [READINESS]: readiness, [Symbol.asyncIterator]: () => body[Symbol.asyncIterator]() };
-  return { body: withReadiness, feed: body, ended, readable: () => listener?.() };
+  return { body: withReadiness, feed: body, handOver, ended, readable: () => listener?.() };
 }
 
 describe('readinessOf', () => {
@@ -102,7 +112,72 @@ describe('Subscription as a Readiness', () => {
   });
 });
 
+describe('Subscription.take', () => {
+  it('hands over what a next() would settle with at once: the queued events, then the end; null while a next() would wait', () => {
+    const subscription = liveSubscription();
+    // Not iterated yet: next() maps it first.
+    expect(subscription.take()).toBeNull();
+    subscription.map({ batch: (items) => items.map((item) => (item.kind === 'event' ? item.event.id : item.kind)) });
+    expect(subscription.take()).toBeNull();
+    deliver(subscription, stored(1), stored(2));
+    expect(subscription.take()).toEqual({ done: false, value: [1, 2] });
+    expect(subscription.pendingBytes).toBe(0);
+    expect(subscription.take()).toBeNull();
+    deliver(subscription, stored(3));
+    subscription.end();
+    // The end drops what was queued, as next() does.
+    expect(subscription.take()).toEqual({ done: true, value: undefined });
+  });
+
+  it('gives null during a replay, which next() reads from the log', async () => {
+    const events = [stored(1), stored(2)];
+    const subscription = new Subscription({
+      topics: new Set([US]),
+      lastEventId: 0,
+      liveAfter: 2,
+      bounds: { oldestId: 1, newestId: 2 },
+      log: { readAfter: async (afterId) => events.filter((event) => event.id > afterId), bounds: async () => ({ oldestId: 1, newestId: 2 }) },
+      replayPageSize: 10,
+      maxQueuedBytes: 1_000,
+      onEnd: () => {},
+    });
+    const batches = subscription.map({ batch: (items) => items.map((item) => (item.kind === 'event' ? item.event.id : item.kind)) });
+    deliver(subscription, stored(3));
+    expect(subscription.take()).toBeNull();
+    expect(await batches.next()).toEqual({ done: false, value: [1, 2] });
+    expect(subscription.take()).toBeNull();
+    expect(await batches.next()).toEqual({ done: false, value: [3] });
+  });
+
+  it('throws the ending error once when the mapping does not turn it into a result, as next() rejects, then gives the end', () => {
+    const subscription = liveSubscription();
+    subscription.map({ batch: (items) => items });
+    subscription.end(new SubscriberOverflow(1));
+    expect(() => subscription.take()).toThrow(SubscriberOverflow);
+    expect(subscription.take()).toEqual({ done: true, value: undefined });
+  });
+});
+
 describe('encodeSubscription as a StreamBody', () => {
+  it('hands its live batches over with take() once the opening frame is out, encoded; the opening and the end after a retry hint go through next()', async () => {
+    const subscription = liveSubscription();
+    const body = encodeSubscription(subscription, new BatchEncoder(), { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger });
+    const readiness = readinessOf(body)!;
+    const frames = body[Symbol.asyncIterator]();
+    expect(readiness.take()).toBeNull();
+    expect((await frames.next()).value).toBe('retry: 2000\n\n');
+    expect(readiness.take()).toBeNull();
+    deliver(subscription, stored(1), stored(2));
+    const taken = readiness.take() as IteratorYieldResult<Buffer>;
+    expect(taken.done).toBe(false);
+    expect(taken.value.toString()).toBe(encodeEvent({ id: 1, event: US, data: '{"id":1}' }) + encodeEvent({ id: 2, event: US, data: '{"id":2}' }));
+    subscription.end(new ServiceUnavailable('price log'));
+    expect(readiness.take()).toEqual({ done: false, value: encodeRetry(5000) });
+    expect(readiness.take()).toBeNull();
+    expect(await frames.next()).toEqual({ done: true, value: undefined });
+  });
+
+
   it('after its opening frame, is not readable until events arrive (no pull, so no pending next(), while idle)', async () => {
     const subscription = liveSubscription();
     const body = encodeSubscription(subscription, new BatchEncoder(), { opening: 'retry: 2000\n\n', unavailableRetryMs: 5000, log: silentLogger });
@@ -152,6 +227,24 @@ describe('writeFrames with a Readiness', () => {
     stream.close();
     expect(await written).toBe('resolved');
     expect(feed.state.returned).toBe(true);
+  });
+
+  it('writes what the body hands over with take() without asking next()', async () => {
+    const { body, feed, handOver, readable } = readyBody();
+    feed.push('retry: 1000\n\n');
+    const { url, written } = await serveBody(body);
+    const stream = await openStream(url, {});
+    await stream.frames(1);
+    handOver.push('id: 1\ndata: a\n\n', 'id: 2\ndata: b\n\n');
+    readable();
+    expect(await stream.frames(2)).toEqual([
+      { id: '1', data: 'a', comments: [] },
+      { id: '2', data: 'b', comments: [] },
+    ]);
+    // Only the opening frame was pulled with next().
+    expect(feed.state.pulls).toBe(1);
+    stream.close();
+    expect(await written).toBe('resolved');
   });
 
   it('counts pendingBytes toward the limit, cuts the consumer over it, and returns the body', async () => {
