@@ -113,6 +113,14 @@ describe('RangeIndex', () => {
     const result = universe(100);
     index.intersect(result, column, 100, '>=', 40);
     expect(slotsOf(result)).toStrictEqual(Array.from({ length: 60 }, (_, i) => 40 + i));
+    // Built with room to spare: the slots past the column's end, in its last word and beyond, are written later.
+    const roomy = RangeIndex.build(column, 50, 100);
+    for (let slot = 50; slot < 100; slot += 1) roomy.set(slot, slot);
+    for (const [operator, value, expected] of [['<', 55, 55], ['>=', 49, 51], ['<=', -1, 0], ['>', 98, 1]] as const) {
+      const bits = universe(100);
+      roomy.intersect(bits, column, 100, operator, value);
+      expect(popcount(bits), `${operator} ${value}`).toBe(expected);
+    }
   });
 });
 
