@@ -248,9 +248,10 @@ const SAMPLE = 65_536;
  * Memory: PER_WORD bits per slot.
  */
 export class RangeIndex {
-  /** Ascending, distinct. Bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN is in bucket 0. */
-  readonly #bounds: Float64Array;
-  /** #bounds, then NaN up to a power of two (at least 2) entries: see #bucket. */
+  /**
+   * The bounds (ascending, distinct: bucket b holds values v with bounds[b-1] <= v < bounds[b]; NaN
+   * is in bucket 0), then NaN up to a power of two (at least 2) entries: see #bucket.
+   */
   readonly #padded: Float64Array;
   /**
    * PER_WORD bitsets of #words words each, one after the other: bitset d holds the slots whose high
@@ -273,7 +274,6 @@ export class RangeIndex {
   readonly builtAt: number;
 
   private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
-    this.#bounds = bounds;
     this.#padded = new Float64Array(Math.max(2, 2 ** Math.ceil(Math.log2(bounds.length + 1)))).fill(Number.NaN);
     this.#padded.set(bounds);
     this.#words = wordsFor(capacity);
