@@ -98,6 +98,16 @@ describe('Subscription', () => {
     expect(ids(((await iterator.next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([2]);
   });
 
+  it('sends one reset when the log, empty when the subscription was opened, starts above the resume point by the time the replay reads it', async () => {
+    // A log that lost its data starts its ids far above the old ones (redis-price-log.ts); the
+    // first events after such a restart can land between the subscribe's bounds and the replay's
+    // first page. The client learns of the loss once, with the id the new events start at.
+    const events = [stored(1_000_001), stored(1_000_002)];
+    const { subscription: s } = subscription({ events, bounds: null, liveAfter: 0, lastEventId: 3 });
+    const iterator = s[Symbol.asyncIterator]();
+    expect(ids(((await iterator.next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual(['reset 3→1000001', 1_000_001, 1_000_002]);
+  });
+
   it('ends with SubscriberOverflow when more than maxQueuedBytes wait while no consumer does', async () => {
     const { subscription: s, ended } = subscription({ maxQueuedBytes: 30 });
     const iterator = s[Symbol.asyncIterator]();
