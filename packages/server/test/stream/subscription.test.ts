@@ -123,6 +123,26 @@ describe('Subscription', () => {
     expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([5, 6]);
   });
 
+  it('delivers a page without a reset when the log is empty again by the time a gap in it is checked', async () => {
+    const log: SubscriptionOptions['log'] = { readAfter: async (afterId) => (afterId < 5 ? [stored(5)] : []), bounds: async () => null };
+    const { subscription: s } = subscription({ events: [stored(2)], lastEventId: 2, log });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([5]);
+  });
+
+  it('ends only its own subscription when a readable listener throws', async () => {
+    const { subscription: s } = subscription();
+    const iterator = s[Symbol.asyncIterator]();
+    const broken = new Error('listener failed');
+    expect(
+      s.whenReadable(() => {
+        throw broken;
+      }),
+    ).toBe(false);
+    deliver(s, stored(1));
+    expect(s.signal.aborted).toBe(true);
+    await expect(iterator.next()).rejects.toBe(broken);
+  });
+
   it('skips a replay page that holds none of its topics rather than yield an empty batch', async () => {
     const { subscription: s } = subscription({ events: [stored(1, NL), stored(2, NL), stored(3)], lastEventId: 0 });
     expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([3]);
