@@ -260,6 +260,65 @@ describe('priceStream', () => {
     expect(connections[0]?.res.destroyed || connections[0]?.res.writableEnded).toBe(true);
   });
 
+  it('stops at once on 404, and retries 408 like a server error', async () => {
+    const refusedForGood = await serve((c) => c.refuse(404, 'not_found', 'No such stream.'));
+    await expect(take(stream(refusedForGood.url), 1)).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    await refusedForGood.close();
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.refuse(408, 'invalid_request', 'Too slow.') : c.open(priceFrame(1))));
+    const reconnects: unknown[] = [];
+    expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1))).toEqual([1]);
+    expect(reconnects[0]).toMatchObject({ status: 408 });
+    expect(connections).toHaveLength(2);
+  });
+
+  it('waits out a Retry-After given as an HTTP date, and ignores one it cannot read', async () => {
+    const { url } = await serve((c) => {
+      if (c.index === 0) c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': new Date(Date.now() + 3_000).toUTCString() });
+      else if (c.index === 1) c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': 'soon' });
+      else c.open(priceFrame(1));
+    });
+    const refusals: { delayMs: number; error: unknown }[] = [];
+    await take(stream(url, { onReconnect: (info) => refusals.push(info) }), 1);
+    expect(refusals[0]?.delayMs).toBeGreaterThan(1_000);
+    expect(refusals[0]?.delayMs).toBeLessThanOrEqual(3_000);
+    expect(refusals[1]).toMatchObject({ delayMs: 0, error: { retryAfterMs: undefined } });
+  });
+
+  it('sends the filter as UTF-8 bytes, a trimmed lastEventId, and asks the stream path under a base URL with a trailing slash', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(42)));
+    await take(stream(`${url}/`, { filter: 'size = "½"', lastEventId: ' 41 ' }), 1);
+    expect(Buffer.from(String(connections[0]?.headers['filter']), 'latin1').toString('utf8')).toBe('size = "½"');
+    expect(connections[0]?.headers['last-event-id']).toBe('41');
+    expect(connections[0]?.res.req.url).toBe('/v1/stream');
+  });
+
+  it('skips frames the contract does not define: an id that is not a number, a reset without its ids, data that is not a JSON object', async () => {
+    const { url } = await serve((c) =>
+      c.open(
+        `id: x1\nevent: price:marketplacea:us\ndata: ${JSON.stringify(fixedPriceEvent())}\n\n`,
+        'event: reset\ndata: {"requested_id":1}\n\n',
+        'event: reset\ndata: not json\n\n',
+        'id: 2\nevent: price:marketplacea:us\ndata: [1]\n\n',
+        'id: 3\nevent: price:marketplacea:us\ndata: 7\n\n',
+        priceFrame(4),
+      ),
+    );
+    expect(ids(await take(stream(url), 1))).toEqual([4]);
+  });
+
+  it('reports a clean end of the response as the reason to reconnect, never sooner than 10 ms a step after retry: 0', async () => {
+    const { url } = await serve((c) => (c.index < 2 ? c.openAndEnd('retry: 0\n\n', priceFrame(c.index + 1)) : c.open(priceFrame(3))));
+    const reconnects: { delayMs: number; error: unknown }[] = [];
+    await take(stream(url, { random: () => 0.999, onReconnect: (info) => reconnects.push(info) }), 3);
+    expect(String(reconnects[0]?.error)).toMatch(/the server closed the stream/);
+    expect(reconnects.map((r) => r.delayMs)).toEqual([9, 9]);
+  });
+
+  it('refuses a lastEventId of more than 16 digits or with a sign', async () => {
+    await expect(take(stream('http://127.0.0.1:1', { lastEventId: '12345678901234567' }), 1)).rejects.toThrow('lastEventId must be a non-negative integer, got "12345678901234567"');
+    await expect(take(stream('http://127.0.0.1:1', { lastEventId: -1 }), 1)).rejects.toThrow(TypeError);
+  });
+
   it('rejects a lastEventId that is not a non-negative integer', async () => {
     await expect(take(stream('http://127.0.0.1:1', { lastEventId: 'abc' }), 1)).rejects.toThrow(TypeError);
   });
