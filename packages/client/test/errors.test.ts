@@ -32,6 +32,7 @@ describe('CatalogApiError', () => {
   it('says when the answer had no body, and quotes at most 200 characters of one that is not the contract\'s', () => {
     expect(new CatalogApiError({ status: 502, body: '  ', requestId: undefined }).message).toBe('HTTP 502 without an error body');
     expect(new CatalogApiError({ status: 502, body: { unexpected: true }, requestId: undefined }).message).toBe('HTTP 502 without an error body');
+    expect(new CatalogApiError({ status: 502, body: null, requestId: undefined }).message).toBe('HTTP 502 without an error body');
     expect(new CatalogApiError({ status: 502, body: `  ${'x'.repeat(300)}`, requestId: undefined }).message).toBe(`HTTP 502: ${'x'.repeat(200)}`);
   });
 
