@@ -338,10 +338,10 @@ describe('priceStream', () => {
 
   it('reads a Retry-After of several digits as seconds, and one with more after its digits as unreadable', async () => {
     const controller = new AbortController();
-    const { url } = await serve((c) => c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': c.index === 0 ? '3 s' : '12' }));
+    const { url } = await serve((c) => c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': ['3 s', 'x12', '12'][c.index] ?? '' }));
     const delays: number[] = [];
-    await take(stream(url, { signal: controller.signal, onReconnect: ({ delayMs }) => (delays.push(delayMs), delays.length === 2 && controller.abort()) }), 1);
-    expect(delays).toEqual([0, 12_000]);
+    await take(stream(url, { signal: controller.signal, onReconnect: ({ delayMs }) => (delays.push(delayMs), delays.length === 3 && controller.abort()) }), 1);
+    expect(delays).toEqual([0, 0, 12_000]);
   });
 
   it('retries a refusal below 400 that fetch did not follow', async () => {
@@ -353,6 +353,17 @@ describe('priceStream', () => {
     const reconnects: unknown[] = [];
     expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1))).toEqual([1]);
     expect(reconnects[0]).toMatchObject({ status: 300, message: 'HTTP 300: Multiple choices' });
+  });
+
+  it('retries an answer without a body as a refusal of its status', async () => {
+    const { url } = await serve((c) => {
+      if (c.index > 0) return c.open(priceFrame(1));
+      c.res.writeHead(204);
+      c.res.end();
+    });
+    const reconnects: unknown[] = [];
+    await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1);
+    expect(reconnects[0]).toMatchObject({ status: 204 });
   });
 
   it('quotes a refusal whose body is not JSON', async () => {
