@@ -117,6 +117,11 @@ describe('Subscription', () => {
     expect(ids(((await pending) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([1]);
   });
 
+  it('replays from the start the events appended after it found the log empty, when Last-Event-ID is 0', async () => {
+    const { subscription: s } = subscription({ events: [stored(1), stored(2)], bounds: null, liveAfter: 0, lastEventId: 0 });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([1, 2]);
+  });
+
   it('reports no reset for a gap in the ids that pruning does not explain', async () => {
     // Ids 3 and 4 were never issued (the port allows an engine to skip ids); the resume point is retained.
     const { subscription: s } = subscription({ events: [stored(2), stored(5), stored(6)], lastEventId: 2, replayPageSize: 10 });
