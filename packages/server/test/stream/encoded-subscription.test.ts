@@ -75,11 +75,11 @@ describe('encodeSubscription', () => {
   it('has its opening frame readable at once, and its end', async () => {
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
     const body = encodeSubscription(subscription, new BatchEncoder(), OPTIONS);
-    expect(body[READINESS].whenReadable(() => {})).toBe(true);
+    expect(body[READINESS]!.whenReadable(() => {})).toBe(true);
     const frames = body[Symbol.asyncIterator]();
     await frames.next();
     await frames.return?.();
-    expect(body[READINESS].whenReadable(() => {})).toBe(true);
+    expect(body[READINESS]!.whenReadable(() => {})).toBe(true);
   });
 
   it('counts the events it delivers in catalog_stream_events_delivered_total', async () => {
