@@ -272,7 +272,7 @@ export function createPriceStream(config: PriceStreamConfig) {
         return notice === undefined ? undefined : { type: 'reset', ...notice, id: notice.oldestId - 1, topic: 'reset' };
       }
       const id = Number(frame.id);
-      if (frame.id === undefined || !/^[0-9]{1,16}$/.test(frame.id) || typeof data !== 'object' || data === null) return undefined;
+      if (frame.id === undefined || !/^[0-9]{1,16}$/.test(frame.id) || typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
       if (lastId !== undefined && id <= lastId) return undefined;
       const event = data as PriceEvent;
       // The contract always names the topic in `event`; rebuild it from the payload if a frame lacks it.

@@ -33,6 +33,7 @@ describe('priceStream', () => {
     expect(items).toEqual([{ type: 'price', id: 4212, topic: 'price:marketplaceb:nl', data: fixedPriceEvent({ source: 'marketplaceb', market: 'NL' }) }]);
     expect(connections[0]?.headers['topics']).toBe('price:marketplacea:us, price:marketplaceb:nl');
     expect(connections[0]?.headers['authorization']).toBe('Bearer pro-key');
+    expect(connections[0]?.headers['accept']).toBe('text/event-stream');
     expect(connections[0]?.headers['last-event-id']).toBeUndefined();
   });
 
@@ -215,9 +216,12 @@ describe('priceStream', () => {
   it('yields a reset notice before the replayed events', async () => {
     const { url } = await serve((c) => c.open('event: reset\ndata: {"requested_id":1200,"oldest_id":7001}\n\n', priceFrame(7001), priceFrame(7002)));
 
-    const items = await take(stream(url, { lastEventId: '1200' }), 3);
+    const acknowledged: number[] = [];
+    const items = await take(stream(url, { lastEventId: '1200', onLastEventId: (id) => acknowledged.push(id) }), 3);
 
     expect(items[0]).toEqual({ type: 'reset', requestedId: 1200, oldestId: 7001, id: 7000, topic: 'reset' });
+    // A reset is not an event to acknowledge; the loop left at 7002.
+    expect(acknowledged).toEqual([7001]);
     expect(ids(items.slice(1))).toEqual([7001, 7002]);
   });
 
@@ -225,9 +229,10 @@ describe('priceStream', () => {
     const { url, connections } = await serve((c) => c.open(priceFrame(1)));
     const controller = new AbortController();
     const items: PriceStreamItem[] = [];
+    let reconnects = 0;
 
     const done = (async () => {
-      for await (const item of stream(url, { signal: controller.signal })) items.push(item);
+      for await (const item of stream(url, { signal: controller.signal, onReconnect: () => (reconnects += 1) })) items.push(item);
     })();
     await until(() => items.length === 1);
     const abortedAt = Date.now();
@@ -237,6 +242,7 @@ describe('priceStream', () => {
     expect(Date.now() - abortedAt).toBeLessThan(500);
     await connections[0]?.closed;
     expect(connections).toHaveLength(1);
+    expect(reconnects).toBe(0);
   });
 
   it('ends at once when the signal aborts during a backoff', async () => {
@@ -258,6 +264,152 @@ describe('priceStream', () => {
     await take(stream(url), 1);
     await connections[0]?.closed;
     expect(connections[0]?.res.destroyed || connections[0]?.res.writableEnded).toBe(true);
+  });
+
+  it('stops at once on 404, and retries 408 like a server error', async () => {
+    const refusedForGood = await serve((c) => c.refuse(404, 'not_found', 'No such stream.'));
+    await expect(take(stream(refusedForGood.url), 1)).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    await refusedForGood.close();
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.refuse(408, 'invalid_request', 'Too slow.') : c.open(priceFrame(1))));
+    const reconnects: unknown[] = [];
+    expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1))).toEqual([1]);
+    expect(reconnects[0]).toMatchObject({ status: 408 });
+    expect(connections).toHaveLength(2);
+  });
+
+  it('waits out a Retry-After given as an HTTP date, and ignores one it cannot read', async () => {
+    const { url } = await serve((c) => {
+      if (c.index === 0) c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': new Date(Date.now() + 3_000).toUTCString() });
+      else if (c.index === 1) c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': 'soon' });
+      else c.open(priceFrame(1));
+    });
+    const refusals: { delayMs: number; error: unknown }[] = [];
+    await take(stream(url, { onReconnect: (info) => refusals.push(info) }), 1);
+    expect(refusals[0]?.delayMs).toBeGreaterThan(1_000);
+    expect(refusals[0]?.delayMs).toBeLessThanOrEqual(3_000);
+    expect(refusals[1]).toMatchObject({ delayMs: 0, error: { retryAfterMs: undefined } });
+  });
+
+  it('sends the filter as UTF-8 bytes, a trimmed lastEventId, and asks the stream path under a base URL with trailing slashes', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(42)));
+    await take(stream(`${url}//`, { filter: 'size = "½"', lastEventId: ' 41 ' }), 1);
+    expect(Buffer.from(String(connections[0]?.headers['filter']), 'latin1').toString('utf8')).toBe('size = "½"');
+    expect(connections[0]?.headers['last-event-id']).toBe('41');
+    expect(connections[0]?.res.req.url).toBe('/v1/stream');
+  });
+
+  it('skips frames the contract does not define: an id that is not a number, a reset without its ids, data that is not a JSON object', async () => {
+    const { url } = await serve((c) =>
+      c.open(
+        `id: x1\nevent: price:marketplacea:us\ndata: ${JSON.stringify(fixedPriceEvent())}\n\n`,
+        'event: reset\ndata: {"requested_id":1}\n\n',
+        'event: reset\ndata: not json\n\n',
+        'event: reset\ndata: null\n\n',
+        'event: reset\ndata: {"oldest_id":5}\n\n',
+        `id: 5x\nevent: price:marketplacea:us\ndata: ${JSON.stringify(fixedPriceEvent())}\n\n`,
+        `id: 12345678901234567\nevent: price:marketplacea:us\ndata: ${JSON.stringify(fixedPriceEvent())}\n\n`,
+        'id: 1\nevent: price:marketplacea:us\ndata: null\n\n',
+        'id: 2\nevent: price:marketplacea:us\ndata: [1]\n\n',
+        'id: 3\nevent: price:marketplacea:us\ndata: 7\n\n',
+        priceFrame(4),
+      ),
+    );
+    expect(ids(await take(stream(url), 1))).toEqual([4]);
+  });
+
+  it('reports a clean end of the response as the reason to reconnect, never sooner than 10 ms a step after retry: 0', async () => {
+    const { url } = await serve((c) => (c.index < 2 ? c.openAndEnd('retry: 0\n\n', priceFrame(c.index + 1)) : c.open(priceFrame(3))));
+    const reconnects: { delayMs: number; error: unknown }[] = [];
+    await take(stream(url, { random: () => 0.999, onReconnect: (info) => reconnects.push(info) }), 3);
+    expect(String(reconnects[0]?.error)).toMatch(/the server closed the stream/);
+    expect(reconnects.map((r) => r.delayMs)).toEqual([9, 9]);
+  });
+
+  it('refuses a lastEventId of more than 16 digits or with a sign', async () => {
+    await expect(take(stream('http://127.0.0.1:1', { lastEventId: '12345678901234567' }), 1)).rejects.toThrow('lastEventId must be a non-negative integer, got "12345678901234567"');
+    await expect(take(stream('http://127.0.0.1:1', { lastEventId: -1 }), 1)).rejects.toThrow(TypeError);
+  });
+
+  it('takes topics given as the header value as they are', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(1)));
+    await take(stream(url, { topics: 'price:marketplacea:us,price:marketplaceb:nl' }), 1);
+    expect(connections[0]?.headers['topics']).toBe('price:marketplacea:us,price:marketplaceb:nl');
+  });
+
+  it('reads a Retry-After of several digits as seconds, and one with more after its digits as unreadable', async () => {
+    const controller = new AbortController();
+    const { url } = await serve((c) => c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': ['3 s', 'x12', '12'][c.index] ?? '' }));
+    const delays: number[] = [];
+    await take(stream(url, { signal: controller.signal, onReconnect: ({ delayMs }) => (delays.push(delayMs), delays.length === 3 && controller.abort()) }), 1);
+    expect(delays).toEqual([0, 0, 12_000]);
+  });
+
+  it('retries a refusal below 400 that fetch did not follow', async () => {
+    const { url } = await serve((c) => {
+      if (c.index > 0) return c.open(priceFrame(1));
+      c.res.writeHead(300, { 'Content-Type': 'text/plain' });
+      c.res.end('Multiple choices');
+    });
+    const reconnects: unknown[] = [];
+    expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1))).toEqual([1]);
+    expect(reconnects[0]).toMatchObject({ status: 300, message: 'HTTP 300: Multiple choices' });
+  });
+
+  it('retries an answer without a body as a refusal of its status', async () => {
+    const { url } = await serve((c) => {
+      if (c.index > 0) return c.open(priceFrame(1));
+      c.res.writeHead(204);
+      c.res.end();
+    });
+    const reconnects: unknown[] = [];
+    await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1);
+    expect(reconnects[0]).toMatchObject({ status: 204 });
+  });
+
+  it('quotes a refusal whose body is not JSON', async () => {
+    const { url } = await serve((c) => {
+      if (c.index > 0) return c.open(priceFrame(1));
+      c.res.writeHead(502, { 'Content-Type': 'text/html' });
+      c.res.end('<html>Bad gateway</html>');
+    });
+    const reconnects: unknown[] = [];
+    await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1);
+    expect(reconnects[0]).toMatchObject({ status: 502, code: 'service_unavailable', message: 'HTTP 502: <html>Bad gateway</html>' });
+  });
+
+  it('reconnects when a connection sends nothing at all within idleTimeoutMs', async () => {
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.open() : c.open(priceFrame(1))));
+    expect(ids(await take(stream(url, { idleTimeoutMs: 200 }), 1))).toEqual([1]);
+    expect(connections).toHaveLength(2);
+  });
+
+  it('reports the network error, not a clean end, when the connection breaks', async () => {
+    const { url, connections } = await serve((c) => c.open(priceFrame(c.index + 1)));
+    const reconnects: unknown[] = [];
+    await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 2, (seen) => {
+      if (seen.length === 1) connections[0]?.res.socket?.destroy();
+    });
+    expect(String(reconnects[0])).not.toMatch(/the server closed the stream/);
+  });
+
+  it('decodes a character whose UTF-8 bytes are split across two chunks', async () => {
+    const frame = Buffer.from(priceFrame(1, 'price:marketplacea:us', fixedPriceEvent({ size: '½' })), 'utf8');
+    const cut = frame.indexOf(Buffer.from('½', 'utf8')) + 1;
+    const { url } = await serve((c) => {
+      c.open();
+      c.res.write(frame.subarray(0, cut));
+      setTimeout(() => c.res.write(frame.subarray(cut)), 20);
+    });
+    const [item] = await take(stream(url), 1);
+    expect(item?.data).toMatchObject({ size: '½' });
+  });
+
+  it('reconnects when a frame grows past 4 MiB', async () => {
+    const { url, connections } = await serve((c) => (c.index === 0 ? c.open(`data: ${'x'.repeat(4.5 * 1024 * 1024)}`) : c.open(priceFrame(1))));
+    const reconnects: unknown[] = [];
+    expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 1))).toEqual([1]);
+    expect(connections).toHaveLength(2);
+    expect(String(reconnects[0])).toMatch(/exceeded max buffer size/);
   });
 
   it('rejects a lastEventId that is not a non-negative integer', async () => {

@@ -4,14 +4,15 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-const openapiJson = resolve(repoRoot, 'specs/dist/openapi.json');
-const prismCli = resolve(repoRoot, 'specs/node_modules/@stoplight/prism-cli/dist/index.js');
+// Found through the package's dependency, not a relative path: Stryker runs these tests in a copy of the package.
+const specsRoot = dirname(createRequire(import.meta.url).resolve('@catalog/specs/package.json'));
+const openapiJson = resolve(specsRoot, 'dist/openapi.json');
+const prismCli = resolve(specsRoot, 'node_modules/@stoplight/prism-cli/dist/index.js');
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {

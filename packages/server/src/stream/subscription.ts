@@ -349,8 +349,12 @@ export class Subscription implements BatchSource<StreamItem>, Readiness {
       const first = page[0];
       if (first !== undefined && first.id > cursor + 1 && (await this.#prunedPast(cursor))) {
         // The window moved past this replay while it was read (a slow client, a burst of
-        // appends): say so, as at the start, rather than skip the pruned events in silence.
-        batch.push({ kind: 'reset', requestedId: cursor, oldestId: first.id });
+        // appends): say so, as at the start, rather than skip the pruned events in silence. Right
+        // after the opening reset (a log, empty at subscribe, that restarted its ids above the
+        // resume point since), that reset moves its oldest id instead: one reset per loss.
+        const last = batch.at(-1);
+        if (last?.kind === 'reset') batch[batch.length - 1] = { ...last, oldestId: first.id };
+        else batch.push({ kind: 'reset', requestedId: cursor, oldestId: first.id });
       }
       for (const event of page) {
         cursor = event.id;

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
+import { registry } from '../../src/metrics.ts';
+import { READINESS } from '../../src/stream/readiness.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { BatchEncoder } from '../../src/stream/batch-encoder.ts';
 import { encodeSubscription } from '../../src/stream/encoded-subscription.ts';
@@ -53,6 +55,44 @@ describe('encodeSubscription', () => {
     await broken.stop();
   });
 
+  it('warns once, naming the request, when the price log fails under it', async () => {
+    const warnings: [string, Record<string, unknown> | undefined][] = [];
+    const logger: Logger = { ...silentLogger, warn: (message, fields) => void warnings.push([message, fields]) };
+    for (const requestId of ['req-1', undefined]) {
+      const broken = new PriceHub(logWhoseFollowFails(), silentLogger);
+      const subscription = await broken.subscribe({ topics: new Set([US]), lastEventId: null });
+      const options = { ...OPTIONS, log: logger, ...(requestId === undefined ? {} : { requestId }) };
+      const frames = encodeSubscription(subscription, new BatchEncoder(), options)[Symbol.asyncIterator]();
+      await frames.next();
+      await frames.next();
+      await broken.stop();
+    }
+    expect(warnings.map(([message]) => message)).toEqual(['price log unavailable; stream ended with a retry hint', 'price log unavailable; stream ended with a retry hint']);
+    expect(warnings[0]?.[1]).toMatchObject({ request_id: 'req-1', error: expect.any(Error) });
+    expect(Object.keys(warnings[1]?.[1] ?? {})).toEqual(['error']);
+  });
+
+  it('has its opening frame readable at once, and its end', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const body = encodeSubscription(subscription, new BatchEncoder(), OPTIONS);
+    expect(body[READINESS]!.whenReadable(() => {})).toBe(true);
+    const frames = body[Symbol.asyncIterator]();
+    await frames.next();
+    await frames.return?.();
+    expect(body[READINESS]!.whenReadable(() => {})).toBe(true);
+  });
+
+  it('counts the events it delivers in catalog_stream_events_delivered_total', async () => {
+    const delivered = async (): Promise<number> => (await registry.getSingleMetric('catalog_stream_events_delivered_total')!.get()).values[0]?.value ?? 0;
+    const before = await delivered();
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const frames = encodeSubscription(subscription, new BatchEncoder(), OPTIONS)[Symbol.asyncIterator]();
+    await frames.next();
+    await log.append([buildPriceEventOnTopic(US), buildPriceEventOnTopic(US)]);
+    await frames.next();
+    expect((await delivered()) - before).toBe(2);
+  });
+
   it('throws any other end to the writer', async () => {
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
     const frames = encodeSubscription(subscription, new BatchEncoder(), OPTIONS)[Symbol.asyncIterator]();
@@ -67,6 +107,8 @@ describe('encodeSubscription', () => {
     const body = encodeSubscription(subscription, new BatchEncoder(), { ...OPTIONS, onClose: () => (closes += 1) });
     const frames = body[Symbol.asyncIterator]();
     await frames.return?.();
+    expect(subscription.signal.aborted).toBe(true);
+    expect(closes).toBe(1);
     await frames.return?.();
     expect(await frames.next()).toEqual({ done: true, value: undefined });
     expect(subscription.signal.aborted).toBe(true);

@@ -50,6 +50,43 @@ describe('parseEventFilter', () => {
     expect(() => parseEventFilter(`sku = "${'x'.repeat(8192 - 8)}"`)).not.toThrow();
   });
 
+  it('refuses a header whose bytes are not UTF-8', () => {
+    expect(() => filterFromHeader('size = "\xff"')).toThrow(InvalidFilter);
+    expect(() => filterFromHeader('size = "\xff"')).toThrow('the Filter header is not valid UTF-8');
+  });
+
+  it('matches no condition, != and NOT IN included, on a field the event lacks or carries with another type', () => {
+    const odd = eventFieldsOf(JSON.stringify({ product_id: 'p1', price: '12', sku: 7 }));
+    expect(odd).toEqual({ product_id: 'p1' });
+    for (const filter of ['price < 20', 'price != 5', 'sku != "a"', 'size != "10"', 'size NOT IN ["10"]', 'price NOT IN [5]']) {
+      expect(parseEventFilter(filter).matches(odd), filter).toBe(false);
+    }
+    expect(parseEventFilter('product_id = P1').matches(odd)).toBe(true);
+  });
+
+  it('reads no fields from an event whose JSON is not an object', () => {
+    for (const data of ['null', '42', '"p1"', 'not json']) expect(eventFieldsOf(data), data).toEqual({});
+  });
+
+  it('narrows a conjunction by the operand with the fewest ids, whichever comes first', () => {
+    const fewest = new Map([['sku', new Set(['x'])]]);
+    expect(parseEventFilter('product_id IN [a, b, c] AND sku = X').index).toEqual(fewest);
+    expect(parseEventFilter('sku = X AND product_id IN [a, b, c]').index).toEqual(fewest);
+  });
+
+  it('runs the predicate for a disjunction of which one operand is narrowed but not exact', () => {
+    const filter = parseEventFilter('product_id = a OR (product_id = b AND price < 10)');
+    expect(filter.indexIsExact).toBe(false);
+    const subscribers = new FilteredSubscribers<{ topics: ReadonlySet<string> }>();
+    const subscriber = { topics: new Set(['price:marketplacea:us']) };
+    subscribers.add(subscriber, filter);
+    const delivered: number[] = [];
+    const at = (id: number, price: number): StoredPriceEvent => ({ id, topic: 'price:marketplacea:us', data: JSON.stringify(buildPriceEvent({ product_id: 'b', price, source: 'marketplacea', market: 'US' })) });
+    subscribers.forEachMatch(at(1, 20), () => delivered.push(1));
+    subscribers.forEachMatch(at(2, 5), () => delivered.push(2));
+    expect(delivered).toEqual([2]);
+  });
+
   it('reads the header as UTF-8 bytes', () => {
     const header = Buffer.from('size = "½"', 'utf8').toString('latin1');
     expect(filterFromHeader(header)?.matches(eventFieldsOf(JSON.stringify({ ...event, size: '½' })))).toBe(true);

@@ -11,6 +11,7 @@ import { SubscriberOverflow, type StreamItem, type Subscription } from '../../sr
 import { buildPriceEvent, buildPriceEventOnTopic } from '@catalog/contract/testing';
 import { parseEventFilter } from '../../src/stream/event-filter.ts';
 import { logWhoseFollowFails } from '../prices/failing-log.ts';
+import { registry } from '../../src/metrics.ts';
 import { itemsOf } from './stream-items.ts';
 
 const US = 'price:marketplacea:us';
@@ -54,6 +55,16 @@ describe('PriceHub', () => {
     const stored = await publish(US, NL, US);
     expect(ids(await take(us, 2))).toEqual([stored[0]?.id, stored[2]?.id]);
     expect(ids(await take(both, 3))).toEqual(stored.map((event) => event.id));
+  });
+
+  it('shows in catalog_price_log_lag_seconds the age of the newest event it read', async () => {
+    const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    await log.append([buildPriceEvent({ source: 'marketplacea', market: 'US', timestamp: hourAgo })]);
+    await take(subscription, 1);
+    const lag = (await registry.getSingleMetric('catalog_price_log_lag_seconds')!.get()).values[0]?.value;
+    expect(lag).toBeGreaterThanOrEqual(3600);
+    expect(lag).toBeLessThan(3660);
   });
 
   it('starts a subscription without Last-Event-ID after the newest stored event', async () => {

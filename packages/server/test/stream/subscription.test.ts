@@ -98,6 +98,66 @@ describe('Subscription', () => {
     expect(ids(((await iterator.next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([2]);
   });
 
+  it('sends one reset when the log, empty when the subscription was opened, starts above the resume point by the time the replay reads it', async () => {
+    // A log that lost its data starts its ids far above the old ones (redis-price-log.ts); the
+    // first events after such a restart can land between the subscribe's bounds and the replay's
+    // first page. The client learns of the loss once, with the id the new events start at.
+    const events = [stored(1_000_001), stored(1_000_002)];
+    const { subscription: s } = subscription({ events, bounds: null, liveAfter: 0, lastEventId: 3 });
+    const iterator = s[Symbol.asyncIterator]();
+    const [reset, ...rest] = ((await iterator.next()) as IteratorYieldResult<readonly StreamItem[]>).value;
+    expect(reset).toEqual({ kind: 'reset', requestedId: 3, oldestId: 1_000_001 });
+    expect(ids(rest)).toEqual([1_000_001, 1_000_002]);
+  });
+
+  it('replays from the start of an empty log without a reset when Last-Event-ID is 0', async () => {
+    const { subscription: s } = subscription({ lastEventId: 0 });
+    const pending = s[Symbol.asyncIterator]().next();
+    deliver(s, stored(1));
+    expect(ids(((await pending) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([1]);
+  });
+
+  it('replays from the start the events appended after it found the log empty, when Last-Event-ID is 0', async () => {
+    const { subscription: s } = subscription({ events: [stored(1), stored(2)], bounds: null, liveAfter: 0, lastEventId: 0 });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([1, 2]);
+  });
+
+  it('reports no reset for a gap in the ids that pruning does not explain', async () => {
+    // Ids 3 and 4 were never issued (the port allows an engine to skip ids); the resume point is retained.
+    const { subscription: s } = subscription({ events: [stored(2), stored(5), stored(6)], lastEventId: 2, replayPageSize: 10 });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([5, 6]);
+  });
+
+  it('delivers a page without a reset when the log is empty again by the time a gap in it is checked', async () => {
+    const log: SubscriptionOptions['log'] = { readAfter: async (afterId) => (afterId < 5 ? [stored(5)] : []), bounds: async () => null };
+    const { subscription: s } = subscription({ events: [stored(2)], lastEventId: 2, log });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([5]);
+  });
+
+  it('ends only its own subscription when a readable listener throws', async () => {
+    const { subscription: s } = subscription();
+    const iterator = s[Symbol.asyncIterator]();
+    const broken = new Error('listener failed');
+    expect(
+      s.whenReadable(() => {
+        throw broken;
+      }),
+    ).toBe(false);
+    deliver(s, stored(1));
+    expect(s.signal.aborted).toBe(true);
+    await expect(iterator.next()).rejects.toBe(broken);
+  });
+
+  it('skips a replay page that holds none of its topics rather than yield an empty batch', async () => {
+    const { subscription: s } = subscription({ events: [stored(1, NL), stored(2, NL), stored(3)], lastEventId: 0 });
+    expect(ids(((await s[Symbol.asyncIterator]().next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([3]);
+  });
+
+  it('replays when next() is called without asking for the iterator first', async () => {
+    const { subscription: s } = subscription({ events: [stored(1), stored(2)], lastEventId: 1 });
+    expect(ids(((await s.next()) as IteratorYieldResult<readonly StreamItem[]>).value)).toEqual([2]);
+  });
+
   it('ends with SubscriberOverflow when more than maxQueuedBytes wait while no consumer does', async () => {
     const { subscription: s, ended } = subscription({ maxQueuedBytes: 30 });
     const iterator = s[Symbol.asyncIterator]();
@@ -105,6 +165,27 @@ describe('Subscription', () => {
     expect(s.signal.aborted).toBe(true);
     expect(ended).toEqual([s]);
     await expect(iterator.next()).rejects.toBeInstanceOf(SubscriberOverflow);
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('holds exactly maxQueuedBytes, asks no wake while no consumer waits, and names the limit when it ends', async () => {
+    // Each event is 29 bytes (8 of data, 21 of topic).
+    const { subscription: s } = subscription({ maxQueuedBytes: 58 });
+    const iterator = s[Symbol.asyncIterator]();
+    expect(s.offer(item(stored(1)))).toBe(false);
+    expect(s.offer(item(stored(2)))).toBe(false);
+    expect(s.signal.aborted).toBe(false);
+    s.offer(item(stored(3)));
+    expect(s.signal.aborted).toBe(true);
+    await expect(iterator.next()).rejects.toThrow('more than 58 bytes of events were waiting for this subscriber');
+  });
+
+  it('takes no event offered after its end', async () => {
+    const { subscription: s } = subscription();
+    const iterator = s[Symbol.asyncIterator]();
+    s.end();
+    expect(s.offer(item(stored(1)))).toBe(false);
+    expect(s.pendingBytes).toBe(0);
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
   });
 

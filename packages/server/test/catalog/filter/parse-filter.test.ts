@@ -37,6 +37,13 @@ describe('parseFilter', () => {
         { type: 'compare', field: 'created_at', operator: '<', value: Date.UTC(2026, 0, 1, 8, 0, 0, 500) },
       ],
       ['product_published_at = 2025-03-02T08:30:00', { type: 'compare', field: 'product_published_at', operator: '=', value: Date.UTC(2025, 2, 2, 8, 30) }],
+      ['updated_at >= "2026-01-01 10:00:00"', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 10) }],
+      ['updated_at >= 2026-01-01t10:00:00z', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 10) }],
+      ['updated_at >= 2026-01-01T10:00:00+0200', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 8) }],
+      ['updated_at >= 2026-01-01T10:00:00.123+02:00', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 8, 0, 0, 123) }],
+      // Beyond milliseconds the fraction is truncated, not rounded.
+      ['updated_at >= 2026-01-01T10:00:00.123987654Z', { type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 10, 0, 0, 123) }],
+      ['cursor >= -9223372036854775808', { type: 'compare', field: 'cursor', operator: '>=', value: -9223372036854775808 }],
       ['brand IN ["Nike", \'Jordan\', Adidas]', { type: 'in', field: 'brand', values: ['Nike', 'Jordan', 'Adidas'], negated: false }],
       ['brand not in [Adidas]', { type: 'in', field: 'brand', values: ['Adidas'], negated: true }],
       ['price_min IN [1, 2.5]', { type: 'in', field: 'price_min', values: [1, 2.5], negated: false }],
@@ -80,6 +87,18 @@ describe('parseFilter', () => {
           { type: 'compare', field: 'price_min', operator: '>', value: 1 },
         ],
       });
+    });
+
+    it('reads a date-time without a zone as UTC, whatever the time zone of the server', () => {
+      const zone = process.env['TZ'];
+      process.env['TZ'] = 'America/New_York';
+      try {
+        expect(parseFilter('updated_at >= 2026-01-01T10:00:00')).toStrictEqual({ type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 10) });
+        expect(parseFilter('updated_at >= 2026-01-01T10:00:00.123Z')).toStrictEqual({ type: 'compare', field: 'updated_at', operator: '>=', value: Date.UTC(2026, 0, 1, 10, 0, 0, 123) });
+      } finally {
+        if (zone === undefined) delete process.env['TZ'];
+        else process.env['TZ'] = zone;
+      }
     });
 
     it('accepts keywords as values when quoted', () => {
@@ -132,6 +151,18 @@ describe('parseFilter', () => {
       ['brand ! x', 7, 'unexpected "!"'],
       ['brand = AND', 9, 'expected a value after "="'],
       ['= x', 1, 'expected a field name, got "="'],
+      ['brand = Nike "Adidas"', 14, 'expected AND, OR or the end of the filter, got the string "Adidas"'],
+      ['brand = Nike [', 14, 'expected AND, OR or the end of the filter, got "["'],
+      ['brand IN [,a]', 11, 'expected a value in the list, got ","'],
+      ['brand IN [a,]', 13, 'expected a value in the list, got "]"'],
+      ['updated_at > 2026-01-01T10:00:00.1234567890Z', 14, 'needs an ISO 8601 date'],
+      ['cursor > 9223372036854775808', 10, '"cursor" value 9223372036854775808 is out of range'],
+      ['cursor > -9223372036854775809', 10, '"cursor" value -9223372036854775809 is out of range'],
+      ['cursor > 9223372036854775807', 10, '"cursor" value 9223372036854775807 cannot be represented exactly'],
+      ['cursor > 100000000000000000000000', 10, '"cursor" value 100000000000000000000000 is out of range'],
+      ['cursor > 1000000000000000000000000', 10, '"cursor" value 10000000000000000000… (25 digits) is out of range'],
+      ['price_min = 123456789012345678901234x', 13, '"price_min" needs a number, got "12345678901234567890… (25 digits)"'],
+
       ['price_min IN [1, x]', 18, '"price_min" needs a number, got "x"'],
     ];
     for (const [text, position, problem] of cases) {
