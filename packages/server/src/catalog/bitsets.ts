@@ -320,9 +320,7 @@ export class RangeIndex {
         this.#extend(bucket, value);
         if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), base + b);
         const bit = 1 << b;
-        const high = Math.floor(bucket / (MIDDLE * LOW));
-        const middle = Math.floor(bucket / LOW) % MIDDLE;
-        const low = bucket % LOW;
+        const [high, middle, low] = digitsOf(bucket);
         for (let d = high; d < HIGH - 1; d += 1) at[d]! |= bit;
         for (let d = middle; d < MIDDLE - 1; d += 1) at[MIDDLE_AT + d]! |= bit;
         for (let d = low; d < LOW - 1; d += 1) at[LOW_AT + d]! |= bit;
