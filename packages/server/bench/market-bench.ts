@@ -2,7 +2,10 @@
 // build can be measured beside this one in the same run), on one seeded storefront database, the
 // seconds from spawn to /readyz 200, the RSS once ready, distinct searches of each kind of the
 // scale bench one at a time over HTTP (p50/p99), then distinct 3-leaf filters at 50 connections
-// beside a bare node:http server replaying the same bytes. Reports; asserts nothing.
+// beside a bare node:http server replaying the same bytes, twice: filters whose leaves repeat
+// across requests (5,000 filters from 100 lower and 50 upper price bounds, as a form offers them:
+// the leaf cache's case) and filters whose every range value is new (its miss case). Reports;
+// asserts nothing.
 //
 //   node bench/market-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--cli A.ts,B.ts] [--requests 300] [--seconds 6] [--connections 50]
 // The database must hold storefront products (`catalog seed --storefront-products N`, or
@@ -30,6 +33,11 @@ export interface MarketRow {
   /** Answers other than 2xx during the filter load (a 503 is cheap: it must not count as served). */
   filterNon2xx: number;
   bareRps: number;
+  /** The same load with every range value new (no leaf used twice), and its bare server. */
+  distinctRps: number;
+  distinctP99: number;
+  distinctNon2xx: number;
+  distinctBareRps: number;
   afterLoadRssMiB: number;
 }
 
@@ -89,15 +97,12 @@ export async function runMarketBench(options: { db: string; cli: string; request
     }
     const paths = Array.from({ length: 5_000 }, (_, i) => pathOf({ filter: `price_min >= ${20 + (i % 100)} AND price_max <= ${150 + Math.floor(i / 100) * 5} AND available = true` }));
     const filters = await load(base, paths, headers, options.seconds, options.connections);
+    const bareRun = await bareLoad(base, paths, headers, options);
+    // Bounds with a fraction no other request repeats: 200,000 of them, more than a run sends.
+    const distinctPaths = Array.from({ length: 200_000 }, (_, i) => pathOf({ filter: `price_min >= ${20 + (i % 100) + i / 1_000_000} AND price_max <= ${150 + (Math.floor(i / 100) % 50) * 5 + i / 1_000_000} AND available = true` }));
+    const distinct = await load(base, distinctPaths, headers, options.seconds, options.connections);
+    const distinctBare = await bareLoad(base, distinctPaths, headers, options);
     const afterLoadRssMiB = readRssKib(server.pid) / 1024;
-    const body = Buffer.from(await (await fetch(`${base}${paths[0]!}`, { headers })).arrayBuffer());
-    const bare = http.createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, 'x-request-id': 'bare' });
-      response.end(body);
-    });
-    await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-    const bareRun = await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, paths, {}, options.seconds, options.connections);
-    bare.close();
     return {
       cli,
       db: db.replace(/\/\/[^@/]*@/u, '//'),
@@ -109,6 +114,10 @@ export async function runMarketBench(options: { db: string; cli: string; request
       filterP99: filters.p99,
       filterNon2xx: filters.non2xx,
       bareRps: bareRun.rps,
+      distinctRps: distinct.rps,
+      distinctP99: distinct.p99,
+      distinctNon2xx: distinct.non2xx,
+      distinctBareRps: distinctBare.rps,
       afterLoadRssMiB,
     };
   } finally {
@@ -116,14 +125,29 @@ export async function runMarketBench(options: { db: string; cli: string; request
   }
 }
 
+/** A bare node:http server answering every request with the bytes the service answered to the first path. */
+async function bareLoad(base: string, paths: readonly string[], headers: Record<string, string>, options: { seconds: number; connections: number }): Promise<{ rps: number }> {
+  const body = Buffer.from(await (await fetch(`${base}${paths[0]!}`, { headers })).arrayBuffer());
+  const bare = http.createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, 'x-request-id': 'bare' });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+  try {
+    return await load(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, paths, {}, options.seconds, options.connections);
+  } finally {
+    bare.close();
+  }
+}
+
 export function renderMarket(rows: readonly MarketRow[]): string {
   const kinds = Object.keys(KINDS);
   return [
-    `| server | db | products | /readyz s | RSS ready MiB | ${kinds.map((kind) => `${kind} p50 / p99 ms`).join(' | ')} | 3-leaf filter at 50 conn. req/s (p99 ms; non-2xx) | bare same bytes req/s | ratio |`,
-    `| --- | --- | --- | --- | --- | ${kinds.map(() => '---').join(' | ')} | --- | --- | --- |`,
+    `| server | db | products | /readyz s | RSS ready MiB | ${kinds.map((kind) => `${kind} p50 / p99 ms`).join(' | ')} | 3-leaf filter, leaves shared, at 50 conn. req/s (p99 ms; non-2xx) | bare same bytes req/s | ratio | 3-leaf filter, every value new: req/s (p99 ms; non-2xx) | bare req/s | ratio |`,
+    `| --- | --- | --- | --- | --- | ${kinds.map(() => '---').join(' | ')} | --- | --- | --- | --- | --- | --- |`,
     ...rows.map(
       (row) =>
-        `| ${row.cli} | ${row.db} | ${row.products.toLocaleString('en')} | ${row.readySeconds.toFixed(1)} | ${row.readyRssMiB.toFixed(0)} | ${row.kinds.map((kind) => `${kind.p50.toFixed(2)} / ${kind.p99.toFixed(2)}`).join(' | ')} | ${Math.round(row.filterRps)} (${row.filterP99}; ${row.filterNon2xx}) | ${Math.round(row.bareRps)} | ${(row.filterRps / row.bareRps).toFixed(2)}× |`,
+        `| ${row.cli} | ${row.db} | ${row.products.toLocaleString('en')} | ${row.readySeconds.toFixed(1)} | ${row.readyRssMiB.toFixed(0)} | ${row.kinds.map((kind) => `${kind.p50.toFixed(2)} / ${kind.p99.toFixed(2)}`).join(' | ')} | ${Math.round(row.filterRps)} (${row.filterP99}; ${row.filterNon2xx}) | ${Math.round(row.bareRps)} | ${(row.filterRps / row.bareRps).toFixed(2)}× | ${Math.round(row.distinctRps)} (${row.distinctP99}; ${row.distinctNon2xx}) | ${Math.round(row.distinctBareRps)} | ${(row.distinctRps / row.distinctBareRps).toFixed(2)}× |`,
     ),
   ].join('\n');
 }

@@ -1,6 +1,6 @@
 // /metrics as an operator scrapes it after real traffic: request counts and latencies by operation
 // and status from the API thread, open subscribers and delivered events from the stream thread,
-// rate-limit refusals, process metrics; all in one scrape of --metrics-port.
+// rate-limit refusals, the storefront leaf cache, process metrics; all in one scrape of --metrics-port.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,7 @@ describe('/metrics on --metrics-port', () => {
     const file = path.join(dir, 'catalog.db');
     const keys = await openKeyStore(`sqlite:${file}`, silentLogger);
     const proKey = await keys.keys.createKey('pro');
+    const listingKey = await keys.keys.createKey('pro');
     await keys.close();
     const config = loadConfig(['--db', `sqlite:${file}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--metrics-port', '0', '--rate-limit-pro', '3', '--log-level', 'error'], {});
     service = await startService(config, silentLogger);
@@ -43,6 +44,8 @@ describe('/metrics on --metrics-port', () => {
     // In memory, each thread counts its own quota: the stream attempt is not among the API's 3.
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(429);
+    // The same filter leaf three times: noted, kept, then read from the storefront leaf cache.
+    for (let i = 0; i < 3; i++) expect((await fetch(`${service.apiUrl}/v3/storefront/products?filters=${encodeURIComponent('price_min >= 10')}`, { headers: { Authorization: `Bearer ${listingKey}` } })).status).toBe(200);
     const log = new SqlitePriceLog(file);
     await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[0])]);
     await log.close();
@@ -61,6 +64,8 @@ describe('/metrics on --metrics-port', () => {
     expect(value(text, 'catalog_stream_subscribers')).toBe(1);
     expect(value(text, 'catalog_stream_events_delivered_total')).toBe(2);
     expect(value(text, 'catalog_price_log_lag_seconds')).toBeDefined();
+    expect(value(text, 'catalog_storefront_leaf_cache_lookups{result="hit"}')).toBe(1);
+    expect(value(text, 'catalog_storefront_leaf_cache_lookups{result="miss"}')).toBe(2);
     expect(text).toContain('catalog_process_resident_memory_bytes');
     expect(text).toContain('catalog_stream_slow_consumers_cut_total');
     stream.close();

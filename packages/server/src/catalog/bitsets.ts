@@ -213,6 +213,81 @@ export class BitsetPool {
 const MAX_FREE = 256;
 
 /**
+ * Bitsets of filter leaves kept for reuse, as Lucene's query cache keeps its filters: the leaves of
+ * real filters repeat (`available = true`, a brand, a price bound a form offers) while the
+ * filters they make up differ. A key's first use only notes it; its second evaluates the leaf
+ * whole and keeps it; later ones read it with one word operation per 32 slots instead of the
+ * leaf's own work (a range leaf reads seven bitsets and some values per 32 slots; a posting list
+ * sets one bit per member).
+ * Guarantees: a kept bitset is the leaf's result at the version it was kept at, and is never
+ * returned at another: `lookup` with a new version forgets everything. Kept bitsets are copies
+ * that no search writes to.
+ * Limits: at most `budgetBytes` of kept bitsets and MAX_NOTED keys, least recently used out first;
+ * every write to the index (a new version) empties it, so a catalog written to every few
+ * seconds gains little.
+ */
+export class BitsetCache {
+  readonly #budgetBytes: number;
+  #bytes = 0;
+  #version = -1;
+  /** Key → kept bitset, or null for a key used once; in order of last use (a Map keeps insertion order). */
+  readonly #entries = new Map<string, Uint32Array | null>();
+  /** Look-ups that found a kept bitset, and all look-ups, since the process started. */
+  hits = 0;
+  lookups = 0;
+
+  constructor(budgetBytes: number) {
+    this.#budgetBytes = budgetBytes;
+  }
+
+  /**
+   * The bitset kept for `key` at `version` (read it, do not write to it), or whether the caller
+   * should `keep` the leaf's bitset once it has it: true from the key's second use on.
+   */
+  lookup(key: string, version: number): Uint32Array | boolean {
+    this.lookups += 1;
+    if (version !== this.#version) {
+      this.#entries.clear();
+      this.#bytes = 0;
+      this.#version = version;
+    }
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.#entries.set(key, null);
+      this.#evict();
+      return false;
+    }
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    if (entry === null) return true;
+    this.hits += 1;
+    return entry;
+  }
+
+  /** Keeps a copy of `bits` for `key` (at the version of the last look-up). */
+  keep(key: string, bits: Uint32Array): void {
+    if (bits.byteLength > this.#budgetBytes) return;
+    const old = this.#entries.get(key);
+    if (old) this.#bytes -= old.byteLength;
+    this.#entries.delete(key);
+    this.#entries.set(key, bits.slice());
+    this.#bytes += bits.byteLength;
+    this.#evict();
+  }
+
+  #evict(): void {
+    for (const [key, entry] of this.#entries) {
+      if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
+      if (entry) this.#bytes -= entry.byteLength;
+      this.#entries.delete(key);
+    }
+  }
+}
+
+/** Keys a BitsetCache notes or keeps at most. */
+const MAX_NOTED = 4_096;
+
+/**
  * A bucket number is three digits, of bases HIGH, MIDDLE and LOW (most significant first): at most
  * HIGH × MIDDLE × LOW buckets. Enough buckets that a leaf reads few values from the column (each
  * read is a cache miss on a large catalog), few enough bitsets per slot for the memory goal.
@@ -245,7 +320,7 @@ const SAMPLE = 65_536;
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
  * A leaf costs a few word operations per 32 slots still in the result plus one comparison per
  * member of one bucket (about 1/RANGE_BUCKETS of the column).
- * Memory: PER_WORD bits per slot.
+ * Memory: PER_WORD + 1 bits per slot.
  */
 export class RangeIndex {
   /**
@@ -268,8 +343,11 @@ export class RangeIndex {
    */
   readonly #min: Float64Array;
   readonly #max: Float64Array;
-  /** Slots holding NaN, once one was written. */
-  #nan: Uint32Array | undefined;
+  /**
+   * Slots holding NaN. Always there (one bit per slot beside PER_WORD) so that a leaf drops them in
+   * its one pass over the words instead of a second pass whenever a column holds a NaN.
+   */
+  #nan: Uint32Array;
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -281,6 +359,7 @@ export class RangeIndex {
     this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
+    this.#nan = new Uint32Array(this.#words);
     this.builtAt = builtAt;
   }
 
@@ -318,7 +397,7 @@ export class RangeIndex {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
-        if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), base + b);
+        if (Number.isNaN(value)) setBit(this.#nan, base + b);
         const bit = 1 << b;
         const [high, middle, low] = digitsOf(bucket);
         for (let d = high; d < HIGH - 1; d += 1) at[d]! |= bit;
@@ -340,11 +419,9 @@ export class RangeIndex {
     this.#digits = digits;
     this.#words = words;
     this.#capacity = capacity;
-    if (this.#nan !== undefined) {
-      const nan = new Uint32Array(wordsFor(capacity));
-      nan.set(this.#nan.subarray(0, nan.length));
-      this.#nan = nan;
-    }
+    const nan = new Uint32Array(words);
+    nan.set(this.#nan.subarray(0, words));
+    this.#nan = nan;
   }
 
   get capacity(): number {
@@ -355,8 +432,8 @@ export class RangeIndex {
   set(slot: number, value: number): void {
     const bucket = this.#bucket(value);
     this.#extend(bucket, value);
-    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
-    else if (this.#nan !== undefined) clearBit(this.#nan, slot);
+    if (Number.isNaN(value)) setBit(this.#nan, slot);
+    else clearBit(this.#nan, slot);
     const word = slot >>> 5;
     const stride = this.#words;
     const bit = 1 << (slot & 31);
@@ -416,6 +493,7 @@ export class RangeIndex {
     const mtAll = middleThrough === PER_WORD ? -1 : 0;
     const ltAll = lowThrough === PER_WORD ? -1 : 0;
     const belowMask = below ? -1 : 0;
+    const nan = this.#nan;
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
@@ -444,10 +522,9 @@ export class RangeIndex {
           if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
         }
       }
-      result[i] = kept;
+      // NaN sits in bucket 0, which a leaf may keep whole.
+      result[i] = kept & ~nan[i]!;
     }
-    // NaN sits in bucket 0, which a leaf may keep whole.
-    if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
   }
 
   #extend(bucket: number, value: number): void {

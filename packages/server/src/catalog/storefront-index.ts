@@ -37,6 +37,7 @@ import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import {
   andInto,
+  BitsetCache,
   BitsetPool,
   clearPastEnd,
   complement,
@@ -223,6 +224,8 @@ export class StorefrontIndex {
   readonly #unmerged = new Set<number>();
   /** The bitsets searches work in. */
   readonly #pool = new BitsetPool();
+  /** Leaves' bitsets that searches used more than once, for the index's current version. */
+  readonly #leaves = new BitsetCache(LEAF_CACHE_BYTES);
   /** Counts writes, so a search that yielded can tell the index changed under it. */
   #version = 0;
 
@@ -363,12 +366,12 @@ export class StorefrontIndex {
     const version = this.#version;
     let scope = this.#pool.begin(this.#size);
     try {
-      let matches = await this.#matches(search, new Slices(sliceMs, () => this.#pool.resume(scope)));
+      let matches = await this.#matches(search, new Slices(sliceMs, version, () => this.#pool.resume(scope)));
       // Written to while it yielded: answer from the index as it is now, in one go.
       if (version !== this.#version) {
         this.#pool.end(scope);
         scope = this.#pool.begin(this.#size);
-        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, () => this.#pool.resume(scope)));
+        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, this.#version, () => this.#pool.resume(scope)));
       }
       return this.#page(search, matches);
     } finally {
@@ -556,11 +559,14 @@ export class StorefrontIndex {
     if (search.text !== undefined) {
       // A query with no word (only punctuation) narrows nothing, as it always has.
       for (const word of new Set(wordsOf(search.text))) {
-        and(this.#wordBits(word));
+        and(await this.#kept(`word\u0000${word}`, slices, () => this.#wordBits(word)));
         if (isEmpty(result!)) return result;
       }
     }
-    if (search.shopName !== undefined) and(this.#codedEquals('shop_name', [search.shopName]));
+    if (search.shopName !== undefined) {
+      const shopName = search.shopName;
+      and(await this.#kept(`shop\u0000${shopName}`, slices, () => this.#codedEquals('shop_name', [shopName])));
+    }
     if (search.filter === undefined) return result;
     if (result === undefined) return this.#evaluate(search.filter, slices);
     if (!isEmpty(result)) await this.#narrow(result, search.filter, slices);
@@ -588,20 +594,9 @@ export class StorefrontIndex {
       case 'not':
         return this.#complement(await this.#evaluate(node.operand, slices));
       case 'in':
-        if (node.field === 'tags') {
-          // One posting list per value, with a chance to yield between them.
-          const bits = this.#empty();
-          for (const value of node.values) {
-            await slices.pause();
-            this.#tagBits(String(value), bits);
-          }
-          return node.negated ? this.#complement(bits) : bits;
-        }
-        await slices.pause();
-        return this.#leaf(node);
       case 'compare':
         await slices.pause();
-        return this.#leaf(node);
+        return this.#kept(leafKey(node), slices, () => this.#leaf(node, slices));
     }
   }
 
@@ -614,8 +609,20 @@ export class StorefrontIndex {
       }
       return;
     }
-    if (node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field)) {
-      await slices.pause();
+    if (node.type !== 'compare' && node.type !== 'in') {
+      andInto(result, await this.#evaluate(node, slices));
+      return;
+    }
+    await slices.pause();
+    const key = leafKey(node);
+    const kept = this.#lookUp(key, slices);
+    if (kept instanceof Uint32Array) {
+      andInto(result, kept);
+      return;
+    }
+    // A leaf not kept (yet) narrows in place where it can: that skips the words `result` no longer
+    // has, where the whole leaf would read them all. On its second use it is made whole and kept.
+    if (!kept && node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field)) {
       const field = node.field as NumberField;
       const column = this.#numbers[field].data;
       const value = node.value as number;
@@ -624,18 +631,57 @@ export class StorefrontIndex {
       else this.#rangeIndex(field).intersect(result, column, this.#size, node.operator, value);
       return;
     }
-    if (node.type === 'compare' && (HASHED_FIELDS as readonly string[]).includes(node.field)) {
-      await slices.pause();
+    if (!kept && node.type === 'compare' && (HASHED_FIELDS as readonly string[]).includes(node.field)) {
       const hashes = this.#hashes[node.field as HashedField].data;
       const [low, high] = hashOf(String(node.value));
       const equal = node.operator === '=';
       narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
       return;
     }
-    andInto(result, await this.#evaluate(node, slices));
+    andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
   }
 
-  #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): Uint32Array {
+  /**
+   * The search's own bitset of a leaf (it may write to it): a copy of the one the leaf cache keeps
+   * under `key`, or `make()`'s, which the cache keeps when the key is in its second use. `kept` is
+   * the cache's answer when the caller has already looked (a look-up counts as a use).
+   */
+  async #kept(key: string | undefined, slices: Slices, make: () => Uint32Array | Promise<Uint32Array>, kept = this.#lookUp(key, slices)): Promise<Uint32Array> {
+    if (kept instanceof Uint32Array) {
+      const bits = this.#pool.take(false);
+      bits.set(kept);
+      return bits;
+    }
+    const bits = await make();
+    // Written to while `make` yielded: the bitset is of neither version.
+    if (kept && key !== undefined && slices.version === this.#version) this.#leaves.keep(key, bits);
+    return bits;
+  }
+
+  /**
+   * The leaf cache's answer for `key`. A search the index was written to while it yielded starts
+   * again (search) and keeps nothing meanwhile: its bitsets have the size of the index it began on.
+   */
+  #lookUp(key: string | undefined, slices: Slices): Uint32Array | boolean {
+    if (key === undefined || slices.version !== this.#version) return false;
+    return this.#leaves.lookup(key, this.#version);
+  }
+
+  /** Look-ups of the leaf cache that found a kept bitset, and all look-ups, since the start. */
+  get leafCacheStats(): { hits: number; lookups: number } {
+    return { hits: this.#leaves.hits, lookups: this.#leaves.lookups };
+  }
+
+  async #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>, slices: Slices): Promise<Uint32Array> {
+    if (node.type === 'in' && node.field === 'tags') {
+      // One posting list per value, with a chance to yield between them.
+      const bits = this.#empty();
+      for (const value of node.values) {
+        await slices.pause();
+        this.#tagBits(String(value), bits);
+      }
+      return node.negated ? this.#complement(bits) : bits;
+    }
     switch (node.type) {
       case 'compare': {
         if (node.operator === '=' || node.operator === '!=') {
@@ -809,6 +855,19 @@ export class StorefrontIndex {
 }
 
 /** An AND's operands with the leaves that narrow in place (comparisons) last. */
+/** Bytes of leaf bitsets a StorefrontIndex keeps (BitsetCache): 512 at a million products, 51 at ten million. */
+const LEAF_CACHE_BYTES = 64 * 2 ** 20;
+
+/**
+ * The leaf cache's key of a leaf, or undefined for leaves that cost no more than copying a kept
+ * bitset (`available` is a bitset already; `cursor` a run of slots). Literals keep their JSON
+ * type: `"1"` and `1` are different leaves.
+ */
+function leafKey(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): string | undefined {
+  if (node.field === 'available' || node.field === 'cursor') return undefined;
+  return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
+}
+
 function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
   return [...operands.filter((operand) => operand.type !== 'compare'), ...operands.filter((operand) => operand.type === 'compare')];
 }
@@ -975,8 +1034,11 @@ class Slices {
   readonly #resume: () => void;
   #since = performance.now();
   /** `resume` runs as the search resumes from each yield, before any of its code. */
-  constructor(sliceMs: number, resume: () => void) {
+  /** The index's version when the search began. */
+  readonly version: number;
+  constructor(sliceMs: number, version: number, resume: () => void) {
     this.#sliceMs = sliceMs;
+    this.version = version;
     this.#resume = resume;
   }
   pause(): Promise<void> | undefined {

@@ -24,6 +24,7 @@ import type { RawJson } from '../catalog/raw-json.ts';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
+import { gaugeReading } from '../metrics.ts';
 import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
 import { readSnapshot, snapshotFile, writeSnapshot, type SnapshotPlace, type SnapshotRejection } from './storefront-snapshot.ts';
@@ -81,6 +82,11 @@ export class IndexedCatalogStore implements CatalogStore {
   constructor(engine: CatalogEngine, options: IndexedCatalogStoreOptions = {}) {
     this.#engine = engine;
     this.#options = options;
+    // Since the index was built or loaded; a process serves one store (the last one made reports).
+    gaugeReading('catalog_storefront_leaf_cache_lookups', "Filter leaves looked up in the storefront index's leaf cache since the index was loaded: found kept (hit) or not (miss).", ['result'], () => {
+      const { hits, lookups } = this.#index.leafCacheStats;
+      return { hit: hits, miss: lookups - hits };
+    });
   }
 
   /** What the last warm() did with the snapshot. */

@@ -2,6 +2,7 @@
 // against plain evaluations, and the term dictionary's exactness.
 import { describe, expect, it } from 'vitest';
 import {
+  BitsetCache,
   BitsetPool,
   complement,
   forEachSlot,
@@ -121,6 +122,84 @@ describe('RangeIndex', () => {
       roomy.intersect(bits, column, 100, operator, value);
       expect(popcount(bits), `${operator} ${value}`).toBe(expected);
     }
+    // A NaN written past the old capacity satisfies no comparison; one rewritten to a number does again.
+    const grown = RangeIndex.build(column, 50, 50);
+    grown.resize(100);
+    for (let slot = 50; slot < 100; slot += 1) grown.set(slot, slot);
+    column[80] = Number.NaN;
+    grown.set(80, Number.NaN);
+    column[10] = Number.NaN;
+    grown.set(10, Number.NaN);
+    for (const [operator, value, expected] of [['>=', 0, 98], ['<', 1e9, 98], ['>', 70, 28]] as const) {
+      const bits = universe(100);
+      grown.intersect(bits, column, 100, operator, value);
+      expect(popcount(bits), `${operator} ${value}`).toBe(expected);
+    }
+    column[80] = 80;
+    grown.set(80, 80);
+    const bits = universe(100);
+    grown.intersect(bits, column, 100, '>', 70);
+    expect(popcount(bits)).toBe(29);
+  });
+});
+
+describe('BitsetCache', () => {
+  const bitsOf = (...slots: number[]): Uint32Array => {
+    const bits = new Uint32Array(4);
+    for (const slot of slots) setBit(bits, slot);
+    return bits;
+  };
+
+  it('notes a key on its first use, keeps a copy on its second, and hands it out from the third', () => {
+    const cache = new BitsetCache(1_024);
+    expect(cache.lookup('a', 1)).toBe(false);
+    expect(cache.lookup('a', 1)).toBe(true);
+    const bits = bitsOf(3, 70);
+    cache.keep('a', bits);
+    bits.fill(0);
+    const kept = cache.lookup('a', 1);
+    expect(kept instanceof Uint32Array && slotsOf(kept)).toStrictEqual([3, 70]);
+    expect(cache).toMatchObject({ hits: 1, lookups: 3 });
+  });
+
+  it('forgets everything when the version changes', () => {
+    const cache = new BitsetCache(1_024);
+    cache.lookup('a', 1);
+    cache.lookup('a', 1);
+    cache.keep('a', bitsOf(1));
+    expect(cache.lookup('a', 2)).toBe(false);
+    expect(cache.lookup('a', 2)).toBe(true);
+  });
+
+  it('keeps at most its budget of bytes, the least recently used out first', () => {
+    // Room for two bitsets of 16 bytes.
+    const cache = new BitsetCache(32);
+    for (const key of ['a', 'b', 'c']) {
+      cache.lookup(key, 1);
+      cache.lookup(key, 1);
+    }
+    cache.keep('a', bitsOf(1));
+    cache.keep('b', bitsOf(2));
+    expect(cache.lookup('a', 1)).toBeInstanceOf(Uint32Array);
+    // 'b' is now the least recently used: keeping 'c' puts it out, not 'a'.
+    cache.keep('c', bitsOf(3));
+    expect(cache.lookup('b', 1)).toBe(false);
+    expect(cache.lookup('a', 1)).toBeInstanceOf(Uint32Array);
+    expect(cache.lookup('c', 1)).toBeInstanceOf(Uint32Array);
+    // A bitset larger than the whole budget is not kept.
+    cache.lookup('huge', 1);
+    cache.lookup('huge', 1);
+    cache.keep('huge', new Uint32Array(9));
+    expect(cache.lookup('huge', 1)).toBe(true);
+  });
+
+  it('notes a bounded number of keys', () => {
+    const cache = new BitsetCache(1_024);
+    cache.lookup('first', 1);
+    for (let i = 0; i < 5_000; i += 1) cache.lookup(`k${i}`, 1);
+    // Noted once, then put out by thousands of newer keys: its next use is a first one again.
+    expect(cache.lookup('first', 1)).toBe(false);
+    expect(cache.lookup('k4999', 1)).toBe(true);
   });
 });
 

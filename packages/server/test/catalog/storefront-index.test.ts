@@ -244,6 +244,60 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it(`answers filters used again and again like a plain evaluation: leaves kept, forgotten on a write, never kept from a search written to meanwhile (seed ${SEED})`, async () => {
+    // The leaf cache keeps a leaf's bitset from its second use: each filter runs three times (noted,
+    // kept, read), then again while a write lands between the steps of searches that yield at
+    // every step (they answer for the index as written, and must not keep what they made before it).
+    const random = createRandom(`${SEED}-leaf-cache`);
+    const index = new StorefrontIndex();
+    let rows = Array.from({ length: 2_000 }, (_, i) => buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `k${i}`));
+    index.upsert(rows);
+    index.prepare();
+    const searches = Array.from({ length: 20 }, (): StorefrontSearch => {
+      const search: StorefrontSearch = { sort: pick(random, SORTS), offset: 0, limit: 20, filter: buildFilter(random, rows) };
+      if (random.chance(0.3)) search.text = pick(random, ['air', 'dunk', 'ünder', 'nike']);
+      if (random.chance(0.2)) search.shopName = stringValue(random, 'shop_name', rows);
+      return search;
+    });
+    for (let round = 0; round < 4; round += 1) {
+      for (let repeat = 0; repeat < 3; repeat += 1) {
+        for (const search of searches) expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+      }
+      const pending = searches.map((search) => index.search(search, 0));
+      // Rewrites and new products (the bitsets grow by some words).
+      const rewritten = rows.filter(() => random.chance(0.2)).map((row) => buildRow(random, row.cursor, row.id));
+      const last = rows[rows.length - 1]!.cursor;
+      const fresh = Array.from({ length: 100 }, (_, i) => buildRow(random, last + (i + 1) * 1024, `k${round}-${i}`));
+      index.upsert([...rewritten, ...fresh]);
+      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
+      for (const row of [...rewritten, ...fresh]) byCursor.set(row.cursor, row);
+      rows = [...byCursor.values()];
+      const answers = await Promise.all(pending);
+      searches.forEach((search, i) => expect(answers[i], JSON.stringify(search)).toStrictEqual(plainSearch(rows, search)));
+    }
+    // The cache was used (a test of it that never hit would pass without it).
+    expect(index.leafCacheStats.hits).toBeGreaterThan(100);
+  });
+
+  it('keeps no leaf from a search that began before a write, though it uses the leaf twice after it', async () => {
+    const random = createRandom('stale-keep');
+    let rows = Array.from({ length: 100 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `s${i}`), price_min: i }));
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    const leaf: FilterExpr = { type: 'compare', field: 'price_min', operator: '>=', value: 50 };
+    const twice: StorefrontSearch = { sort: 'cursor:asc', offset: 0, limit: 5, filter: { type: 'or', operands: [leaf, leaf] } };
+    // Begun before the write, it resumes after it (yielding at every step), uses the leaf a second
+    // time with bitsets of the size it began on, then starts again.
+    const stale = index.search(twice, 0);
+    const fresh = Array.from({ length: 100 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (101 + i) * 1024, `t${i}`), price_min: 100 + i }));
+    index.upsert(fresh);
+    rows = [...rows, ...fresh];
+    expect(await stale).toStrictEqual(plainSearch(rows, twice));
+    const once: StorefrontSearch = { ...twice, filter: leaf };
+    expect(await index.search(once)).toStrictEqual(plainSearch(rows, once));
+    expect(await index.search(once)).toStrictEqual(plainSearch(rows, once));
+  });
+
   it('answers tags and words exactly while rewrites pile up stale entries and compaction runs', async () => {
     const random = createRandom(`${SEED}-compaction`);
     const index = new StorefrontIndex();
