@@ -276,6 +276,7 @@ export class BitsetCache {
   }
 
   #evict(): void {
+    if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
     for (const [key, entry] of this.#entries) {
       if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
       if (entry) this.#bytes -= entry.byteLength;
@@ -320,7 +321,7 @@ const SAMPLE = 65_536;
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
  * A leaf costs a few word operations per 32 slots still in the result plus one comparison per
  * member of one bucket (about 1/RANGE_BUCKETS of the column).
- * Memory: PER_WORD + 1 bits per slot.
+ * Memory: PER_WORD bits per slot.
  */
 export class RangeIndex {
   /**
@@ -343,11 +344,8 @@ export class RangeIndex {
    */
   readonly #min: Float64Array;
   readonly #max: Float64Array;
-  /**
-   * Slots holding NaN. Always there (one bit per slot beside PER_WORD) so that a leaf drops them in
-   * its one pass over the words instead of a second pass whenever a column holds a NaN.
-   */
-  #nan: Uint32Array;
+  /** Slots holding NaN, once one was written. */
+  #nan: Uint32Array | undefined;
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -359,7 +357,6 @@ export class RangeIndex {
     this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
-    this.#nan = new Uint32Array(this.#words);
     this.builtAt = builtAt;
   }
 
@@ -397,7 +394,7 @@ export class RangeIndex {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
-        if (Number.isNaN(value)) setBit(this.#nan, base + b);
+        if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), base + b);
         const bit = 1 << b;
         const [high, middle, low] = digitsOf(bucket);
         for (let d = high; d < HIGH - 1; d += 1) at[d]! |= bit;
@@ -419,9 +416,11 @@ export class RangeIndex {
     this.#digits = digits;
     this.#words = words;
     this.#capacity = capacity;
-    const nan = new Uint32Array(words);
-    nan.set(this.#nan.subarray(0, words));
-    this.#nan = nan;
+    if (this.#nan !== undefined) {
+      const nan = new Uint32Array(words);
+      nan.set(this.#nan.subarray(0, words));
+      this.#nan = nan;
+    }
   }
 
   get capacity(): number {
@@ -432,8 +431,8 @@ export class RangeIndex {
   set(slot: number, value: number): void {
     const bucket = this.#bucket(value);
     this.#extend(bucket, value);
-    if (Number.isNaN(value)) setBit(this.#nan, slot);
-    else clearBit(this.#nan, slot);
+    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
+    else if (this.#nan !== undefined) clearBit(this.#nan, slot);
     const word = slot >>> 5;
     const stride = this.#words;
     const bit = 1 << (slot & 31);
@@ -493,7 +492,6 @@ export class RangeIndex {
     const mtAll = middleThrough === PER_WORD ? -1 : 0;
     const ltAll = lowThrough === PER_WORD ? -1 : 0;
     const belowMask = below ? -1 : 0;
-    const nan = this.#nan;
     const words = wordsFor(size);
     for (let i = 0; i < words; i += 1) {
       const had = result[i]!;
@@ -522,9 +520,10 @@ export class RangeIndex {
           if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
         }
       }
-      // NaN sits in bucket 0, which a leaf may keep whole.
-      result[i] = kept & ~nan[i]!;
+      result[i] = kept;
     }
+    // NaN sits in bucket 0, which a leaf may keep whole.
+    if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
   }
 
   #extend(bucket: number, value: number): void {
