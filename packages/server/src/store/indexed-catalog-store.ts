@@ -106,7 +106,13 @@ export class IndexedCatalogStore implements CatalogStore {
   async listStorefrontDocuments(query: StorefrontQuery): Promise<StorefrontPage> {
     await this.#fresh();
     const { cursors, total } = await this.#index.search(query);
-    return { items: await this.#engine.storefrontDocuments(cursors), total };
+    const key = cursors.join(',');
+    const items = await this.#cachedRead(
+      () => this.#reads.storefrontPage(key),
+      () => this.#engine.storefrontDocuments(cursors),
+      (page, generation) => this.#reads.keepStorefrontPage(key, page, generation),
+    );
+    return { items, total };
   }
 
   async upsertStorefrontProducts(...args: Parameters<CatalogStore['upsertStorefrontProducts']>): ReturnType<CatalogStore['upsertStorefrontProducts']> {

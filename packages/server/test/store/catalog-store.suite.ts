@@ -266,6 +266,25 @@ export function describeCatalogStoreConformance(name: string, open: () => Promis
         expect(textOf(await engine.storefrontDocuments([first - 1024]))).toBe('[]');
       });
 
+      it('answers a page of the same products for another filter from memory, and never one older than the last write', async () => {
+        const inputs = Array.from({ length: 3 }, (_, i) => buildStorefrontProductInput({ title: `Runner ${i}`, price_min: 10 + i }));
+        await catalog.upsertStorefrontProducts(inputs);
+        const engine = (catalog as IndexedCatalogStore).engine;
+        let reads = 0;
+        const read = engine.storefrontDocuments.bind(engine);
+        engine.storefrontDocuments = (cursors) => {
+          reads += 1;
+          return read(cursors);
+        };
+        // Three filters, one page of the same three products: read, read and kept, from memory.
+        const titles = async (filter: string): Promise<string[]> => (await readStorefrontPage(catalog, query({ filter: parseFilter(filter) }))).items.map((product) => product.title);
+        for (const filter of ['price_min >= 10', 'price_min > 5', 'price_min < 100']) expect(await titles(filter)).toStrictEqual(['Runner 0', 'Runner 1', 'Runner 2']);
+        expect(reads).toBe(2);
+        await catalog.upsertStorefrontProducts([{ ...inputs[1]!, title: 'Renamed' }]);
+        expect(await titles('price_min >= 10')).toStrictEqual(['Runner 0', 'Renamed', 'Runner 2']);
+        expect(reads).toBe(3);
+      });
+
       it('returns imported fields unchanged and assigns cursor and timestamps', async () => {
         const input = buildStorefrontProductInput();
         const before = Date.now();
