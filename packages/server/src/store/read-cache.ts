@@ -4,8 +4,9 @@
 // entry when the version moves); an answer read while the version moved (a write committed
 // meanwhile) is not kept, so a read that raced a write is never served after it. Concurrent asks
 // for one aggregate share one computation; a failed one is not kept.
-// Limits: at most DOCUMENT_CACHE_ENTRIES documents, and PAGE_CACHE_CHARS characters (or bytes) of
-// variant pages and as many of storefront pages, the oldest dropped first; a page is kept only when
+// Limits: at most DOCUMENT_CACHE_ENTRIES documents, PAGE_CACHE_CHARS characters of variant pages and
+// STOREFRONT_PAGE_CACHE_UNITS characters or bytes of storefront pages, the least recently read
+// dropped first; a page is kept only when
 // asked for a second time, so a run of one-off queries neither evicts the hot pages nor leaves the
 // garbage collector copying pages nobody reads again.
 import type { CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
@@ -15,37 +16,51 @@ import type { RawJson, RawJsonBytes } from '../catalog/raw-json.ts';
 const DOCUMENT_CACHE_ENTRIES = 2048;
 /** Result pages kept in memory, per kind: their texts total at most this many characters (UTF-16 units) or bytes. */
 const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
-/** A page larger than this share of the budget is not kept: it would push out many others. */
-const PAGE_CACHE_LARGEST = PAGE_CACHE_CHARS / 16;
+/**
+ * Storefront pages (20 documents of a few KB each by default) kept in memory: their texts or bytes
+ * total at most this. A listing page is about 50 KB: room for about 600.
+ */
+const STOREFRONT_PAGE_CACHE_UNITS = 32 * 1024 * 1024;
+/** A page larger than this share of its budget is not kept: it would push out many others. */
+const LARGEST_SHARE = 1 / 16;
 
 type VariantPage = Page<RawJson<CatalogVariant>>;
 /** A storefront listing's documents as the engine hands them over: one JSON array, text or bytes. */
 type StorefrontPage = RawJson<StorefrontProduct[]> | RawJsonBytes<StorefrontProduct[]>;
 
-/** Pages kept from their second ask, within PAGE_CACHE_CHARS units of `sizeOf`, the oldest out first. */
+/** Pages kept from their second ask, within `budget` units of `sizeOf`, the least recently read out first. */
 class PageShelf<T> {
+  readonly #budget: number;
   readonly #sizeOf: (page: T) => number;
+  /** In order of last read (a Map keeps insertion order). */
   readonly #pages = new Map<string, { page: T; size: number }>();
   #used = 0;
   readonly #seenOnce = new Map<string, true>();
 
-  constructor(sizeOf: (page: T) => number) {
+  constructor(budget: number, sizeOf: (page: T) => number) {
+    this.#budget = budget;
     this.#sizeOf = sizeOf;
   }
 
   get(key: string): T | undefined {
-    return this.#pages.get(key)?.page;
+    const entry = this.#pages.get(key);
+    if (entry === undefined) return undefined;
+    this.#pages.delete(key);
+    this.#pages.set(key, entry);
+    return entry.page;
   }
 
   offer(key: string, page: T): void {
+    // Kept already (asked for again while it was being read): nothing to add.
+    if (this.#pages.has(key)) return;
     if (!this.#seenOnce.delete(key)) {
       remember(this.#seenOnce, key, true);
       return;
     }
     const size = this.#sizeOf(page);
-    if (size > PAGE_CACHE_LARGEST) return;
+    if (size > this.#budget * LARGEST_SHARE) return;
     for (const [oldest, entry] of this.#pages) {
-      if (this.#used + size <= PAGE_CACHE_CHARS) break;
+      if (this.#used + size <= this.#budget) break;
       this.#pages.delete(oldest);
       this.#used -= entry.size;
     }
@@ -64,8 +79,8 @@ export class ReadCache {
   /** Moves whenever entries are dropped: an answer read across a move is not kept. */
   #generation = 0;
   readonly #documents = new Map<string, RawJson<CatalogProductPro> | null>();
-  readonly #pages = new PageShelf<VariantPage>((page) => page.items.reduce((sum, item) => sum + item.length, 0));
-  readonly #storefrontPages = new PageShelf<StorefrontPage>((page) => page.length);
+  readonly #pages = new PageShelf<VariantPage>(PAGE_CACHE_CHARS, (page) => page.items.reduce((sum, item) => sum + item.length, 0));
+  readonly #storefrontPages = new PageShelf<StorefrontPage>(STOREFRONT_PAGE_CACHE_UNITS, (page) => page.length);
   readonly #aggregates = new Map<string, Promise<unknown>>();
 
   get generation(): number {

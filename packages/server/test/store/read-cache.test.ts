@@ -2,10 +2,11 @@
 // store's writes and by another process's (the engine's change token), and never kept when the
 // read raced a write.
 import { describe, expect, it } from 'vitest';
-import type { CatalogProductPro } from '../../src/catalog/model.ts';
-import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
+import type { CatalogProductPro, StorefrontProduct } from '../../src/catalog/model.ts';
+import { jsonOf, storedJson, type RawJson } from '../../src/catalog/raw-json.ts';
 import type { CatalogEngine } from '../../src/store/catalog-store.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
+import { ReadCache } from '../../src/store/read-cache.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 
 /** An engine holding one product, counting its reads, with a token another process could move. */
@@ -59,5 +60,23 @@ describe('cached reads', () => {
     open();
     expect(JSON.parse((await racing)!).title).toBe('Old');
     expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('New');
+  });
+
+  it('keeps the storefront pages read most recently when their budget is full, and no page larger than a sixteenth of it', () => {
+    const cache = new ReadCache();
+    // Sizes count characters: one string of 2 million stands for each page (16 fill 32 of 33.5 million).
+    const page = storedJson<StorefrontProduct[]>('x'.repeat(2_000_000));
+    const keep = (key: string, value = page): void => {
+      cache.keepStorefrontPage(key, value, cache.generation);
+      cache.keepStorefrontPage(key, value, cache.generation);
+    };
+    const kept = (key: string): boolean => cache.storefrontPage(key) !== undefined;
+    for (let i = 0; i < 16; i += 1) keep(`p${i}`);
+    expect(kept('p0')).toBe(true);
+    keep('p16');
+    // p1 is now the least recently read: it went, p0 (read since) stayed.
+    expect([kept('p1'), kept('p0'), kept('p16'), kept('p2')]).toStrictEqual([false, true, true, true]);
+    keep('large', storedJson<StorefrontProduct[]>('x'.repeat(2_200_000)));
+    expect([kept('large'), kept('p3')]).toStrictEqual([false, true]);
   });
 });
