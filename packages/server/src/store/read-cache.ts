@@ -5,22 +5,19 @@
 // meanwhile) is not kept, so a read that raced a write is never served after it. Concurrent asks
 // for one aggregate share one computation; a failed one is not kept.
 // Limits: at most DOCUMENT_CACHE_ENTRIES documents, PAGE_CACHE_CHARS characters of variant pages and
-// STOREFRONT_PAGE_CACHE_UNITS characters or bytes of storefront pages, the least recently read
+// STOREFRONT_PAGE_CACHE_BYTES of storefront pages (kept as UTF-8), the least recently read
 // dropped first; a page is kept only when
 // asked for a second time, so a run of one-off queries neither evicts the hot pages nor leaves the
 // garbage collector copying pages nobody reads again.
 import type { CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
-import type { RawJson, RawJsonBytes } from '../catalog/raw-json.ts';
+import { storedJsonBytes, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
 
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
 /** Result pages kept in memory, per kind: their texts total at most this many characters (UTF-16 units) or bytes. */
 const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
-/**
- * Storefront pages (20 documents of a few KB each by default) kept in memory: their texts or bytes
- * total at most this. A listing page is about 50 KB: room for about 600.
- */
-const STOREFRONT_PAGE_CACHE_UNITS = 32 * 1024 * 1024;
+/** Storefront pages kept in memory, in bytes. A listing page of 20 products is about 50 KB: room for about 600. */
+const STOREFRONT_PAGE_CACHE_BYTES = 32 * 1024 * 1024;
 /** A page larger than this share of its budget is not kept: it would push out many others. */
 const LARGEST_SHARE = 1 / 16;
 
@@ -50,21 +47,23 @@ class PageShelf<T> {
     return entry.page;
   }
 
-  offer(key: string, page: T): void {
+  /** Keeps `page()` when `key` is offered for the second time (only then is it made). */
+  offer(key: string, page: () => T): void {
     // Kept already (asked for again while it was being read): nothing to add.
     if (this.#pages.has(key)) return;
     if (!this.#seenOnce.delete(key)) {
       remember(this.#seenOnce, key, true);
       return;
     }
-    const size = this.#sizeOf(page);
+    const value = page();
+    const size = this.#sizeOf(value);
     if (size > this.#budget * LARGEST_SHARE) return;
     for (const [oldest, entry] of this.#pages) {
       if (this.#used + size <= this.#budget) break;
       this.#pages.delete(oldest);
       this.#used -= entry.size;
     }
-    this.#pages.set(key, { page, size });
+    this.#pages.set(key, { page: value, size });
     this.#used += size;
   }
 
@@ -80,7 +79,7 @@ export class ReadCache {
   #generation = 0;
   readonly #documents = new Map<string, RawJson<CatalogProductPro> | null>();
   readonly #pages = new PageShelf<VariantPage>(PAGE_CACHE_CHARS, (page) => page.items.reduce((sum, item) => sum + item.length, 0));
-  readonly #storefrontPages = new PageShelf<StorefrontPage>(STOREFRONT_PAGE_CACHE_UNITS, (page) => page.length);
+  readonly #storefrontPages = new PageShelf<RawJsonBytes<StorefrontProduct[]>>(STOREFRONT_PAGE_CACHE_BYTES, (page) => page.byteLength);
   readonly #aggregates = new Map<string, Promise<unknown>>();
 
   get generation(): number {
@@ -130,11 +129,11 @@ export class ReadCache {
 
   /** Keeps `page`, read since `generation`, if it is asked for a second time and fits. */
   keepPage(key: string, page: VariantPage, generation: number): void {
-    if (generation === this.#generation) this.#pages.offer(key, page);
+    if (generation === this.#generation) this.#pages.offer(key, () => page);
   }
 
-  /** The documents of a storefront page, by its cursors (`cursorsKey`), read before. */
-  storefrontPage(cursorsKey: string): StorefrontPage | undefined {
+  /** The documents of a storefront page, by its cursors (`cursorsKey`), read before: as UTF-8 bytes. */
+  storefrontPage(cursorsKey: string): RawJsonBytes<StorefrontProduct[]> | undefined {
     return this.#storefrontPages.get(cursorsKey);
   }
 
@@ -144,7 +143,8 @@ export class ReadCache {
    * order): the key is the cursors, not the query.
    */
   keepStorefrontPage(cursorsKey: string, page: StorefrontPage, generation: number): void {
-    if (generation === this.#generation) this.#storefrontPages.offer(cursorsKey, page);
+    // Kept as bytes: a page served again as text would be encoded again for every response.
+    if (generation === this.#generation) this.#storefrontPages.offer(cursorsKey, () => (typeof page === 'string' ? storedJsonBytes(Buffer.from(page)) : page));
   }
 }
 

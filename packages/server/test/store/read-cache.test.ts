@@ -64,7 +64,7 @@ describe('cached reads', () => {
 
   it('keeps the storefront pages read most recently when their budget is full, and no page larger than a sixteenth of it', () => {
     const cache = new ReadCache();
-    // Sizes count characters: one string of 2 million stands for each page (16 fill 32 of 33.5 million).
+    // Pages are kept as UTF-8: one text of 2 million ASCII characters stands for each (16 fill 32 of 33.5 million bytes).
     const page = storedJson<StorefrontProduct[]>('x'.repeat(2_000_000));
     const keep = (key: string, value = page): void => {
       cache.keepStorefrontPage(key, value, cache.generation);
