@@ -22,7 +22,7 @@ import { createRateLimiter, NO_RATE_LIMITS } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
 import { createStaticRouter, type StaticRoute } from './http/static-router.ts';
 import { apiServices, type AppDeps } from './dependencies.ts';
-import { ServiceUnavailable, ShuttingDown } from './catalog/errors.ts';
+import { ServiceUnavailable, ShuttingDown, StillStarting } from './catalog/errors.ts';
 
 export type { AppDeps, ReadinessCheck } from './dependencies.ts';
 
@@ -52,7 +52,10 @@ export function createApp(deps: AppDeps): RequestListener {
           return null;
         } catch (error) {
           if (error instanceof ShuttingDown) return error;
-          logger.warn('readiness check failed', { check: check.name, request_id: exchangeOf(req).requestId, error });
+          // Polled every few seconds while a large index loads: one line at start and one when
+          // loaded say it (main.ts); a warning with a stack per poll would bury the real failures.
+          if (error instanceof StillStarting) logger.debug('not ready yet', { check: check.name, request_id: exchangeOf(req).requestId, reason: error.message });
+          else logger.warn('readiness check failed', { check: check.name, request_id: exchangeOf(req).requestId, error });
           return check.name;
         }
       }),

@@ -11,7 +11,7 @@
 // log are closed last.
 import { createServer, type Server } from 'node:http';
 import { createApp } from './app.ts';
-import { ServiceUnavailable, ShuttingDown } from './catalog/errors.ts';
+import { ServiceUnavailable, ShuttingDown, StillStarting } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
 import { applyListenerLimits, fitConnectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
@@ -93,6 +93,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const warm = (): void => {
     if (warmed || warming) return;
     warming = true;
+    logger.info('loading the storefront index; /readyz answers 503 until it is loaded');
     const started = performance.now();
     stores.catalog.warm!().then(
       () => {
@@ -121,7 +122,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         ping: async () => {
           if (warmed) return;
           warm();
-          throw new ServiceUnavailable('storefront index (loading)');
+          throw new StillStarting('storefront index (loading)');
         },
       },
       // Ready only once the stream listener accepts too, and no longer once shutdown has begun.

@@ -58,6 +58,12 @@ export class ServiceUnavailable extends CatalogError {
 }
 
 /**
+ * A part of this instance is still starting (the storefront index loading): not ready yet, an
+ * expected state rather than a failure, so readiness checks say so without logging it as one.
+ */
+export class StillStarting extends ServiceUnavailable {}
+
+/**
  * A write failed because the storage is full (store/storage-full.ts tells): retrying cannot help
  * until space is freed. `disk` names what is full, for the operator.
  */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { ServiceUnavailable, StillStarting } from '../../src/catalog/errors.ts';
 import { asyncapiDocument } from '@catalog/contract/documents';
 import { openapiDocument } from '@catalog/contract/documents';
 import { FakeCatalogStore, unavailableStore } from '../support/fake-catalog-store.ts';
@@ -37,6 +37,22 @@ describe('operational endpoints', () => {
     const body = (await response.json()) as { error: string; message: string };
     expectErrorBody(body);
     expect(body).toMatchObject({ error: 'service_unavailable', message: 'The price log is unavailable; retry shortly.' });
+  });
+
+  it('/readyz answers 503 while a part is still starting, and logs it at debug, not as a failed check', async () => {
+    app = await startApp({
+      readiness: [
+        { name: 'catalog database', ping: async () => {} },
+        { name: 'storefront index', ping: () => Promise.reject(new StillStarting('storefront index (loading)')) },
+        { name: 'price log', ping: () => Promise.reject(new ServiceUnavailable('price log')) },
+      ],
+    });
+    const response = await app.get('/readyz', { key: null });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { message: string }).message).toBe('The storefront index and price log is unavailable; retry shortly.');
+    const about = (check: string): Record<string, unknown>[] => app.logs.filter((line) => line['check'] === check);
+    expect(about('storefront index').map((line) => [line['level'], line['msg'], line['error']])).toStrictEqual([['debug', 'not ready yet', undefined]]);
+    expect(about('price log').map((line) => [line['level'], line['msg']])).toStrictEqual([['warn', 'readiness check failed']]);
   });
 
   it('/readyz pings the catalog store by default', async () => {
