@@ -193,6 +193,17 @@ describe('BitsetCache', () => {
     expect(cache.lookup('huge', 1)).toBe(true);
   });
 
+  it('counts a bitset kept twice under one key once (two searches that both looked it up keep it)', () => {
+    const cache = new BitsetCache(32);
+    for (const key of ['a', 'a', 'b', 'b']) cache.lookup(key, 1);
+    cache.keep('a', bitsOf(1));
+    cache.keep('a', bitsOf(2));
+    // 16 + 16 bytes fit the budget of 32: nothing goes out.
+    cache.keep('b', bitsOf(3));
+    const [a, b] = [cache.lookup('a', 1), cache.lookup('b', 1)];
+    expect([a instanceof Uint32Array && slotsOf(a), b instanceof Uint32Array && slotsOf(b)]).toStrictEqual([[2], [3]]);
+  });
+
   it('notes a bounded number of keys', () => {
     const cache = new BitsetCache(1_024);
     cache.lookup('first', 1);
