@@ -232,9 +232,8 @@ export class BitsetCache {
   #version = -1;
   /** Key → kept bitset, or null for a key used once; in order of last use (a Map keeps insertion order). */
   readonly #entries = new Map<string, Uint32Array | null>();
-  /** Look-ups that found a kept bitset, and all look-ups, since the process started. */
-  hits = 0;
-  lookups = 0;
+  /** Per kind of key the owner names: look-ups that found a kept bitset, and all look-ups, since the cache was made. */
+  readonly tally = new Map<string, { hits: number; lookups: number }>();
 
   constructor(budgetBytes: number) {
     this.#budgetBytes = budgetBytes;
@@ -244,8 +243,10 @@ export class BitsetCache {
    * The bitset kept for `key` at `version` (read it, do not write to it), or whether the caller
    * should `keep` the leaf's bitset once it has it: true from the key's second use on.
    */
-  lookup(key: string, version: number): Uint32Array | boolean {
-    this.lookups += 1;
+  lookup(key: string, version: number, kind = 'leaf'): Uint32Array | boolean {
+    let tally = this.tally.get(kind);
+    if (tally === undefined) this.tally.set(kind, (tally = { hits: 0, lookups: 0 }));
+    tally.lookups += 1;
     if (version !== this.#version) {
       this.#entries.clear();
       this.#bytes = 0;
@@ -260,7 +261,7 @@ export class BitsetCache {
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     if (entry === null) return true;
-    this.hits += 1;
+    tally.hits += 1;
     return entry;
   }
 
@@ -447,11 +448,45 @@ export class RangeIndex {
     for (let d = 0; d < LOW - 1; d += 1) mark(LOW_AT + d, low <= d);
   }
 
+  /** Buckets the bounds make: `under` takes 0 to this. */
+  get buckets(): number {
+    return this.#min.length;
+  }
+
+  /** The bucket `value` falls in (NaN: bucket 0). */
+  bucketOf(value: number): number {
+    return this.#bucket(value);
+  }
+
+  /**
+   * Writes into `into` (over `size` slots) the written slots whose bucket is below `bucket`
+   * (0 to `buckets`): what a range leaf reads from the digit bitsets, for any value in `bucket`.
+   * Past `size` it holds nothing. NaN, in bucket 0, is under every bucket but 0.
+   */
+  under(into: Uint32Array, size: number, bucket: number): void {
+    const words = wordsFor(size);
+    if (bucket >= this.buckets) {
+      into.fill(0xffffffff, 0, words);
+    } else {
+      const digits = this.#digits;
+      const { hbAt, htAt, mbAt, mtAt, lbAt, hbMask, mbMask, lbMask, htAll, mtAll } = this.#digitsAt(bucket);
+      for (let i = 0; i < words; i += 1) {
+        const hb = digits[hbAt + i]! & hbMask;
+        const mb = digits[mbAt + i]! & mbMask;
+        const highSame = (digits[htAt + i]! | htAll) & ~hb;
+        into[i] = hb | (highSame & (mb | ((digits[mtAt + i]! | mtAll) & ~mb & digits[lbAt + i]! & lbMask)));
+      }
+    }
+    clearPastEnd(into, size);
+  }
+
   /**
    * Clears in `result` (a bitset over `size` slots) the slots whose value in `column` does not
-   * compare to `value` as `operator` says.
+   * compare to `value` as `operator` says. `around` is, when the caller has them, `under` of the
+   * value's bucket and of the next (null past the last bucket): each word then reads those two
+   * bitsets instead of six digit bitsets.
    */
-  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number): void {
+  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number, around?: readonly [Uint32Array, Uint32Array | null]): void {
     if (Number.isNaN(value)) {
       result.fill(0);
       return;
@@ -471,6 +506,63 @@ export class RangeIndex {
     // Comparisons are written out per operator: a function call per member costs more than the test.
     const greater = operator === '>' || operator === '>=';
     const inclusive = operator === '<=' || operator === '>=';
+    const belowMask = below ? -1 : 0;
+    /** Of the bucket's members in word `i`, those whose own value passes. */
+    const passing = (i: number, members: number): number => {
+      let kept = 0;
+      for (let check = members; check !== 0; ) {
+        const lowest = check & -check;
+        check ^= lowest;
+        const own = column[(i << 5) + 31 - Math.clz32(lowest)]!;
+        if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
+      }
+      return kept;
+    };
+    const words = wordsFor(size);
+    if (around === undefined) {
+      const digits = this.#digits;
+      const { hbAt, htAt, mbAt, mtAt, lbAt, ltAt, hbMask, mbMask, lbMask, htAll, mtAll, ltAll } = this.#digitsAt(bucket);
+      for (let i = 0; i < words; i += 1) {
+        const had = result[i]!;
+        if (had === 0) continue;
+        const hb = digits[hbAt + i]! & hbMask;
+        const ht = digits[htAt + i]! | htAll;
+        const mb = digits[mbAt + i]! & mbMask;
+        const mt = digits[mtAt + i]! | mtAll;
+        const lb = digits[lbAt + i]! & lbMask;
+        const lt = digits[ltAt + i]! | ltAll;
+        // Below the bucket: a lower high digit, or the same and a lower middle digit, or the same
+        // two and a lower low digit.
+        const highSame = ht & ~hb;
+        const middleSame = mt & ~mb;
+        const under = hb | (highSame & (mb | (middleSame & lb)));
+        const same = highSame & middleSame & lt & ~lb;
+        const kept = had & ((under & belowMask) | (~(under | same) & ~belowMask));
+        const members = had & same;
+        result[i] = whole === 1 ? kept | members : whole === -1 && members !== 0 ? kept | passing(i, members) : kept;
+      }
+    } else {
+      const [under, next] = around;
+      for (let i = 0; i < words; i += 1) {
+        const had = result[i]!;
+        if (had === 0) continue;
+        const low = under[i]!;
+        const same = (next === null ? -1 : next[i]!) & ~low;
+        const kept = had & ((low & belowMask) | (~(low | same) & ~belowMask));
+        const members = had & same;
+        result[i] = whole === 1 ? kept | members : whole === -1 && members !== 0 ? kept | passing(i, members) : kept;
+      }
+    }
+    // NaN sits in bucket 0, which a leaf may keep whole.
+    if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
+  }
+
+  /**
+   * Where the digit bitsets of `bucket` are, for a pass that reads six of them per word with no
+   * branch: a digit with no bitset to read (none below 0; all at most the largest) reads bitset 0
+   * and masks it, which costs less than a test of the digit in every word.
+   */
+  #digitsAt(bucket: number): DigitsAt {
     // Per digit, the bitsets "below its value" and "at most its value"; -1 stands for none (no
     // digit is below 0) and PER_WORD for all (every digit is at most its largest value).
     const [high, middle, low] = digitsOf(bucket);
@@ -480,50 +572,21 @@ export class RangeIndex {
     const middleThrough = middle === MIDDLE - 1 ? PER_WORD : MIDDLE_AT + middle;
     const lowBelow = low === 0 ? -1 : LOW_AT + low - 1;
     const lowThrough = low === LOW - 1 ? PER_WORD : LOW_AT + low;
-    const digits = this.#digits;
-    const stride = this.#words;
-    // Branch-free per word: a digit with no bitset to read (none below 0; all at most the largest)
-    // reads bitset 0 and masks it, which costs less than a test of the digit in every word.
-    const [hbAt, htAt, mbAt, mtAt, lbAt, ltAt] = [highBelow, highThrough, middleBelow, middleThrough, lowBelow, lowThrough].map((at) => (at < 0 || at === PER_WORD ? 0 : at * stride)) as [number, number, number, number, number, number];
-    const hbMask = highBelow < 0 ? 0 : -1;
-    const mbMask = middleBelow < 0 ? 0 : -1;
-    const lbMask = lowBelow < 0 ? 0 : -1;
-    const htAll = highThrough === PER_WORD ? -1 : 0;
-    const mtAll = middleThrough === PER_WORD ? -1 : 0;
-    const ltAll = lowThrough === PER_WORD ? -1 : 0;
-    const belowMask = below ? -1 : 0;
-    const words = wordsFor(size);
-    for (let i = 0; i < words; i += 1) {
-      const had = result[i]!;
-      if (had === 0) continue;
-      const hb = digits[hbAt + i]! & hbMask;
-      const ht = digits[htAt + i]! | htAll;
-      const mb = digits[mbAt + i]! & mbMask;
-      const mt = digits[mtAt + i]! | mtAll;
-      const lb = digits[lbAt + i]! & lbMask;
-      const lt = digits[ltAt + i]! | ltAll;
-      // Below the bucket: a lower high digit, or the same and a lower middle digit, or the same
-      // two and a lower low digit.
-      const highSame = ht & ~hb;
-      const middleSame = mt & ~mb;
-      const under = hb | (highSame & (mb | (middleSame & lb)));
-      const same = highSame & middleSame & lt & ~lb;
-      const members = had & same;
-      let kept = had & ((under & belowMask) | (~(under | same) & ~belowMask));
-      if (whole === 1) kept |= members;
-      else if (whole === -1) {
-        let check = members;
-        while (check !== 0) {
-          const lowest = check & -check;
-          check ^= lowest;
-          const own = column[(i << 5) + 31 - Math.clz32(lowest)]!;
-          if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
-        }
-      }
-      result[i] = kept;
-    }
-    // NaN sits in bucket 0, which a leaf may keep whole.
-    if (this.#nan !== undefined) for (let i = 0; i < words; i += 1) result[i]! &= ~this.#nan[i]!;
+    const offset = (at: number): number => (at < 0 || at === PER_WORD ? 0 : at * this.#words);
+    return {
+      hbAt: offset(highBelow),
+      htAt: offset(highThrough),
+      mbAt: offset(middleBelow),
+      mtAt: offset(middleThrough),
+      lbAt: offset(lowBelow),
+      ltAt: offset(lowThrough),
+      hbMask: highBelow < 0 ? 0 : -1,
+      mbMask: middleBelow < 0 ? 0 : -1,
+      lbMask: lowBelow < 0 ? 0 : -1,
+      htAll: highThrough === PER_WORD ? -1 : 0,
+      mtAll: middleThrough === PER_WORD ? -1 : 0,
+      ltAll: lowThrough === PER_WORD ? -1 : 0,
+    };
   }
 
   #extend(bucket: number, value: number): void {
@@ -544,6 +607,22 @@ export class RangeIndex {
   }
 }
 
+
+/** Offsets (into the digit bitsets) and masks of one bucket's six digit bitsets: see RangeIndex.#digitsAt. */
+interface DigitsAt {
+  hbAt: number;
+  htAt: number;
+  mbAt: number;
+  mtAt: number;
+  lbAt: number;
+  ltAt: number;
+  hbMask: number;
+  mbMask: number;
+  lbMask: number;
+  htAll: number;
+  mtAll: number;
+  ltAll: number;
+}
 
 /** A bucket's high, middle and low digits. */
 function digitsOf(bucket: number): [number, number, number] {

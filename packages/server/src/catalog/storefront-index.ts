@@ -628,7 +628,7 @@ export class StorefrontIndex {
       const value = node.value as number;
       if (node.operator === '=') narrow(result, (slot) => column[slot] === value);
       else if (node.operator === '!=') narrow(result, (slot) => column[slot] !== value);
-      else this.#rangeIndex(field).intersect(result, column, this.#size, node.operator, value);
+      else this.#intersect(result, field, node.operator, value, slices);
       return;
     }
     if (!kept && node.type === 'compare' && (HASHED_FIELDS as readonly string[]).includes(node.field)) {
@@ -662,14 +662,15 @@ export class StorefrontIndex {
    * The leaf cache's answer for `key`. A search the index was written to while it yielded starts
    * again (search) and keeps nothing meanwhile: its bitsets have the size of the index it began on.
    */
-  #lookUp(key: string | undefined, slices: Slices): Uint32Array | boolean {
+  #lookUp(key: string | undefined, slices: Slices, kind: 'leaf' | 'bucket' = 'leaf'): Uint32Array | boolean {
     if (key === undefined || slices.version !== this.#version) return false;
-    return this.#leaves.lookup(key, this.#version);
+    return this.#leaves.lookup(key, this.#version, kind);
   }
 
-  /** Look-ups of the leaf cache that found a kept bitset, and all look-ups, since the start. */
-  get leafCacheStats(): { hits: number; lookups: number } {
-    return { hits: this.#leaves.hits, lookups: this.#leaves.lookups };
+  /** Look-ups of the leaf cache that found a kept bitset, and all look-ups, since the start: of leaves, and of range buckets. */
+  get leafCacheStats(): Record<'leaf' | 'bucket', { hits: number; lookups: number }> {
+    const of = (kind: string): { hits: number; lookups: number } => ({ hits: 0, lookups: 0, ...this.#leaves.tally.get(kind) });
+    return { leaf: of('leaf'), bucket: of('bucket') };
   }
 
   async #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>, slices: Slices): Promise<Uint32Array> {
@@ -688,7 +689,7 @@ export class StorefrontIndex {
           const bits = this.#equals(node.field, [node.value]);
           return node.operator === '=' ? bits : this.#complement(bits);
         }
-        return this.#range(node.field, node.operator, node.value as number);
+        return this.#range(node.field, node.operator, node.value as number, slices);
       }
       case 'in': {
         const bits = this.#equals(node.field, node.values);
@@ -791,7 +792,7 @@ export class StorefrontIndex {
     this.#coded[field].postings.setBits(code, bits, (slot, held) => column[slot] === held);
   }
 
-  #range(field: FilterField, operator: RangeOperator, value: number): Uint32Array {
+  #range(field: FilterField, operator: RangeOperator, value: number, slices: Slices): Uint32Array {
     const size = this.#size;
     if (field === 'cursor') {
       // Cursors ascend with slots: the matches are one run of slots, found by binary search.
@@ -801,9 +802,39 @@ export class StorefrontIndex {
       else setRun(bits, low, size);
       return bits;
     }
-    const numberField = field as NumberField;
     const bits = this.#universe();
-    this.#rangeIndex(numberField).intersect(bits, this.#numbers[numberField].data, size, operator, value);
+    this.#intersect(bits, field as NumberField, operator, value, slices);
+    return bits;
+  }
+
+  /**
+   * A range leaf over `field`, narrowing `bits`. The slots below the value's bucket and below the
+   * next are the same for every value in that bucket: once kept (the leaf cache, from their second
+   * use, under keys of their own), a leaf with a value never seen before reads those two bitsets
+   * per word instead of the range index's six, and checks the bucket's own members as ever.
+   */
+  #intersect(bits: Uint32Array, field: NumberField, operator: RangeOperator, value: number, slices: Slices): void {
+    const range = this.#rangeIndex(field);
+    const column = this.#numbers[field].data;
+    if (Number.isNaN(value)) {
+      range.intersect(bits, column, this.#size, operator, value);
+      return;
+    }
+    const bucket = range.bucketOf(value);
+    const under = this.#under(range, field, bucket, slices);
+    const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
+    range.intersect(bits, column, this.#size, operator, value, under === undefined || next === undefined ? undefined : [under, next]);
+  }
+
+  /** The kept bitset of the slots under `bucket`, made and kept on its second use, else undefined. */
+  #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
+    const key = `${field}\u0000under\u0000${bucket}`;
+    const kept = this.#lookUp(key, slices, 'bucket');
+    if (kept instanceof Uint32Array) return kept;
+    if (!kept) return undefined;
+    const bits = this.#pool.take(false);
+    range.under(bits, this.#size, bucket);
+    this.#leaves.keep(key, bits);
     return bits;
   }
 

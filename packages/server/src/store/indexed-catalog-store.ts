@@ -84,7 +84,11 @@ export class IndexedCatalogStore implements CatalogStore {
     this.#options = options;
     // Since the index was built or loaded; a process serves one store (the last one made reports).
     gaugeReading('catalog_storefront_leaf_cache_lookups', "Filter leaves looked up in the storefront index's leaf cache since the index was loaded: found kept (hit) or not (miss).", ['result'], () => {
-      const { hits, lookups } = this.#index.leafCacheStats;
+      const { hits, lookups } = this.#index.leafCacheStats.leaf;
+      return { hit: hits, miss: lookups - hits };
+    });
+    gaugeReading('catalog_storefront_bucket_cache_lookups', "Range buckets (the slots below a bound's bucket) looked up in the storefront index's leaf cache since the index was loaded, for range leaves not kept whole.", ['result'], () => {
+      const { hits, lookups } = this.#index.leafCacheStats.bucket;
       return { hit: hits, miss: lookups - hits };
     });
   }

@@ -103,6 +103,21 @@ describe('RangeIndex', () => {
         return slot % 3 !== 0 && passes;
       });
       expect(slotsOf(result), `${operator} ${value}`).toStrictEqual(expected);
+      // The same leaf from the slots below the value's bucket and below the next (kept by a caller).
+      const bucket = index.bucketOf(value);
+      const underOf = (b: number): Uint32Array => {
+        const bits = new Uint32Array(wordsFor(size));
+        index.under(bits, size, b);
+        return bits;
+      };
+      const viaBuckets = universe(size);
+      narrow(viaBuckets, (slot) => slot % 3 !== 0);
+      index.intersect(viaBuckets, column, size, operator, value, [underOf(bucket), bucket + 1 >= index.buckets ? null : underOf(bucket + 1)]);
+      expect(slotsOf(viaBuckets), `${operator} ${value}, from buckets`).toStrictEqual(expected);
+      // Under a bucket: exactly the slots of the buckets below it (NaN in bucket 0), the last and past it included.
+      const b = [0, 1, index.buckets - 1, index.buckets, random.int(0, index.buckets)][round % 5]!;
+      const plainUnder = Array.from({ length: size }, (_, slot) => slot).filter((slot) => index.bucketOf(column[slot]!) < b);
+      expect(slotsOf(underOf(b)), `under ${b} of ${index.buckets}`).toStrictEqual(plainUnder);
     }
   });
 
@@ -159,7 +174,7 @@ describe('BitsetCache', () => {
     bits.fill(0);
     const kept = cache.lookup('a', 1);
     expect(kept instanceof Uint32Array && slotsOf(kept)).toStrictEqual([3, 70]);
-    expect(cache).toMatchObject({ hits: 1, lookups: 3 });
+    expect(cache.tally.get('leaf')).toStrictEqual({ hits: 1, lookups: 3 });
   });
 
   it('forgets everything when the version changes', () => {
