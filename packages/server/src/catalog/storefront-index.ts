@@ -22,6 +22,9 @@
 //   OR, NOT and IN are word-wise operations on bitsets. A request therefore costs
 //   O(leaves × products / 32) word operations plus those lists and one walk for its page.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
+// - A leaf (and the slots below a range bound's bucket) used a second time is kept whole in the
+//   leaf cache (BitsetCache) until the next write; a later search reads it instead of the
+//   columns. Kept bitsets are of the index's current version only.
 // - Equality on `id`, `product_id`, `title` and `slug` compares 64-bit hashes of the folded text:
 //   a false match needs two different values with the same 64-bit hash.
 // - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
@@ -885,7 +888,6 @@ export class StorefrontIndex {
   }
 }
 
-/** An AND's operands with the leaves that narrow in place (comparisons) last. */
 /** Bytes of leaf bitsets a StorefrontIndex keeps (BitsetCache): 512 at a million products, 51 at ten million. */
 const LEAF_CACHE_BYTES = 64 * 2 ** 20;
 
@@ -899,6 +901,7 @@ function leafKey(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): string 
   return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
 }
 
+/** An AND's operands with the leaves that narrow in place (comparisons) last. */
 function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
   return [...operands.filter((operand) => operand.type !== 'compare'), ...operands.filter((operand) => operand.type === 'compare')];
 }
@@ -1064,9 +1067,9 @@ class Slices {
   readonly #sliceMs: number;
   readonly #resume: () => void;
   #since = performance.now();
-  /** `resume` runs as the search resumes from each yield, before any of its code. */
   /** The index's version when the search began. */
   readonly version: number;
+  /** `resume` runs as the search resumes from each yield, before any of its code. */
   constructor(sliceMs: number, version: number, resume: () => void) {
     this.#sliceMs = sliceMs;
     this.version = version;
