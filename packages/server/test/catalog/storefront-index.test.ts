@@ -284,12 +284,12 @@ describe('StorefrontIndex', () => {
     // second use the slots below it are kept, and later leaves read them instead of the digits.
     const random = createRandom(`${SEED}-buckets`);
     const index = new StorefrontIndex();
-    let rows = Array.from({ length: 5_000 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `b${i}`), price_min: random.int(0, 100_000) / 100, price_max: random.int(0, 100_000) / 100 }));
+    let rows = Array.from({ length: 3_000 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `b${i}`), price_min: random.int(0, 100_000) / 100, price_max: random.int(0, 100_000) / 100 }));
     index.upsert(rows);
     index.prepare();
     let fraction = 0;
     for (let round = 0; round < 3; round += 1) {
-      for (let i = 0; i < 60; i += 1) {
+      for (let i = 0; i < 40; i += 1) {
         // Bounds near 250 and 750: a couple of buckets each, a bound never seen before every time.
         const near = (around: number): number => around + random.int(-200, 200) / 100 + (fraction += 1e-6);
         const leaf = (field: 'price_min' | 'price_max', around: number): FilterExpr => ({ type: 'compare', field, operator: pick(random, ['<', '<=', '>', '>='] as const), value: near(around) });
@@ -305,7 +305,7 @@ describe('StorefrontIndex', () => {
       rows = [...byCursor.values()];
     }
     expect(index.leafCacheStats.leaf.hits).toBe(0);
-    expect(index.leafCacheStats.bucket.hits).toBeGreaterThan(100);
+    expect(index.leafCacheStats.bucket.hits).toBeGreaterThan(50);
   });
 
   it('keeps no leaf from a search that began before a write, though it uses the leaf twice after it', async () => {
