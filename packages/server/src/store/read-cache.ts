@@ -4,17 +4,16 @@
 // entry when the version moves); an answer read while the version moved (a write committed
 // meanwhile) is not kept, so a read that raced a write is never served after it. Concurrent asks
 // for one aggregate share one computation; a failed one is not kept.
-// Limits: at most DOCUMENT_CACHE_ENTRIES documents, PAGE_CACHE_CHARS characters of variant pages and
-// STOREFRONT_PAGE_CACHE_BYTES of storefront pages (kept as UTF-8), the least recently read
-// dropped first; a page is kept only when
-// asked for a second time, so a run of one-off queries neither evicts the hot pages nor leaves the
-// garbage collector copying pages nobody reads again.
+// Limits: at most DOCUMENT_CACHE_ENTRIES documents, PAGE_CACHE_CHARS characters of variant pages
+// and STOREFRONT_PAGE_CACHE_BYTES of storefront pages (kept as UTF-8), the least recently read
+// dropped first; a page is kept only when asked for a second time, so a run of one-off queries
+// neither evicts the hot pages nor leaves the garbage collector copying pages nobody reads again.
 import type { CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../catalog/model.ts';
 import { storedJsonBytes, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
 
 /** Product documents kept in memory: the hot ones of a read-mostly catalog, a few MB at most. */
 const DOCUMENT_CACHE_ENTRIES = 2048;
-/** Result pages kept in memory, per kind: their texts total at most this many characters (UTF-16 units) or bytes. */
+/** Variant pages kept in memory: their texts total at most this many characters (UTF-16 units). */
 const PAGE_CACHE_CHARS = 16 * 1024 * 1024;
 /** Storefront pages kept in memory, in bytes. A listing page of 20 products is about 50 KB: room for about 600. */
 const STOREFRONT_PAGE_CACHE_BYTES = 32 * 1024 * 1024;
