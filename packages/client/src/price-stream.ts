@@ -196,7 +196,10 @@ export function createPriceStream(config: PriceStreamConfig) {
         onRetry: (ms) => {
           retryMs = ms;
         },
+        // The SSE rules ignore a field they do not know and a `retry:` that is not digits; only a
+        // frame past the size limit ends the connection (and the stream resumes after it).
         onError: (error) => {
+          if (error.type !== 'max-buffer-size-exceeded') return;
           streamError ??= error;
           connection.abort();
         },

@@ -404,6 +404,18 @@ describe('priceStream', () => {
     expect(item?.data).toMatchObject({ size: '½' });
   });
 
+  it('ignores fields it does not know and a retry: that is not digits, on one connection', async () => {
+    const { url, connections } = await serve((c) => {
+      c.open('foo: bar\n\n', 'retry: soon\n\n');
+      // Later, so a connection ended by those lines would be gone before the events.
+      setTimeout(() => c.res.write(`id: 1\nevent: price:marketplacea:us\nx-trace: abc\ndata: ${JSON.stringify(fixedPriceEvent())}\n\n${priceFrame(2)}`), 50);
+    });
+    const reconnects: unknown[] = [];
+    expect(ids(await take(stream(url, { onReconnect: ({ error }) => reconnects.push(error) }), 2))).toEqual([1, 2]);
+    expect(connections).toHaveLength(1);
+    expect(reconnects).toEqual([]);
+  });
+
   it('reconnects when a frame grows past 4 MiB', async () => {
     const { url, connections } = await serve((c) => (c.index === 0 ? c.open(`data: ${'x'.repeat(4.5 * 1024 * 1024)}`) : c.open(priceFrame(1))));
     const reconnects: unknown[] = [];
