@@ -97,6 +97,19 @@ describe('CatalogService', () => {
       await expect(service.searchVariants({ page: 60, limit: 1 })).resolves.toMatchObject({ items: [], totalPages: 7 });
     });
 
+    it('passes a SKU and a GTIN fragment of 4 to 14 digits to the store', async () => {
+      const wanted = buildCatalogVariant({ sku: 'AQ1-777' });
+      store.catalog[0]!.variants.push(wanted);
+      const variants = store.catalog[0]!.variants;
+      await expect(service.searchVariants({ page: 1, limit: 20, sku: 'aq1-777' })).resolves.toMatchObject({ total: 1, totalPages: 1 });
+      expect(store.variantQueries.at(-1)).toStrictEqual({ offset: 0, limit: 20, sku: 'aq1-777' });
+      for (const gtin of [wanted.gtin.slice(-4), wanted.gtin]) {
+        const holding = variants.filter((variant) => variant.gtin.includes(gtin)).length;
+        await expect(service.searchVariants({ page: 1, limit: 20, gtin })).resolves.toMatchObject({ total: holding });
+        expect(store.variantQueries.at(-1)).toStrictEqual({ offset: 0, limit: 20, gtin });
+      }
+    });
+
     it.each(['123', 'abcd', '123456789012345'])('refuses the gtin fragment %s', async (gtin) => {
       await expect(service.searchVariants({ page: 1, limit: 20, gtin })).rejects.toThrow(new InvalidRequest(`Query parameter "gtin" must be 4 to 14 digits, got "${gtin}".`));
     });
@@ -114,6 +127,27 @@ describe('CatalogService', () => {
 
     it('throws ProductNotFound for an unknown id', async () => {
       await expect(service.getProduct('nope', 'pro')).rejects.toBeInstanceOf(ProductNotFound);
+    });
+  });
+
+  describe('productIdOf', () => {
+    it('finds the id of the product an id or a slug names', async () => {
+      const product = buildCatalogProduct({ slug: 'dunk-low' });
+      store.catalog = [buildCatalogProduct(), product];
+      expect(await service.productIdOf('dunk-low')).toBe(product.id);
+      expect(await service.productIdOf(product.id)).toBe(product.id);
+    });
+
+    it('throws ProductNotFound, naming what was asked, for an unknown id or slug', async () => {
+      store.catalog = [buildCatalogProduct()];
+      await expect(service.productIdOf('nope')).rejects.toThrow(new ProductNotFound('nope'));
+    });
+  });
+
+  describe('countGtins', () => {
+    it('answers the store\'s count of distinct GTINs', async () => {
+      store.catalog = [buildCatalogProduct({ variants: Array.from({ length: 3 }, () => buildCatalogVariant()) })];
+      expect(await service.countGtins()).toBe(3);
     });
   });
 

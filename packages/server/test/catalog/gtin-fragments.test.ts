@@ -138,6 +138,16 @@ describe('gtin-fragments', () => {
       expect(tallied(common.slice(1))['777777']).toBeUndefined();
     });
 
+    it('counts no fragment holding another character than a digit, as countedFragments', () => {
+      // Characters just below '0' and just above '9', a letter, a space and a sign.
+      const gtins = ['12/4567', '1234:678', '12a45678', '1-345678', '123 5678', '+0001234'];
+      const expected: Record<string, number> = {};
+      for (const gtin of gtins) {
+        for (const fragment of countedFragments(gtin)) if (fragment.length <= 5) expected[fragment] = (expected[fragment] ?? 0) + 1;
+      }
+      expect(tallied(gtins)).toStrictEqual(expected);
+    });
+
     it('agrees with FragmentDeltas over the same GTINs', () => {
       const gtins = ['4006381333931', '00195866123458', '12121212', '0000000000000'];
       const deltas = new FragmentDeltas();

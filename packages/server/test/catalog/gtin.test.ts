@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gtinCheckDigit, isValidGtin, normalizeGtin14 } from '../../src/catalog/gtin.ts';
+import { comparableGtin, gtinCheckDigit, isValidGtin, normalizeGtin14 } from '../../src/catalog/gtin.ts';
 
 describe('gtin', () => {
   it('computes check digits of GTIN-8, 12, 13 and 14', () => {
@@ -24,6 +24,13 @@ describe('gtin', () => {
     expect(normalizeGtin14('123456789012345')).toBeUndefined();
     expect(normalizeGtin14('12a')).toBeUndefined();
     expect(() => gtinCheckDigit('')).toThrow(RangeError);
+  });
+
+  it('compares GTINs of up to 14 digits in their 14-digit form and keeps anything else as given', () => {
+    expect(comparableGtin('12345670')).toBe('00000012345670');
+    expect(comparableGtin('04006381333931')).toBe('04006381333931');
+    expect(comparableGtin('123456789012345')).toBe('123456789012345');
+    expect(comparableGtin('ABC-123')).toBe('ABC-123');
   });
 
   it('accepts exactly 8, 12, 13 or 14 digits, the whole string, with the right check digit', () => {

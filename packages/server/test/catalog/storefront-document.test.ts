@@ -32,6 +32,13 @@ describe('storefrontDocument', () => {
     expect(Object.keys(document).indexOf('updated_at')).toBeLessThan(Object.keys(document).indexOf('variants'));
   });
 
+  it('keeps a field the contract does not list, whatever its name, with its value', () => {
+    const { variants, ...rest } = buildStorefrontProductInput();
+    const input = { ...rest, '': 'blank', extra: 1, variants };
+    const document = storefrontDocument(input, 42, 'c', 'u') as Record<string, unknown>;
+    expect(document).toMatchObject({ '': 'blank', extra: 1, cursor: 42 });
+  });
+
   it('places the service fields last when the input has no variants', () => {
     const { variants: _variants, ...input } = buildStorefrontProductInput();
     const document = storefrontDocument(input as Parameters<typeof storefrontDocument>[0], 42, 'c', 'u');

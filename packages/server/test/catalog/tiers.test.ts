@@ -3,6 +3,7 @@ import { projections } from '@catalog/contract';
 import { openapiDocument } from '@catalog/contract/documents';
 import { productForPlan, toFreeProduct } from '../../src/catalog/tiers.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
+import type { CatalogProductPro } from '../../src/catalog/model.ts';
 import { schemaFor } from '../support/spec-validator.ts';
 
 type Schema = { properties: Record<string, unknown>; required: string[]; 'x-withheld': string[] };
@@ -32,6 +33,13 @@ describe('toFreeProduct', () => {
     const validate = schemaFor('getProduct', 200);
     const body = { status: 'success', error: '', message: '', query: {}, data: toFreeProduct(buildCatalogProduct()), meta: null };
     expect(validate(body)).toBe(true);
+  });
+
+  it('leaves out a field the product lacks rather than serving it as undefined', () => {
+    const { color: _color, ...lacking } = buildCatalogProduct();
+    const served = toFreeProduct(lacking as CatalogProductPro);
+    expect(Object.keys(served)).not.toContain('color');
+    expect(Object.keys(served)).toHaveLength(Object.keys(free.properties).length - 1);
   });
 
   it('never passes on fields a store adds beyond the contract', () => {

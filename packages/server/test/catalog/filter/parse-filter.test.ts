@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidFilter } from '../../../src/catalog/errors.ts';
-import type { FilterExpr } from '../../../src/catalog/filter/ast.ts';
+import { PRICE_EVENT_FILTER, type FilterExpr } from '../../../src/catalog/filter/ast.ts';
 import { parseFilter, tokenize } from '../../../src/catalog/filter/parse-filter.ts';
 
 function refusal(text: string): { position: number; message: string } {
@@ -47,6 +47,11 @@ describe('parseFilter', () => {
       ['brand IN ["Nike", \'Jordan\', Adidas]', { type: 'in', field: 'brand', values: ['Nike', 'Jordan', 'Adidas'], negated: false }],
       ['brand not in [Adidas]', { type: 'in', field: 'brand', values: ['Adidas'], negated: true }],
       ['price_min IN [1, 2.5]', { type: 'in', field: 'price_min', values: [1, 2.5], negated: false }],
+      ['brand != Nike', { type: 'compare', field: 'brand', operator: '!=', value: 'Nike' }],
+      ['tags != COLOR_White', { type: 'compare', field: 'tags', operator: '!=', value: 'COLOR_White' }],
+      ['available != false', { type: 'compare', field: 'available', operator: '!=', value: false }],
+      // U+0080 is not whitespace: it belongs to the word, as any character but the ASCII breaks.
+      ['brand = a\u0080b', { type: 'compare', field: 'brand', operator: '=', value: 'a\u0080b' }],
     ];
     for (const [text, expected] of cases) {
       it(`parses ${text}`, () => {
@@ -114,6 +119,12 @@ describe('parseFilter', () => {
       expect(text).toHaveLength(2000);
       expect(() => parseFilter(text)).not.toThrow();
     });
+
+    it('counts the storefront limit in characters, not bytes', () => {
+      const text = `title = "${'é'.repeat(2000 - 10)}"`;
+      expect(Buffer.byteLength(text)).toBeGreaterThan(2000);
+      expect(parseFilter(text)).toStrictEqual({ type: 'compare', field: 'title', operator: '=', value: 'é'.repeat(1990) });
+    });
   });
 
   describe('refuses', () => {
@@ -153,6 +164,9 @@ describe('parseFilter', () => {
       ['= x', 1, 'expected a field name, got "="'],
       ['brand = Nike "Adidas"', 14, 'expected AND, OR or the end of the filter, got the string "Adidas"'],
       ['brand = Nike [', 14, 'expected AND, OR or the end of the filter, got "["'],
+      ['brand = Nike (', 14, 'expected AND, OR or the end of the filter, got "("'],
+      ['brand = Nike AND )', 18, 'expected a field name, got ")"'],
+      ['brand IN (a)', 10, 'expected "[" after IN, got "("'],
       ['brand IN [,a]', 11, 'expected a value in the list, got ","'],
       ['brand IN [a,]', 13, 'expected a value in the list, got "]"'],
       ['updated_at > 2026-01-01T10:00:00.1234567890Z', 14, 'needs an ISO 8601 date'],
@@ -252,7 +266,7 @@ function plainTokens(text: string): { kind: string; text: string; position: numb
 }
 
 describe('tokenize', () => {
-  const UNITS = ['a', 'N', 'd', 'o', 'R', 'i', 'ı', 'ß', 't', '1', '.', '-', '_', ' ', '\t', '\n', '\u00a0', '\u2028', '\u3000', '(', ')', '[', ']', ',', '=', '!', '<', '>', '"', "'", '\\', 'é', '😀', '\ud800'];
+  const UNITS = ['a', 'N', 'd', 'o', 'R', 'i', 'ı', 'ß', 't', '1', '.', '-', '_', ' ', '\t', '\n', '\u007f', '\u0080', '\u00a0', '\u2028', '\u3000', '(', ')', '[', ']', ',', '=', '!', '<', '>', '"', "'", '\\', 'é', '😀', '\ud800'];
 
   it('gives the tokens and refusals of the plain rules for any text', () => {
     fc.assert(
@@ -271,5 +285,43 @@ describe('tokenize', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('parseFilter for the price stream (PRICE_EVENT_FILTER)', () => {
+  function refusalOf(text: string): InvalidFilter {
+    try {
+      parseFilter(text, PRICE_EVENT_FILTER);
+    } catch (error) {
+      if (error instanceof InvalidFilter) return error;
+      throw error;
+    }
+    throw new Error('accepted');
+  }
+  const list = (count: number): string => `sku IN [${Array.from({ length: count }, (_, i) => `s${i}`).join(',')}]`;
+
+  it('takes 1,000 values in all, an IN list counting its length and a comparison one', () => {
+    expect(parseFilter(list(1000), PRICE_EVENT_FILTER)).toMatchObject({ type: 'in', field: 'sku', negated: false });
+    expect(parseFilter(`${list(999)} AND price >= 10`, PRICE_EVENT_FILTER)).toMatchObject({ type: 'and' });
+  });
+
+  it('refuses the 1,001st value where it stands, in a list or in a comparison', () => {
+    const long = list(1001);
+    const inList = refusalOf(long);
+    expect(inList.position).toBe(long.indexOf('s1000') + 1);
+    expect(inList.message).toBe(`Invalid filter at position ${inList.position}: more than 1000 values in all`);
+    const text = `${list(1000)} AND price >= 10`;
+    expect(refusalOf(text).position).toBe(text.indexOf('10', text.indexOf('price')) + 1);
+    expect(refusalOf(`price = 1 OR ${list(1000)}`).position).toBe(`price = 1 OR ${list(1000)}`.indexOf('s999') + 1);
+  });
+
+  it('counts its limit of 8,192 in UTF-8 bytes, not characters', () => {
+    const within = `sku = "${'é'.repeat((8192 - 8) / 2)}"`;
+    expect(Buffer.byteLength(within)).toBe(8192);
+    expect(parseFilter(within, PRICE_EVENT_FILTER)).toMatchObject({ type: 'compare', field: 'sku' });
+    const beyond = `sku = "${'é'.repeat((8192 - 8) / 2)}x"`;
+    const refusal = refusalOf(beyond);
+    expect(refusal.message).toContain('filter is 8193 bytes long; the limit is 8192');
+    expect(refusal.position).toBe(beyond.length);
   });
 });
