@@ -102,12 +102,19 @@ function matches(row: StorefrontIndexRow, expr: FilterExpr): boolean {
   }
 }
 
+/** A row's words, once per row object (a rewrite is a new object). */
+const rowWords = new WeakMap<StorefrontIndexRow, Set<string>>();
+function wordsOfRow(row: StorefrontIndexRow): Set<string> {
+  let words = rowWords.get(row);
+  if (words === undefined) rowWords.set(row, (words = new Set(wordsOf([row.title, row.brand, row.product_type, ...row.tags].join(' ')))));
+  return words;
+}
+
 function plainSearch(rows: StorefrontIndexRow[], search: StorefrontSearch): { cursors: number[]; total: number } {
   const words = wordsOf(search.text ?? '');
   const found = rows.filter((row) => {
     if (search.shopName !== undefined && foldText(row.shop_name) !== foldText(search.shopName)) return false;
-    const own = new Set(wordsOf([row.title, row.brand, row.product_type, ...row.tags].join(' ')));
-    if (!words.every((word) => own.has(word))) return false;
+    if (words.length > 0 && !words.every((word) => wordsOfRow(row).has(word))) return false;
     return search.filter === undefined || matches(row, search.filter);
   });
   const [key, direction] = search.sort.split(':') as ['cursor' | 'updated_at' | 'published_at', 'asc' | 'desc'];
