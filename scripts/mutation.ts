@@ -29,55 +29,9 @@ import { Stryker } from '@stryker-mutator/core';
 import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
+import { TARGETS, type Target } from './mutation-targets.ts';
 
 const root = join(import.meta.dirname, '..');
-
-interface Target {
-  /** The package Stryker runs in. */
-  packageDir: string;
-  mutate: string[];
-  vitestConfig: string;
-  /** The test files run against the mutants: the folder's own and those that drive it in-process. */
-  tests?: string[];
-  /** The score below which the run fails (the goals of issue 27). */
-  breakAt: number;
-}
-
-const TARGETS: Record<string, Target> = {
-  stream: {
-    packageDir: 'packages/server',
-    mutate: ['src/stream/**/*.ts'],
-    vitestConfig: 'vitest.mutation.config.ts',
-    tests: ['test/stream/*.test.ts', 'test/http/event-stream-writer.test.ts', 'test/http/stream-server.test.ts', 'test/prices/sqlite-price-log.test.ts'],
-    breakAt: 80,
-  },
-  catalog: {
-    packageDir: 'packages/server',
-    mutate: ['src/catalog/**/*.ts'],
-    vitestConfig: 'vitest.mutation.config.ts',
-    tests: ['test/catalog/**/*.test.ts', 'test/http/*.test.ts', 'test/store/sqlite-catalog-store.test.ts', 'test/store/read-cache.test.ts', 'test/store/storefront-snapshot.test.ts'],
-    breakAt: 80,
-  },
-  http: {
-    packageDir: 'packages/server',
-    mutate: ['src/http/**/*.ts'],
-    vitestConfig: 'vitest.mutation.config.ts',
-    tests: ['test/http/*.test.ts', 'test/hostile/bad-input.integration.test.ts', 'test/hostile/listeners.test.ts', 'test/metrics.test.ts'],
-    breakAt: 70,
-  },
-  // The stream rules shared with the client (frames, topics, the stream contract) live in the
-  // contract package: a mutant there reaches only that package's own tests, so they are a target
-  // of their own. The server's tests of them (test/stream/topics.test.ts) run with the unmutated copy.
-  contract: {
-    packageDir: 'packages/contract',
-    mutate: ['src/stream/**/*.ts'],
-    // All of the package's tests (two files); its config reads no MUTATION_TESTS.
-    vitestConfig: 'vitest.config.ts',
-    breakAt: 80,
-  },
-  // The client's stream: the resumable price stream and the errors it raises.
-  client: { packageDir: 'packages/client', mutate: ['src/price-stream.ts', 'src/errors.ts'], vitestConfig: 'vitest.mutation.config.ts', breakAt: 70 },
-};
 
 const requested = process.argv.slice(2).filter((arg) => arg !== '--');
 const unknown = requested.filter((name) => !(name in TARGETS));
