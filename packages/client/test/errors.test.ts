@@ -33,6 +33,7 @@ describe('CatalogApiError', () => {
     expect(new CatalogApiError({ status: 502, body: '  ', requestId: undefined }).message).toBe('HTTP 502 without an error body');
     expect(new CatalogApiError({ status: 502, body: { unexpected: true }, requestId: undefined }).message).toBe('HTTP 502 without an error body');
     expect(new CatalogApiError({ status: 502, body: null, requestId: undefined }).message).toBe('HTTP 502 without an error body');
+    expect(new CatalogApiError({ status: 502, body: undefined, requestId: undefined }).message).toBe('HTTP 502 without an error body');
     expect(new CatalogApiError({ status: 502, body: `  ${'x'.repeat(300)}`, requestId: undefined }).message).toBe(`HTTP 502: ${'x'.repeat(200)}`);
   });
 

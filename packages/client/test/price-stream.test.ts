@@ -340,8 +340,12 @@ describe('priceStream', () => {
     const controller = new AbortController();
     const { url } = await serve((c) => c.refuse(503, 'service_unavailable', 'down', { 'Retry-After': ['3 s', 'x12', '12'][c.index] ?? '' }));
     const delays: number[] = [];
-    await take(stream(url, { signal: controller.signal, onReconnect: ({ delayMs }) => (delays.push(delayMs), delays.length === 3 && controller.abort()) }), 1);
+    let abortedAt = 0;
+    const abort = () => ((abortedAt = Date.now()), controller.abort());
+    await take(stream(url, { signal: controller.signal, onReconnect: ({ delayMs }) => (delays.push(delayMs), delays.length === 3 && abort()) }), 1);
     expect(delays).toEqual([0, 0, 12_000]);
+    // Aborted from onReconnect, just before the 12 s wait: the stream ends at once.
+    expect(Date.now() - abortedAt).toBeLessThan(500);
   });
 
   it('retries a refusal below 400 that fetch did not follow', async () => {

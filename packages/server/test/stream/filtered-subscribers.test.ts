@@ -24,6 +24,26 @@ describe('FilteredSubscribers', () => {
     expect(delivered).toEqual(['both', 'both']);
   });
 
+  it('delivers every one of many events to a subscriber found by id', () => {
+    const subscribers = new FilteredSubscribers<ReturnType<typeof subscriber>>();
+    subscribers.add(subscriber('p1'), parseEventFilter('product_id = p1'));
+    let delivered = 0;
+    for (let id = 1; id <= 100; id += 1) subscribers.forEachMatch(event(id, { product_id: 'p1' }), () => (delivered += 1));
+    expect(delivered).toBe(100);
+  });
+
+  it('delivers by the ids an event has, and skips without failing an event whose data is not a JSON object', () => {
+    const subscribers = new FilteredSubscribers<ReturnType<typeof subscriber>>();
+    subscribers.add(subscriber('p1'), parseEventFilter('product_id = p1 OR sku = S-1'));
+    const delivered: number[] = [];
+    const deliver = (id: number) => () => delivered.push(id);
+    const { sku: _sku, ...withoutSku } = buildPriceEvent({ product_id: 'p1' });
+    subscribers.forEachMatch({ id: 1, topic: US, data: JSON.stringify(withoutSku) }, deliver(1));
+    for (const data of ['null', '[1]', '7', '"p1"']) subscribers.forEachMatch({ id: 2, topic: US, data }, deliver(2));
+    subscribers.forEachMatch(event(3, { product_id: 'p1' }), deliver(3));
+    expect(delivered).toEqual([1, 3]);
+  });
+
   it('delivers an event found by two of its ids once also when ids are beyond 32 bits (the logs issue 16-digit ids)', () => {
     const subscribers = new FilteredSubscribers<ReturnType<typeof subscriber>>();
     subscribers.add(subscriber('both'), parseEventFilter('product_id = p1 OR sku = S-1'));
