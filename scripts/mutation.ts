@@ -49,6 +49,11 @@ const testFiles = (process.env['MUTATION_TEST_FILES'] ?? '').split(',').filter((
 const vitestRunner = createRequire(join(root, 'package.json')).resolve('@stryker-mutator/vitest-runner');
 // Fast-check cases per property: every mutant a property reaches re-runs it.
 process.env['FC_RUNS'] ??= '25';
+// Stryker's runner runs the tests in worker threads, where a test's own `process.env.TZ = …` does
+// not move the zone, so a test that proves an answer does not depend on the server's zone would
+// run in this machine's zone (UTC) only. The runs are made in a zone with a half-hour offset
+// instead, the same on every machine.
+process.env['TZ'] = 'America/St_Johns';
 
 let failed = false;
 for (const name of names) {
