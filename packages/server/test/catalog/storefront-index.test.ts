@@ -389,3 +389,220 @@ describe('StorefrontIndex', () => {
     expect(() => index.upsert([buildRow(random, 17_000_000_000_001_024, 'a')])).toThrow(/ascending cursors/u);
   });
 });
+
+describe('StorefrontIndex, edges of the data and of the cache', () => {
+  const at = (i: number): number => 17_000_000_000_000_000 + (i + 1) * 1024;
+  // Words shared by several tags, brands and types; tags of one word; a tag named like the first
+  // brand word; ids that share one half of their 64-bit hash (p2pg/p151x the low, pext/pl30 the high).
+  const crafted = (): StorefrontIndexRow[] => {
+    const random = createRandom('crafted');
+    const base = (i: number, fields: Partial<StorefrontIndexRow>): StorefrontIndexRow => ({ ...buildRow(random, at(i), `r${i}`), ...fields });
+    return [
+      base(0, { brand: 'Nike', product_type: 'Running Shoes', tags: ['NIKE', 'COLOR_Black', 'color_black'], id: 'p2pg', slug: 'ÄÖÜ', price_min: 10 }),
+      base(1, { brand: 'Nike', product_type: 'Shoes', tags: ['Sale'], id: 'p151x', slug: 'a_b', price_min: 20 }),
+      base(2, { brand: 'New Balance', product_type: 'Trail Running', tags: ['STYLE_Black', 'Ünique'], id: 'pext', slug: 'a?b', price_min: 30, shop_name: 'Kicks Lab' }),
+      base(3, { brand: 'New Era', product_type: 'Caps', tags: [], id: 'pl30', slug: 'XYZ', price_min: 40, shop_name: 'Kicks Lab', title: 'Plain' }),
+      base(4, { brand: 'Adidas', product_type: 'Shoes', tags: ['sale', 'season_ss24'], id: 'k1', slug: 'äöü-2', price_min: 50 }),
+    ];
+  };
+  const page = (extra: Partial<StorefrontSearch>): StorefrontSearch => ({ sort: 'cursor:asc', offset: 0, limit: 100, ...extra });
+  const compare = (field: FilterField, operator: '=' | '!=' | '<' | '<=' | '>' | '>=', value: FilterLiteral): FilterExpr => ({ type: 'compare', field, operator, value } as FilterExpr);
+  const within = (field: FilterField, values: FilterLiteral[], negated = false): FilterExpr => ({ type: 'in', field, values, negated });
+  const and = (...operands: FilterExpr[]): FilterExpr => ({ type: 'and', operands });
+  const searches = (rows: StorefrontIndexRow[]): StorefrontSearch[] => [
+    ...['nike', 'black', 'color', 'sale', 'unique', 'running', 'new', 'balance', 'era', 'kicks', 'lab', 'caps', 'season'].map((text) => page({ text })),
+    page({ filter: compare('tags', '=', 'nike') }),
+    page({ filter: compare('tags', '=', 'Color_Black') }),
+    page({ filter: within('tags', ['sale', 'style_black']) }),
+    page({ filter: within('price_min', [20, 40]) }),
+    page({ filter: within('id', ['p2pg', 'PEXT']) }),
+    ...['p2pg', 'p151x', 'pext', 'pl30', 'K1'].map((id) => page({ filter: compare('id', '=', id) })),
+    ...['äöü', 'A_B', 'a?b', 'xyz'].map((slug) => page({ filter: compare('slug', '=', slug) })),
+    // The same leaves narrowing a result in place (second operand of an AND).
+    // (Upper case: leaves of their own, on their first use, as `id = 'p2pg'` above is not.)
+    ...['P2PG', 'PL30', 'k1'].map((id) => page({ filter: and(compare('price_min', '>=', 0), compare('id', '=', id)) })),
+    page({ text: 'shoes', filter: within('price_min', [10, 50]) }),
+    page({ text: 'shoes', filter: within('id', ['P151X', 'K1']) }),
+    page({ filter: and(compare('price_min', '>=', 0), within('id', ['p151x', 'pext'])) }),
+    page({ filter: and(compare('price_min', '>=', 0), within('price_min', [10, 50])) }),
+    page({ filter: and(compare('price_min', '>=', 0), compare('slug', '!=', 'a_b')) }),
+    page({ filter: and({ type: 'or', operands: [compare('brand', '=', 'nike'), compare('brand', '=', 'adidas')] }, and(compare('price_min', '>', 10), compare('tags', '=', 'sale'))) }),
+    page({ filter: within('available', [true, false]) }),
+    page({ filter: within('cursor', [rows[0]!.cursor, rows[2]!.cursor, 5]) }),
+  ];
+
+  it('answers words of tags, brands and product types, and hashed and multi-value leaves, like a plain evaluation, before and after a snapshot', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    // Any iterable, not only arrays.
+    index.upsert(rows.slice(0, 3).values());
+    index.upsert(rows.slice(3));
+    for (const search of searches(rows)) expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+    // A snapshot taken with every write still in the posting lists' logs.
+    const fresh = new StorefrontIndex();
+    fresh.upsert(rows);
+    const restored = StorefrontIndex.fromState(fresh.state());
+    for (const search of searches(rows)) expect(await restored.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+    const more = [...rows, { ...rows[2]!, cursor: at(9), id: 'r9', tags: ['COLOR_Black', 'Sale'] }];
+    restored.upsert(more.slice(rows.length));
+    for (const search of searches(more)) expect(await restored.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(more, search));
+  });
+
+  it('forgets tags and brands a rewrite took away, once the posting lists were compacted', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    index.prepare();
+    const rewritten = rows.map((row, i) => (i === 0 ? { ...row, tags: ['Plain'], brand: 'Puma' } : row));
+    index.upsert([rewritten[0]!]);
+    for (const search of [page({ filter: compare('tags', '=', 'nike') }), page({ filter: compare('brand', '=', 'Nike') }), page({ text: 'black' }), page({ text: 'puma' })]) {
+      expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rewritten, search));
+    }
+  });
+
+  it('takes a new cursor above negative ones, zero included', async () => {
+    const random = createRandom('negative');
+    const index = new StorefrontIndex();
+    index.upsert([{ ...buildRow(random, -5, 'a'), price_min: 1 }]);
+    index.upsert([{ ...buildRow(random, 0, 'b'), price_min: 2 }]);
+    expect(index.size).toBe(2);
+    expect(await index.search(page({}))).toStrictEqual({ cursors: [-5, 0], total: 2 });
+  });
+
+  it('refuses a state whose arrays are out of order or left over', () => {
+    const index = new StorefrontIndex();
+    index.upsert(crafted());
+    const state = index.state();
+    const swapped = [...state.arrays];
+    [swapped[0], swapped[8]] = [swapped[8]!, swapped[0]!];
+    expect(() => StorefrontIndex.fromState({ ...state, arrays: swapped })).toThrow('storefront index state: arrays out of order');
+    expect(() => StorefrontIndex.fromState({ ...state, arrays: [...state.arrays, new Int32Array(1)] })).toThrow('storefront index state: arrays left over');
+  });
+
+  it('counts the stale entries of rewritten tag and title lists in its state, and drops them once they outweigh the live ones', () => {
+    // One product with 63 distinct tags (one given twice) and a title of 63 words: each list is 64
+    // entries. After r rewrites, 64 r entries are stale; they are dropped once
+    // 64 r > 64 (r + 1) / 2 + 4096, that is from the 130th rewrite.
+    const random = createRandom('garbage');
+    const words = Array.from({ length: 63 }, (_, i) => `w${i}`);
+    const row = { ...buildRow(random, at(0), 'g'), tags: [...words.map((word) => `tag_${word}`), 'TAG_W0'], title: words.join(' ') };
+    const index = new StorefrontIndex();
+    index.upsert([row]);
+    const lists = (): { garbage: [number, number]; used: [number, number] } => {
+      const state = index.state();
+      return { garbage: state.garbage, used: [state.arrays[16]!.length, state.arrays[18]!.length] };
+    };
+    expect(lists()).toStrictEqual({ garbage: [0, 0], used: [64, 64] });
+    index.upsert([row]);
+    expect(lists()).toStrictEqual({ garbage: [64, 64], used: [128, 128] });
+    index.upsert(Array.from({ length: 128 }, () => row));
+    expect(lists()).toStrictEqual({ garbage: [129 * 64, 129 * 64], used: [130 * 64, 130 * 64] });
+    index.upsert([row]);
+    expect(lists()).toStrictEqual({ garbage: [0, 0], used: [64, 64] });
+  });
+
+  it('gives back the room its columns and term buffers grew into, and keeps one tag kind per term', async () => {
+    // Rows of new title words past the first 1,024 and 2,048 terms, and new tags after them.
+    const random = createRandom('room');
+    const words = (prefix: string, n: number): string => Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(' ');
+    const plain = (i: number, fields: Partial<StorefrontIndexRow>): StorefrontIndexRow => ({ ...buildRow(random, at(i), `t${i}`), brand: 'b', product_type: 't', tags: [], title: 'w0', ...fields });
+    const rows = [plain(0, { title: words('w', 1021) }), plain(1, { tags: ['Alpha_Beta'] }), plain(2, { title: words('x', 1100) }), plain(3, { tags: ['Gamma'] })];
+    for (let i = 4; i < 1_500; i += 1) rows.push(plain(i, {}));
+    // A tag whose words are new terms past the tag kinds' first 1,024: one kind per term even then.
+    const first = new StorefrontIndex();
+    for (const row of rows.slice(0, 2)) first.upsert([row]);
+    const early = first.state().arrays;
+    expect(early[20]!.length).toBe(early[23]!.length);
+    const index = new StorefrontIndex();
+    for (const row of rows.slice(0, 4)) index.upsert([row]);
+    index.upsert(rows.slice(4));
+    for (const text of ['gamma', 'alpha', 'beta']) expect(await index.search(page({ text })), text).toStrictEqual(plainSearch(rows, page({ text })));
+    index.prepare();
+    const { size, arrays } = index.state();
+    const room = (length: number): number => Math.max(1024, length + (length >>> 3));
+    const slots = (array: ArrayBufferView & { BYTES_PER_ELEMENT: number }): number => array.buffer.byteLength / array.BYTES_PER_ELEMENT;
+    const capacity = slots(arrays[0] as Float64Array);
+    expect(capacity).toBeLessThanOrEqual(room(size));
+    // Every per-product column has room for the same number of products as the cursors.
+    for (const column of [...arrays.slice(1, 8), ...arrays.slice(9, 12), arrays[17]!, arrays[19]!]) expect(slots(column)).toBe(capacity);
+    for (const hashes of arrays.slice(12, 16)) expect(slots(hashes)).toBe(2 * capacity);
+    expect(slots(arrays[8]!)).toBe(Math.ceil(capacity / 32));
+    // Tag and title lists, the term bytes and the tag kinds: at most an eighth more than they hold.
+    for (const held of [arrays[16]!, arrays[18]!, arrays[20]!, arrays[22]!, arrays[23]!]) expect(slots(held)).toBeLessThanOrEqual(room(held.length));
+    expect(arrays[21]!.buffer.byteLength).toBeLessThanOrEqual(arrays[21]!.length + (arrays[21]!.length >>> 3) + 1024);
+    expect(arrays[20]!.length).toBe(arrays[23]!.length);
+  });
+
+  it('lists each tag once under each of its other words in its state', () => {
+    const index = new StorefrontIndex();
+    const rows = crafted();
+    index.upsert(rows);
+    index.upsert(rows);
+    const { tagsByWord } = index.state();
+    const expected = new Map<string, Set<string>>();
+    for (const tag of new Set(rows.flatMap((row) => row.tags.map(foldText)))) {
+      for (const word of new Set(wordsOf(tag))) if (word !== tag) expected.set(word, (expected.get(word) ?? new Set()).add(tag));
+    }
+    expect(tagsByWord.length).toBe(expected.size);
+    expect(tagsByWord.map(([, tags]) => tags.length).sort()).toStrictEqual([...expected.values()].map((tags) => tags.size).sort());
+    for (const [word, tags] of tagsByWord) {
+      expect(Number.isInteger(word)).toBe(true);
+      expect(tags.every(Number.isInteger) && new Set(tags).size === tags.length).toBe(true);
+    }
+  });
+
+  it('publishes one leaf-cache look-up per keyed leaf use, none for available and cursor leaves, and skips leaves once a result is empty', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    const tally = async (search: StorefrontSearch): Promise<{ hits: number; lookups: number }> => {
+      const before = index.leafCacheStats.leaf;
+      expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+      const after = index.leafCacheStats.leaf;
+      return { hits: after.hits - before.hits, lookups: after.lookups - before.lookups };
+    };
+    const keyed = page({ filter: and(within('brand', ['Nike', 'Adidas']), compare('available', '=', true), compare('cursor', '>=', rows[1]!.cursor), compare('price_min', '>', 15), compare('id', '!=', 'k1')) });
+    // Noted, kept, then read: three look-ups each time (brand, price_min, id), hits from the third use.
+    expect(await tally(keyed)).toStrictEqual({ hits: 0, lookups: 3 });
+    expect(await tally(keyed)).toStrictEqual({ hits: 0, lookups: 3 });
+    expect(await tally(keyed)).toStrictEqual({ hits: 3, lookups: 3 });
+    index.upsert([rows[0]!]);
+    expect(await tally(keyed)).toStrictEqual({ hits: 0, lookups: 3 });
+    // Empty results end the work: an unknown word, an unknown shop, an empty first operand, an
+    // empty nested AND.
+    expect(await tally(page({ text: 'nothing nike sale', filter: compare('price_min', '>', 0) }))).toStrictEqual({ hits: 0, lookups: 1 });
+    expect(await tally(page({ shopName: 'Nowhere', filter: compare('price_min', '>', 0) }))).toStrictEqual({ hits: 0, lookups: 1 });
+    expect(await tally(page({ filter: and(compare('brand', '=', 'Nobody'), compare('price_min', '>', 1), compare('slug', '=', 'xyz')) }))).toStrictEqual({ hits: 0, lookups: 1 });
+    const nested = and({ type: 'or', operands: [compare('id', '=', 'p2pg'), compare('id', '=', 'pl30')] }, and(compare('brand', '=', 'Adidas'), compare('tags', '=', 'sale')));
+    expect(await tally(page({ filter: nested }))).toStrictEqual({ hits: 0, lookups: 3 });
+    // A leaf that narrows in place on its first use is kept whole on its second and read on its third.
+    const narrowed = page({ filter: and(compare('brand', '=', 'Nike'), compare('slug', '=', 'a_b'), compare('price_min', '<=', 20), within('id', ['p151x', 'k1'])) });
+    expect(await tally(narrowed)).toStrictEqual({ hits: 0, lookups: 4 });
+    expect(await tally(narrowed)).toStrictEqual({ hits: 0, lookups: 4 });
+    expect(await tally(narrowed)).toStrictEqual({ hits: 4, lookups: 4 });
+  });
+
+  it('does not count the look-ups of a search written to before it used the cache, only those of its new start', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    const search = page({ filter: { type: 'or', operands: [compare('brand', '=', 'Nike'), compare('price_min', '>', 35), compare('tags', '=', 'sale')] } });
+    const before = index.leafCacheStats.leaf.lookups;
+    // Slices of 0 ms: it yields before its first leaf, and the write lands then.
+    const pending = index.search(search, 0);
+    const more = [...rows, { ...rows[0]!, cursor: at(9), id: 'late' }];
+    index.upsert(more.slice(rows.length));
+    expect(await pending).toStrictEqual(plainSearch(more, search));
+    expect(index.leafCacheStats.leaf.lookups - before).toBe(3);
+  });
+
+  it('does not yield before it has worked a slice: a write scheduled meanwhile is not in its answer', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    const search = page({ filter: { type: 'or', operands: [compare('brand', '=', 'Nike'), compare('price_min', '>', 35)] } });
+    const pending = index.search(search, 500);
+    setImmediate(() => index.upsert([{ ...rows[0]!, cursor: at(9), id: 'late' }]));
+    expect(await pending).toStrictEqual(plainSearch(rows, search));
+  });
+});
