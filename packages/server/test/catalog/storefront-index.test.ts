@@ -582,6 +582,20 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     expect(await tally(narrowed)).toStrictEqual({ hits: 4, lookups: 4 });
   });
 
+  it('keeps the slots under a range bound’s bucket and the next from their second use, counted as bucket look-ups', async () => {
+    const random = createRandom(`${SEED}-bucket-tally`);
+    const rows = Array.from({ length: 3_000 }, (_, i) => ({ ...buildRow(random, at(i), random.uuid()), price_min: i / 10 }));
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    // Three bounds never seen before, in one bucket: the first notes the two buckets, the second
+    // keeps them, the third finds them kept.
+    for (const value of [150.01, 150.02, 150.03]) {
+      const search = page({ filter: compare('price_min', '<', value) });
+      expect(await index.search(search)).toStrictEqual(plainSearch(rows, search));
+    }
+    expect(index.leafCacheStats).toStrictEqual({ leaf: { hits: 0, lookups: 3 }, bucket: { hits: 2, lookups: 6 } });
+  });
+
   it('does not count the look-ups of a search written to before it used the cache, only those of its new start', async () => {
     const rows = crafted();
     const index = new StorefrontIndex();
