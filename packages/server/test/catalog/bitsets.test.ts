@@ -6,6 +6,10 @@ import {
   BitsetPool,
   complement,
   forEachSlot,
+  Growable,
+  hasBit,
+  IntList,
+  isEmpty,
   narrow,
   popcount,
   Postings,
@@ -17,6 +21,7 @@ import {
   type RangeOperator,
 } from '../../src/catalog/bitsets.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
+import { foldText } from '../../src/catalog/text.ts';
 
 const SEED = process.env['FC_SEED'] ?? '20261125';
 
@@ -48,6 +53,36 @@ describe('bitsets', () => {
     expect(slotsOf(bits)).toStrictEqual(Array.from({ length: 15 }, (_, i) => i * 7));
   });
 
+  it('tells set slots and empty sets apart at every position of a word, past word edges too', () => {
+    for (const size of [0, 1, 31, 32, 33, 64, 95]) {
+      expect(isEmpty(new Uint32Array(wordsFor(size))), `empty of ${size}`).toBe(true);
+      for (let slot = 0; slot < size; slot += 1) {
+        const bits = new Uint32Array(wordsFor(size));
+        setBit(bits, slot);
+        expect(isEmpty(bits), `${slot} of ${size}`).toBe(false);
+        expect(Array.from({ length: size }, (_, other) => hasBit(bits, other)), `${slot} of ${size}`).toStrictEqual(Array.from({ length: size }, (_, other) => other === slot));
+      }
+    }
+  });
+
+  it('complements within the size a bitset longer than the size needs', () => {
+    const bits = complement(new Uint32Array(4), 40);
+    expect(slotsOf(bits)).toStrictEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  it('asks the predicate once about each slot in the result, and only about those', () => {
+    const bits = new Uint32Array(3);
+    setRun(bits, 0, 10);
+    setRun(bits, 64, 96);
+    const asked: number[] = [];
+    narrow(bits, (slot) => {
+      asked.push(slot);
+      return slot % 2 === 0;
+    });
+    expect(asked).toStrictEqual([...Array.from({ length: 10 }, (_, i) => i), ...Array.from({ length: 32 }, (_, i) => 64 + i)]);
+    expect(slotsOf(bits)).toStrictEqual(asked.filter((slot) => slot % 2 === 0));
+  });
+
   it('hands out cleared bitsets again once the search that took them has ended, while others are still in flight', () => {
     const pool = new BitsetPool();
     const first = pool.begin(64);
@@ -75,6 +110,111 @@ describe('bitsets', () => {
     const fourth = pool.begin(640);
     expect(pool.take(true)).toHaveLength(wordsFor(640));
     pool.end(fourth);
+  });
+
+  it('hands out bitsets of no words for an empty catalog, and of the size begun after a search that took none', () => {
+    const pool = new BitsetPool();
+    const empty = pool.begin(0);
+    const none = pool.take(true);
+    expect(none).toBeInstanceOf(Uint32Array);
+    expect(none).toHaveLength(0);
+    pool.end(empty);
+    pool.end(pool.begin(512));
+    const next = pool.begin(512);
+    const bits = pool.take(true);
+    expect(bits).toBeInstanceOf(Uint32Array);
+    expect(bits).toHaveLength(16);
+    pool.end(next);
+  });
+
+  it('hands a bitset taken unzeroed out with what it held', () => {
+    const pool = new BitsetPool();
+    const first = pool.begin(64);
+    const bits = pool.take(true);
+    setBit(bits, 40);
+    pool.end(first);
+    const second = pool.begin(64);
+    const again = pool.take(false);
+    expect(again).toBe(bits);
+    expect(slotsOf(again)).toStrictEqual([40]);
+    pool.end(second);
+  });
+
+  it('keeps at most 256 bitsets free', () => {
+    const pool = new BitsetPool();
+    const first = pool.begin(64);
+    const taken = new Set(Array.from({ length: 256 }, () => pool.take(true)));
+    const second = pool.begin(64);
+    for (let i = 0; i < 256; i += 1) taken.add(pool.take(true));
+    pool.end(first);
+    pool.end(second);
+    const third = pool.begin(64);
+    const again = Array.from({ length: 512 }, () => pool.take(true));
+    expect(again.filter((bits) => taken.has(bits))).toHaveLength(256);
+    pool.end(third);
+  });
+
+  it('still collects the bitsets of the current search when another search ends', () => {
+    const pool = new BitsetPool();
+    const first = pool.begin(64);
+    const second = pool.begin(64);
+    pool.end(first);
+    const held = pool.take(true);
+    pool.end(second);
+    const third = pool.begin(64);
+    expect(pool.take(true)).toBe(held);
+    pool.end(third);
+  });
+
+  it('hands out a bitset outside any search and never takes it back', () => {
+    const pool = new BitsetPool();
+    pool.end(pool.begin(64));
+    const loose = pool.take(true);
+    expect(loose).toHaveLength(2);
+    for (let round = 0; round < 2; round += 1) {
+      const search = pool.begin(64);
+      expect(pool.take(true)).not.toBe(loose);
+      pool.end(search);
+    }
+  });
+});
+
+describe('Growable', () => {
+  it('keeps its array while it has room, doubles past it and trims to the length plus an eighth', () => {
+    const growable = new Growable((n) => new Int32Array(n), 4);
+    const first = growable.data;
+    first.set([1, 2, 3, 4]);
+    growable.ensure(4);
+    expect(growable.data).toBe(first);
+    growable.ensure(5);
+    expect(growable.data).toHaveLength(8);
+    growable.ensure(4_000);
+    expect(growable.data).toHaveLength(4_000);
+    growable.data[1_999] = 7;
+    growable.trim(2_000);
+    const trimmed = growable.data;
+    expect([trimmed.length, ...trimmed.subarray(0, 4), trimmed[1_999]]).toStrictEqual([2_250, 1, 2, 3, 4, 7]);
+    // Nothing to give back: the array stays.
+    growable.trim(2_000);
+    growable.trim(3_000);
+    expect(growable.data).toBe(trimmed);
+    // Never below 1024 entries.
+    growable.trim(10);
+    expect(growable.data).toHaveLength(1_024);
+    const small = new Growable((n) => new Uint8Array(n), 16);
+    small.trim(0);
+    expect(small.data).toHaveLength(16);
+  });
+
+  it('IntList pushes, clears and gives its room back', () => {
+    const list = new IntList();
+    for (let i = 0; i < 3_000; i += 1) list.push(i * 3);
+    expect([list.length, list.data[2_999]]).toStrictEqual([3_000, 8_997]);
+    list.clear();
+    expect(list.length).toBe(0);
+    list.push(-5);
+    list.trim();
+    expect([list.length, list.data[0], list.data.length]).toStrictEqual([1, -5, 1_024]);
   });
 });
 
@@ -156,6 +296,103 @@ describe('RangeIndex', () => {
     grown.intersect(bits, column, 100, '>', 70);
     expect(popcount(bits)).toBe(29);
   });
+  it('places bounds at quantiles of the column, distinct and above its least value, NaN and slots past the size left out', () => {
+    const bucketsOf = (index: RangeIndex, values: readonly number[]): number[] => values.map((value) => index.bucketOf(value));
+    // 4095 distinct values, shuffled: the bound of bucket k is the value of rank 2k - 1, so every bucket but the first holds two.
+    const distinct = new Float64Array(4_095).map((_, slot) => (slot * 1_024) % 4_095);
+    const ranks = Array.from({ length: 4_095 }, (_, value) => value);
+    const twoPerBucket = ranks.map((value) => Math.ceil(value / 2));
+    const spread = RangeIndex.build(distinct, 4_095, 4_095);
+    expect(spread.buckets).toBe(2_048);
+    expect(bucketsOf(spread, ranks)).toStrictEqual(twoPerBucket);
+    expect(bucketsOf(spread, ranks.map((value) => value + 0.5))).toStrictEqual(twoPerBucket);
+    expect(bucketsOf(spread, [-1, Number.NEGATIVE_INFINITY, Number.NaN, 1e9, Number.POSITIVE_INFINITY])).toStrictEqual([0, 0, 0, 2_047, 2_047]);
+    // The same values among as many NaN, with other values past the size: the same bounds.
+    const withNaN = new Float64Array(8_200).fill(1e9);
+    for (let slot = 0; slot < 8_190; slot += 1) withNaN[slot] = slot % 2 === 0 ? Number.NaN : distinct[slot >>> 1]!;
+    const skipping = RangeIndex.build(withNaN, 8_190, 8_200);
+    expect(skipping.buckets).toBe(2_048);
+    expect(bucketsOf(skipping, ranks)).toStrictEqual(twoPerBucket);
+    // 1024 values four times each: one bucket per value, the least value's bucket 0.
+    const repeated = new Float64Array(4_096).map((_, slot) => ((slot * 1_031) % 4_096) >>> 2);
+    const perValue = RangeIndex.build(repeated, 4_096, 4_096);
+    expect(perValue.buckets).toBe(1_024);
+    expect(bucketsOf(perValue, ranks.slice(0, 1_024))).toStrictEqual(ranks.slice(0, 1_024));
+  });
+
+  it('narrows exactly over all 2048 buckets, the last ones included, reading the digit bitsets or the buckets around the value', () => {
+    const size = 4_095;
+    const column = new Float64Array(size).map((_, slot) => (slot * 1_024) % size);
+    const index = RangeIndex.build(column, size, size);
+    expect(index.buckets).toBe(2_048);
+    const every = Array.from({ length: size }, (_, slot) => slot);
+    const underOf = (bucket: number): Uint32Array => {
+      const bits = new Uint32Array(wordsFor(size));
+      index.under(bits, size, bucket);
+      return bits;
+    };
+    const bitsOf = (slots: number[]): Uint32Array => {
+      const bits = new Uint32Array(wordsFor(size));
+      for (const slot of slots) setBit(bits, slot);
+      return bits;
+    };
+    for (const bucket of [0, 1, 127, 128, 1_919, 1_920, 2_046, 2_047, 2_048]) {
+      expect(underOf(bucket), `under ${bucket}`).toStrictEqual(bitsOf(every.filter((slot) => index.bucketOf(column[slot]!) < bucket)));
+    }
+    const values = [-1, 0, 0.5, 1, 2, 255, 256, 257, 3_838, 3_839, 3_840, 3_841, 4_092.5, 4_093, 4_094, 5_000];
+    for (const operator of ['<', '<=', '>', '>='] as const) {
+      for (const value of values) {
+        const expected = bitsOf(
+          every.filter((slot) => {
+            const own = column[slot]!;
+            return operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+          }),
+        );
+        const bucket = index.bucketOf(value);
+        for (const around of [undefined, [underOf(bucket), bucket + 1 >= index.buckets ? null : underOf(bucket + 1)] as const]) {
+          const result = universe(size);
+          index.intersect(result, column, size, operator, value, around);
+          expect(result, `${operator} ${value}${around === undefined ? '' : ', from buckets'}`).toStrictEqual(expected);
+        }
+      }
+    }
+  });
+
+  it('answers every operator exactly at, between and beyond the values, and a NaN bound matches nothing', () => {
+    const size = 200;
+    const column = new Float64Array(size).map((_, slot) => (slot % 7 === 3 ? Number.NaN : (slot * 37) % 23));
+    const index = RangeIndex.build(column, size, size);
+    const values = [Number.NEGATIVE_INFINITY, ...Array.from({ length: 49 }, (_, i) => i / 2 - 1), Number.POSITIVE_INFINITY, Number.NaN];
+    for (const operator of ['<', '<=', '>', '>='] as const) {
+      for (const value of values) {
+        const expected = Array.from({ length: size }, (_, slot) => slot).filter((slot) => {
+          const own = column[slot]!;
+          return operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+        });
+        const result = universe(size);
+        index.intersect(result, column, size, operator, value);
+        expect(slotsOf(result), `${operator} ${value}`).toStrictEqual(expected);
+      }
+    }
+  });
+
+  it('resizes down and up, keeping the slots below the capacity and which of them hold NaN', () => {
+    const column = new Float64Array(100).map((_, slot) => (slot % 10 === 9 ? Number.NaN : slot));
+    const numbers = (size: number): number[] => Array.from({ length: size }, (_, slot) => slot).filter((slot) => slot % 10 !== 9);
+    const index = RangeIndex.build(column, 100, 100);
+    index.resize(40);
+    expect(index.capacity).toBe(40);
+    const result = universe(40);
+    index.intersect(result, column, 40, '<', 20);
+    expect(slotsOf(result)).toStrictEqual(numbers(20));
+    // Up from a build that held NaN: a NaN written past the old capacity matches nothing either.
+    const small = RangeIndex.build(column, 40, 40);
+    small.resize(100);
+    for (let slot = 40; slot < 100; slot += 1) small.set(slot, column[slot]!);
+    const all = universe(100);
+    small.intersect(all, column, 100, '<', 1e9);
+    expect(slotsOf(all)).toStrictEqual(numbers(100));
+  });
 });
 
 describe('BitsetCache', () => {
@@ -227,6 +464,34 @@ describe('BitsetCache', () => {
     expect(cache.lookup('first', 1)).toBe(false);
     expect(cache.lookup('k4999', 1)).toBe(true);
   });
+  it('keeps a bitset exactly as large as its budget', () => {
+    const cache = new BitsetCache(16);
+    cache.lookup('a', 1);
+    cache.lookup('a', 1);
+    cache.keep('a', bitsOf(9));
+    const kept = cache.lookup('a', 1);
+    expect(kept instanceof Uint32Array && slotsOf(kept)).toStrictEqual([9]);
+  });
+
+  it('counts keeping a key as its latest use', () => {
+    const cache = new BitsetCache(32);
+    for (const key of ['a', 'a', 'b', 'b']) cache.lookup(key, 1);
+    cache.keep('b', bitsOf(2));
+    cache.keep('a', bitsOf(1));
+    // 'b' is now the least recently used: keeping 'c' puts it out, not 'a'.
+    cache.lookup('c', 1);
+    cache.lookup('c', 1);
+    cache.keep('c', bitsOf(3));
+    expect(cache.lookup('a', 1)).toBeInstanceOf(Uint32Array);
+    expect(cache.lookup('b', 1)).toBe(false);
+  });
+
+  it('puts out one key, the least recently used, for each key noted past 4096', () => {
+    const cache = new BitsetCache(1_024);
+    for (let i = 0; i < 4_097; i += 1) cache.lookup(`k${i}`, 1);
+    expect(cache.lookup('k1', 1)).toBe(true);
+    expect(cache.lookup('k0', 1)).toBe(false);
+  });
 });
 
 describe('Postings', () => {
@@ -265,6 +530,77 @@ describe('Postings', () => {
       }
     }
   });
+  it('is clean with nothing logged or stale, and due once the log or the stale entries pass their share', () => {
+    const postings = new Postings();
+    expect([postings.clean, postings.due]).toStrictEqual([true, false]);
+    postings.add(0, 0);
+    expect([postings.clean, postings.due]).toStrictEqual([false, false]);
+    postings.compact(1, 1, (_slot, emit) => emit(0));
+    expect(postings.clean).toBe(true);
+    postings.drop();
+    expect([postings.clean, postings.due]).toStrictEqual([false, false]);
+    // Up to a block of 262,144 entries the limit is 16,384; past it, a sixteenth of the block (20,000 of 320,000).
+    for (const [block, limit] of [[0, 16_384], [320_000, 20_000]] as const) {
+      const logged = new Postings();
+      const stale = new Postings();
+      for (const each of [logged, stale]) each.restore(new Uint32Array([0, block]), new Int32Array(block));
+      for (let i = 0; i < limit; i += 1) {
+        logged.add(0, i);
+        stale.drop();
+      }
+      expect([logged.due, stale.due], `${limit} of ${block}`).toStrictEqual([false, false]);
+      logged.add(0, limit);
+      stale.drop();
+      expect([logged.due, stale.due], `${limit + 1} of ${block}`).toStrictEqual([true, true]);
+    }
+  });
+
+  const heldAtFirst = (): Set<number>[] => [new Set([0]), new Set([1]), new Set([0, 1]), new Set(), new Set([0])];
+
+  it('sets the entries logged since a clean block was built, asking holds only about those, once each', () => {
+    const held = heldAtFirst();
+    const postings = new Postings();
+    postings.compact(5, 2, (slot, emit) => held[slot]!.forEach(emit));
+    const asked: string[] = [];
+    const holds = (slot: number, term: number): boolean => {
+      asked.push(`${slot}:${term}`);
+      return held[slot]!.has(term);
+    };
+    const each = (term: number): number[] => {
+      const slots: number[] = [];
+      postings.forEach(term, (slot) => slots.push(slot), holds);
+      return slots;
+    };
+    expect([each(0), each(1), asked]).toStrictEqual([[0, 2, 4], [1, 2], []]);
+    held[3]!.add(0);
+    postings.add(0, 3);
+    const bits = new Uint32Array(1);
+    postings.setBits(0, bits, holds);
+    expect([slotsOf(bits), asked]).toStrictEqual([[0, 2, 3, 4], ['3:0']]);
+    expect([each(0), each(1)]).toStrictEqual([[0, 2, 4, 3], [1, 2]]);
+  });
+
+  it('restores a block parts gave, with an empty log', () => {
+    const held = heldAtFirst();
+    const source = new Postings();
+    source.compact(5, 2, (slot, emit) => held[slot]!.forEach(emit));
+    const [offsets, slots] = source.parts();
+    const restored = new Postings();
+    restored.add(1, 4);
+    restored.add(0, 3);
+    restored.drop();
+    restored.restore(offsets, slots);
+    expect(restored.clean).toBe(true);
+    held[3]!.add(1);
+    restored.add(1, 3);
+    const holds = (slot: number, term: number): boolean => held[slot]!.has(term);
+    const slotsFor = (term: number): number[] => {
+      const bits = new Uint32Array(1);
+      restored.setBits(term, bits, holds);
+      return slotsOf(bits);
+    };
+    expect([slotsFor(0), slotsFor(1)]).toStrictEqual([[0, 2, 4], [1, 2, 3]]);
+  });
 });
 
 describe('TermDictionary', () => {
@@ -277,5 +613,73 @@ describe('TermDictionary', () => {
     expect(terms.map((term) => dictionary.code(term))).toStrictEqual(codes);
     expect(dictionary.find('term-5000')).toBe(-1);
     expect(dictionary.find('Ünder')).toBe(-1);
+  });
+  it('folds printable ASCII itself and hands other text to fold', () => {
+    const dictionary = new TermDictionary();
+    const folded: string[] = [];
+    const fold = (text: string): string => {
+      folded.push(text);
+      return foldText(text);
+    };
+    const ascii = ['AZaz', ' ~', 'Zebra Crossing~', 'A'.repeat(299) + 'Z'];
+    expect(ascii.map((raw) => dictionary.codeFolded(raw, fold))).toStrictEqual(ascii.map((raw) => dictionary.code(raw.toLowerCase())));
+    expect(folded).toStrictEqual([]);
+    const other = ['Ünder', 'tab\there', '\u007f', 'ÄZ'];
+    expect(other.map((raw) => dictionary.codeFolded(raw, fold))).toStrictEqual(other.map((raw) => dictionary.code(foldText(raw))));
+    expect(folded).toStrictEqual(other);
+  });
+
+  it('tells long terms apart by their last bytes', () => {
+    const dictionary = new TermDictionary();
+    const terms = ['a'.repeat(300), 'a'.repeat(299) + 'b', '東'.repeat(100), '東'.repeat(99) + '京'];
+    const codes = terms.map((term) => dictionary.code(term));
+    expect(codes).toStrictEqual([0, 1, 2, 3]);
+    expect(terms.map((term) => dictionary.find(term))).toStrictEqual(codes);
+  });
+
+  it('takes a term longer than its whole byte buffer', () => {
+    const dictionary = new TermDictionary();
+    const huge = 'h'.repeat(140_000);
+    expect([dictionary.code('x'), dictionary.code(huge), dictionary.find('x'), dictionary.find(huge)]).toStrictEqual([0, 1, 0, 1]);
+    expect(dictionary.parts()[0]).toHaveLength(140_001);
+  });
+
+  it('tells apart terms whose hashes collide', () => {
+    // FNV-1a collisions: two terms of one length and one last byte; a term hashing to 0, which keeps 0 with a NUL appended.
+    const dictionary = new TermDictionary();
+    for (const [first, second] of [['t0075zxz', 't00epcdz'], ['3u25abs', '3u25abs\0']] as const) {
+      const code = dictionary.code(first);
+      expect(dictionary.find(second), second).toBe(-1);
+      expect([dictionary.code(second), dictionary.find(first), dictionary.find(second)], second).toStrictEqual([code + 1, code, code + 1]);
+    }
+  });
+
+  it('keeps its table at most three quarters full with one entry per term, and works again from its parts', () => {
+    const dictionary = new TermDictionary();
+    const terms = Array.from({ length: 769 }, (_, i) => `t${i}`);
+    const codes = terms.slice(0, 768).map((term) => dictionary.code(term));
+    expect(dictionary.parts()[3]).toHaveLength(1_024);
+    codes.push(dictionary.code(terms[768]!));
+    const [bytes, starts, hashes, table] = dictionary.parts();
+    expect([table.length, table.filter((entry) => entry !== 0).length, starts.length, hashes.length]).toStrictEqual([2_048, 769, 770, 769]);
+    const copy = TermDictionary.fromParts(bytes.slice(), starts.slice(), hashes.slice(), table.slice());
+    expect(terms.map((term) => copy.find(term))).toStrictEqual(codes);
+    expect([copy.size, copy.code('new'), copy.find('new')]).toStrictEqual([769, 769, 769]);
+  });
+
+  it('gives back spare room on trim, an eighth and 1 KB of text kept, and still finds every term', () => {
+    const dictionary = new TermDictionary();
+    const terms = Array.from({ length: 3_000 }, (_, i) => `term-${i}`);
+    const codes = terms.map((term) => dictionary.code(term));
+    dictionary.trim();
+    const [bytes, starts, hashes] = dictionary.parts();
+    const used = bytes.length;
+    expect([bytes.buffer.byteLength, starts.buffer.byteLength, hashes.buffer.byteLength]).toStrictEqual([
+      used + (used >>> 3) + 1_024,
+      4 * (3_001 + (3_001 >>> 3)),
+      4 * (3_000 + (3_000 >>> 3)),
+    ]);
+    expect(terms.map((term) => dictionary.find(term))).toStrictEqual(codes);
+    expect(dictionary.code('after-trim')).toBe(3_000);
   });
 });
