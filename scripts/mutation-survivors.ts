@@ -2,8 +2,8 @@
 // last run (`reports/mutation/<target>.json` in its package, written by `pnpm test:mutation`), one
 // table row each, in packages/server/docs/mutation-survivors/<target>.md, keeping the verdict and
 // reason already written there for the same mutant. A mutant is the same when its file, mutator,
-// replacement and source line are: a move to another line keeps its reason, an edit of the line
-// asks for a new one. A survivor without a reason is written as "not reviewed"; the script prints
+// replacement and source line are (and, for a line written twice in a file, its place among them):
+// a move to another line keeps its reason, an edit of the line asks for a new one. A survivor without a reason is written as "not reviewed"; the script prints
 // how many there are and exits 1 when any is left, so a run's review can be checked.
 //
 // The verdicts: `equivalent` (no observable result can change; the reason says why) and
@@ -48,13 +48,26 @@ function cells(line: string): string[] {
   return line.trim().replace(/^\|/u, '').replace(/\|$/u, '').split(/(?<!\\)\|/u).map((part) => part.trim());
 }
 
-/** A mutant's identity, from cells: its file, mutator, replacement and source line. */
-const keyOf = (file: string, mutator: string, replacement: string, code: string): string => [file, mutator, replacement, code].join('\u0000');
+/**
+ * Mutants' identities, from cells: file, mutator, replacement and source line, and which of the
+ * mutants with those four it is, in line order (one line of code written twice in a file, such as
+ * `connection.abort();`, is two mutants with a verdict each).
+ */
+function identities(): (file: string, mutator: string, replacement: string, code: string) => string {
+  const seen = new Map<string, number>();
+  return (...parts) => {
+    const key = parts.join('\u0000');
+    const nth = seen.get(key) ?? 0;
+    seen.set(key, nth + 1);
+    return `${key}\u0000${nth}`;
+  };
+}
 
 /** The verdicts and reasons (as cells) written in an earlier list, by mutant. */
 function readReviews(path: string): Map<string, { verdict: string; reason: string }> {
   const reviews = new Map<string, { verdict: string; reason: string }>();
   if (!existsSync(path)) return reviews;
+  const keyOf = identities();
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (!line.startsWith('| ') || line.startsWith('| where') || line.startsWith('| ---')) continue;
     const [where, , mutator, replacement, code, verdict, reason] = cells(line);
@@ -85,6 +98,7 @@ for (const name of names) {
   const outPath = join(outDir, `${name}.md`);
   const reviews = readReviews(outPath);
   const rows: Row[] = [];
+  const keyOf = identities();
   for (const [file, { source, mutants }] of Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b))) {
     const lines = source.split('\n');
     const left = mutants
