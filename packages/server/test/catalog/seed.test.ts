@@ -7,6 +7,8 @@ import {
   generateStorefrontProducts,
   storefrontCountFor,
 } from '../../src/catalog/seed/generate-catalog.ts';
+import { buildShops, buildTailBrands, SHOP_COUNT, TAIL_BRAND_COUNT } from '../../src/catalog/seed/long-tail.ts';
+import { BRANDS } from '../../src/catalog/seed/vocabulary.ts';
 import { describeViolation, importValidators } from '../../src/cli/resource-validators.ts';
 
 const TAG_PREFIXES = ['AUTO', 'COLOR', 'FUNCTIONALITY', 'HEELTYPE', 'REL_DATE', 'SEASON', 'SOLEMATERIAL', 'STYLE', 'TOETYPE'];
@@ -91,5 +93,18 @@ describe('seed generator', () => {
     const digest = (products: Iterable<unknown>): string => createHash('sha256').update(JSON.stringify([...products])).digest('hex');
     expect(digest(generateCatalogProducts({ products: 500, seed: 'golden' }))).toBe('a3faf60e4dd3fa929a9c97e68bee765771055114d201dcf6ba27c676cea98fe7');
     expect(digest(generateStorefrontProducts({ products: 3000, seed: 'golden' }))).toBe('c97d2231b952ae397550976cd74e9195261a9ff706b5b8278038b517eae3e9ba');
+  });
+
+  it('builds the long tail the same every time: 4,000 brands apart from the headline ones and 300 shops, each name once', () => {
+    const brands = buildTailBrands();
+    const shops = buildShops();
+    expect(brands).toHaveLength(TAIL_BRAND_COUNT);
+    expect(new Set([...BRANDS, ...brands].map((brand) => brand.name.toLowerCase())).size).toBe(BRANDS.length + TAIL_BRAND_COUNT);
+    expect(shops).toHaveLength(SHOP_COUNT);
+    expect(new Set(shops.map((shop) => shop.name.toLowerCase())).size).toBe(SHOP_COUNT);
+    const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+    const skus = (brand: (typeof brands)[number]) => [brand.sku(undefined as never, 7), brand.sku(undefined as never, 123_456)];
+    expect(digest(brands.map((brand) => ({ ...brand, sku: skus(brand) })))).toBe('94433382c0ed27784836150fb9ec5779b906324ae80e438fcea9f56bce61fa57');
+    expect(digest(shops)).toBe('514321b8a8273d6d0e208821b923adbad2409d32e1a18f03559de485a26b412d');
   });
 });

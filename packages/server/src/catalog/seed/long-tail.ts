@@ -2,7 +2,8 @@
 // vocabulary, picked with Zipf-like (1/rank) frequencies. Names are built from syllables with a share
 // of non-ASCII letters, apostrophes and CJK, so text matching, slugs and IRIs meet real variety.
 // Every list is a pure function of its index (no seed), built once per process, so it is the same
-// for every seed and generation stays O(1) per pick.
+// for every seed and generation stays O(1) per pick; the builders are exported so that tests (and
+// mutation testing, which switches code within one process) reach them afresh.
 import type { Random } from './prng.ts';
 import { BRANDS, type BrandProfile } from './vocabulary.ts';
 
@@ -53,9 +54,13 @@ function tailBrand(rank: number): BrandProfile {
 }
 
 let tail: readonly BrandProfile[] | undefined;
-/** The tail brands, most frequent first; names are unique (rank-suffixed past the first 400). */
+/** The tail brands (buildTailBrands), built once per process. */
 export function tailBrands(): readonly BrandProfile[] {
-  if (tail !== undefined) return tail;
+  return (tail ??= buildTailBrands());
+}
+
+/** The tail brands, most frequent first; names are unique (rank-suffixed past the first 400). */
+export function buildTailBrands(): BrandProfile[] {
   const seen = new Set(BRANDS.map((brand) => brand.name.toLowerCase()));
   const list: BrandProfile[] = [];
   for (let rank = 0; list.length < TAIL_BRAND_COUNT; rank += 1) {
@@ -64,8 +69,7 @@ export function tailBrands(): readonly BrandProfile[] {
     seen.add(brand.name.toLowerCase());
     list.push(brand);
   }
-  tail = list;
-  return tail;
+  return list;
 }
 
 /** A 0-based rank in [0, count) with P(rank) roughly proportional to 1 / (rank + 1). */
@@ -112,8 +116,13 @@ const NAMED_SHOPS: readonly Omit<Shop, 'offsetMinutes' | 'upperCaseTitles'>[] = 
 const CURRENCIES = [['USD', -300], ['EUR', 60], ['GBP', 0], ['JPY', 540], ['AUD', 600], ['CAD', -240]] as const;
 
 let shops: readonly Shop[] | undefined;
+/** The shops (buildShops), built once per process. */
 export function allShops(): readonly Shop[] {
-  if (shops !== undefined) return shops;
+  return (shops ??= buildShops());
+}
+
+/** The named shops, then generated ones up to SHOP_COUNT, names unique (numbered past 200). */
+export function buildShops(): Shop[] {
   const list: Shop[] = NAMED_SHOPS.map((shop, i) => ({
     ...shop,
     offsetMinutes: shop.currency === 'USD' ? -300 : shop.currency === 'JPY' ? 540 : shop.currency === 'GBP' ? 0 : 60,
@@ -125,8 +134,7 @@ export function allShops(): readonly Shop[] {
     const host = name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-');
     list.push({ name, url: `https://${host}.example.com`, currency, offsetMinutes, upperCaseTitles: n % 10 === 3 });
   }
-  shops = list;
-  return shops;
+  return list;
 }
 
 export function pickShop(random: Random): Shop {
