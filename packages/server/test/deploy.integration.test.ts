@@ -16,11 +16,8 @@ let bundle: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'deploy-'));
   bundle = join(dir, 'bundle');
-  // As an operator runs it: with the system's Node first on PATH (pnpm itself found further on).
-  // Under the workspace's Node 24 (first on a task's PATH) pnpm keys the Node runtime package's
-  // built files by that Node, finds none from the install (made under the system's), and runs the
-  // package's install script again: a download and unpacking of the runtime, minutes on a loaded
-  // first run.
+  // As an operator runs it: with the system's Node first on PATH (pnpm itself found further on),
+  // not the workspace's Node 24 that a task's PATH starts with (why it matters: scripts/bundle-server.ts).
   execFileSync('pnpm', ['bundle:server', bundle], { cwd: ROOT, stdio: 'pipe', timeout: 240_000, env: { ...process.env, PATH: `${SYSTEM_PATH}:${process.env['PATH'] ?? ''}` } });
 }, 300_000);
 
