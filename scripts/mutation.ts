@@ -1,8 +1,11 @@
 // `pnpm test:mutation [target…]`: Stryker's mutation testing of the code whose tests must be strong,
-// one target at a time (default: all, in the order below). Not part of `pnpm test`: a target takes
-// from minutes (stream, client) to most of an hour (catalog, http) on two cores. Each target writes
-// reports/mutation/<target>.html and .json (<target>-<file>… for a run in parts) beside its
-// package, and prints its score; the scores and the surviving mutants are reviewed in packages/server/docs/mutation-testing.md.
+// one target at a time (default: all, in the order below; the targets: scripts/mutation-targets.ts).
+// Not part of `pnpm test`: from scratch a target takes from minutes (stream, client, contract) to
+// about an hour (catalog) or two (http) on two cores; with the committed results (below), minutes.
+// Each target writes reports/mutation/<target>.html and .json (<target>-<file>… for a run in parts)
+// beside its package and prints its score; `node scripts/mutation-survivors.ts <target>` then lists
+// its surviving mutants with their verdicts (packages/server/docs/mutation-survivors/), and the
+// scores are in packages/server/docs/mutation-testing.md.
 //
 //   pnpm test:mutation -- stream catalog     the targets, by name
 //   MUTATION_CONCURRENCY=1                   test runners in parallel (default 2)
