@@ -596,6 +596,18 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     expect(index.leafCacheStats).toStrictEqual({ leaf: { hits: 0, lookups: 3 }, bucket: { hits: 2, lookups: 6 } });
   });
 
+  it('looks up only the slots under the bucket of a bound in the last bucket: there is no next one', async () => {
+    const random = createRandom(`${SEED}-last-bucket`);
+    const rows = Array.from({ length: 3_000 }, (_, i) => ({ ...buildRow(random, at(i), random.uuid()), price_min: i / 10 }));
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    for (const value of [299.91, 299.92, 299.93]) {
+      const search = page({ filter: compare('price_min', '<', value) });
+      expect(await index.search(search)).toStrictEqual(plainSearch(rows, search));
+    }
+    expect(index.leafCacheStats.bucket).toStrictEqual({ hits: 1, lookups: 3 });
+  });
+
   it('does not count the look-ups of a search written to before it used the cache, only those of its new start', async () => {
     const rows = crafted();
     const index = new StorefrontIndex();
