@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { operations, type ApiOperationId } from '@catalog/contract';
-import { createAuthenticator, KEY_CACHE_TTL_MS } from '../../src/http/auth.ts';
+import type { IncomingMessage } from 'node:http';
+import { clientAddress, createAuthenticator, KEY_CACHE_TTL_MS, MISSING_KEY } from '../../src/http/auth.ts';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { HttpRefusal } from '../../src/http/errors.ts';
 import { operationsOf } from '../../src/http/operation-router.ts';
 import { FakeKeyStore } from '../support/fake-catalog-store.ts';
@@ -122,5 +124,105 @@ describe('key look-ups', () => {
     keys.plans.set('ck_unknown', 'free');
     expect(await authenticator.authenticate('ck_unknown', 'apiKey', '10.0.0.1')).toMatchObject({ plan: 'free' });
     expect(keys.lookups).toBe(3);
+  });
+});
+
+describe('the Authorization header', () => {
+  const refusalOf = async (authorization: string, credential: 'apiKey' | 'bearer' = 'apiKey') => {
+    const keys = new FakeKeyStore({ ck_pro: 'pro', ['k'.repeat(512)]: 'pro', ['k'.repeat(513)]: 'pro', 'ck a': 'pro', 'Stryker was here!': 'pro', '': 'pro' });
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    const outcome = await Promise.resolve()
+      .then(() => authenticator.authenticate(authorization, credential, '10.0.0.1'))
+      .then((caller) => caller.plan, (error: unknown) => (error instanceof HttpRefusal ? error.message : error));
+    return { outcome, lookups: keys.lookups };
+  };
+
+  it.each([
+    ['  ck_pro  ', 'apiKey'],
+    ['Bearer ck_pro', 'apiKey'],
+    ['bearer   ck_pro ', 'bearer'],
+    [`Bearer ${'k'.repeat(512)}`, 'bearer'],
+  ] as const)('takes the key of case %#', async (authorization, credential) => {
+    expect(await refusalOf(authorization, credential)).toEqual({ outcome: 'pro', lookups: 1 });
+  });
+
+  it.each([
+    ['', 'apiKey'],
+    ['   ', 'apiKey'],
+    ['ck a', 'apiKey'],
+    ['Bearer ck a', 'bearer'],
+    ['k'.repeat(513), 'apiKey'],
+    ['ck_pro', 'bearer'],
+  ] as const)('refuses case %# as a missing key, without a look-up', async (authorization, credential) => {
+    expect(await refusalOf(authorization, credential)).toEqual({ outcome: MISSING_KEY[credential], lookups: 0 });
+  });
+});
+
+describe('the key cache', () => {
+  const KEYS = 10_000;
+  const many = () => {
+    const entries: Record<string, 'pro'> = {};
+    for (let i = 0; i <= KEYS + 1; i++) entries[`ck_${i}`] = 'pro';
+    return new FakeKeyStore(entries);
+  };
+  const authenticateAll = async (authenticator: ReturnType<typeof createAuthenticator>, keys: string[]) => {
+    for (const key of keys) await authenticator.authenticate(key, 'apiKey', '10.0.0.1');
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `ck_${from + i}`);
+
+  it('keeps every key of a full cache, then starts over with the next new key', async () => {
+    const keys = many();
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    await authenticateAll(authenticator, range(0, KEYS));
+    await authenticateAll(authenticator, ['ck_0', `ck_${KEYS - 1}`]);
+    expect(keys.lookups).toBe(KEYS);
+    await authenticateAll(authenticator, [`ck_${KEYS}`, `ck_${KEYS}`, 'ck_0']);
+    expect(keys.lookups).toBe(KEYS + 2);
+  });
+
+  it('does not count a revoked key that expired against the cache size', async () => {
+    let time = 0;
+    const keys = many();
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null }, () => time);
+    await authenticateAll(authenticator, ['ck_revoked']).catch(() => undefined);
+    keys.plans.set('ck_revoked', 'pro');
+    await authenticateAll(authenticator, ['ck_revoked']);
+    keys.plans.delete('ck_revoked');
+    time += KEY_CACHE_TTL_MS;
+    await expect(Promise.resolve().then(() => authenticator.authenticate('ck_revoked', 'apiKey', '10.0.0.1'))).rejects.toBeInstanceOf(HttpRefusal);
+    const before = keys.lookups;
+    await authenticateAll(authenticator, range(0, KEYS));
+    await authenticateAll(authenticator, ['ck_0']);
+    expect(keys.lookups - before).toBe(KEYS);
+  });
+
+  it('caches several keys at once', async () => {
+    const keys = new FakeKeyStore({ ck_a: 'pro', ck_b: 'free' });
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    for (let i = 0; i < 3; i++) await authenticateAll(authenticator, ['ck_a', 'ck_b']);
+    expect(keys.lookups).toBe(2);
+  });
+});
+
+describe('a key store that fails', () => {
+  it('answers 503 naming the key store, with the failure as its cause', async () => {
+    const failure = new Error('connection refused');
+    const keys = new FakeKeyStore();
+    keys.findPlan = async () => {
+      throw failure;
+    };
+    const authenticator = createAuthenticator(keys, { failedAuthentication: async () => null });
+    const error = await Promise.resolve()
+      .then(() => authenticator.authenticate('ck_any', 'apiKey', '10.0.0.1'))
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServiceUnavailable);
+    expect(error).toMatchObject({ message: 'The key store is unavailable; retry shortly.', cause: failure });
+  });
+});
+
+describe('clientAddress', () => {
+  it('is the peer address of the socket, or "unknown" once the socket has lost it', () => {
+    expect(clientAddress({ socket: { remoteAddress: '10.1.2.3' } } as unknown as IncomingMessage)).toBe('10.1.2.3');
+    expect(clientAddress({ socket: {} } as unknown as IncomingMessage)).toBe('unknown');
   });
 });
