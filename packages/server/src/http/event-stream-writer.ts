@@ -163,8 +163,12 @@ class FrameWriter {
     this.#resolveWritten();
   }
 
+  /**
+   * Ends the response after an error of the body or of the writing, and stops the body (#finish):
+   * after its own error a body's return() is a no-op, after a failed write it releases the
+   * subscription behind it.
+   */
   #failWith(error: unknown): void {
-    this.#bodyDone = true;
     if (!this.#res.destroyed) {
       if (error instanceof SubscriberOverflow) this.#cut(0);
       else {

@@ -249,7 +249,7 @@ describe('writeFrames', () => {
       expect(lines).toEqual([expect.objectContaining({ msg: 'stream ended by an error', error: expect.objectContaining({ message: 'readiness broke' }) })]);
     });
 
-    it('ends the stream with a warning when the response refuses a write', async () => {
+    it('ends the stream with a warning when the response refuses a write, and stops the body', async () => {
       const body = controlledBody();
       const { res } = slowResponse();
       res.write = () => {
@@ -261,6 +261,8 @@ describe('writeFrames', () => {
       await done;
       expect(res.destroyed).toBe(true);
       expect(lines).toEqual([expect.objectContaining({ msg: 'stream ended by an error', error: expect.objectContaining({ message: 'write refused' }) })]);
+      // The subscription behind the body is released (its return()), not left to the hub.
+      expect(body.state.returned).toBe(true);
     });
   });
 });
