@@ -62,7 +62,8 @@ process.env['TZ'] = 'America/St_Johns';
 
 // What the targets' tests read and `pnpm test` makes before them (turbo's test task depends on
 // ^build and ^bundle): the bundled specs and the built packages, e.g. the client's tests against
-// the stream mock. Turbo's cache makes this a second's work when nothing changed.
+// the stream mock. A few seconds when they are built already. Turbo looks for pnpm, so this script
+// is run as `pnpm test:mutation`.
 const packageNames = [...new Set(names.map((name) => (TARGETS[name] as Target).packageDir))].map(
   (dir) => (JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { name: string }).name,
 );
