@@ -22,7 +22,7 @@
 // rewrites the file. A stored result is trusted only as far as Stryker's diff of source and test
 // files: a change elsewhere that alters behaviour (a dependency, another package) is not seen.
 // A run stopped with Ctrl-C or SIGTERM writes the results it has so far to that file, so a target
-// too long for one sitting (catalog, http: hours on two cores) is run in several: the next run
+// too long for one sitting (http from scratch, catalog after many test changes) is run in several: the next run
 // tests only the mutants still without a result.
 //
 // Stryker works in a copy of the package (.stryker-tmp-<target>/, removed afterwards), so the tree can be
