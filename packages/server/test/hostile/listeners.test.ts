@@ -2,14 +2,17 @@
 // its connection cap refuses more without hurting the open ones, and whatever Node's parser refuses
 // is answered in the contract's error body with an X-Request-Id, on the stream port too.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { testAppDeps } from '../support/app-deps.ts';
 import { applyListenerLimits, capsNotice, connectionCaps, DESCRIPTOR_RESERVE, MIN_OPEN_FILES, SERVER_OPTIONS } from '../../src/http/listener-limits.ts';
 import { createStreamServer } from '../../src/http/stream-server.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { createLogger, silentLogger, type Logger } from '../../src/logger.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { FakeKeyStore } from '../support/fake-catalog-store.ts';
 
@@ -40,10 +43,10 @@ async function listening(server: http.Server): Promise<number> {
   return port;
 }
 
-async function apiServer(limits: { maxConnections: number; headersTimeoutMs: number }): Promise<number> {
+async function apiServer(limits: { maxConnections: number; headersTimeoutMs: number }, logger: Logger = silentLogger): Promise<number> {
   const keys = new FakeKeyStore({ [KEY]: 'pro' });
   const server = http.createServer(SERVER_OPTIONS, createApp(testAppDeps({ keys })));
-  applyListenerLimits(server, limits, silentLogger);
+  applyListenerLimits(server, limits, logger);
   return listening(server);
 }
 
@@ -118,8 +121,10 @@ describe('listener limits', () => {
     expect(parse(asked.text).status).toBe(408);
   });
 
-  it('refuses sockets beyond the cap on accept and keeps serving the open ones', async () => {
-    const port = await apiServer({ maxConnections: 2, headersTimeoutMs: 5_000 });
+  it('refuses sockets beyond the cap on accept, logs each, and keeps serving the open ones', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'warn', write: (line) => warnings.push(JSON.parse(line) as Record<string, unknown>) });
+    const port = await apiServer({ maxConnections: 2, headersTimeoutMs: 5_000 }, logger);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
     closers.push(async () => agent.destroy());
     const get = () =>
@@ -134,6 +139,29 @@ describe('listener limits', () => {
     const third = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(third.text).toBe('');
     expect(await get()).toBe(200);
+    expect(warnings).toMatchObject([{ level: 'warn', msg: 'connection refused: listener at its connection cap', max_connections: 2, remote_address: '127.0.0.1' }]);
+  });
+
+  it('logs a socket refused at the cap of a Unix-socket listener, which has no remote address', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'warn', write: (line) => warnings.push(JSON.parse(line) as Record<string, unknown>) });
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'listener-'));
+    const socketPath = path.join(directory, 'api.sock');
+    const server = http.createServer(SERVER_OPTIONS, (_req, res) => res.end());
+    applyListenerLimits(server, { maxConnections: 1, headersTimeoutMs: 5_000 }, logger);
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    const first = connect(socketPath);
+    closers.push(async () => {
+      first.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(directory, { recursive: true, force: true });
+    });
+    await new Promise((resolve) => first.once('connect', resolve));
+    // Closed on accept: the peer may see a reset rather than an end, either way the socket closes.
+    const refused = connect(socketPath).resume().on('error', () => {});
+    await new Promise((resolve) => refused.once('close', resolve));
+    expect(warnings).toMatchObject([{ msg: 'connection refused: listener at its connection cap', max_connections: 1 }]);
+    expect(warnings[0]).not.toHaveProperty('remote_address');
   });
 
   it('answers oversized headers on the stream port with 431 in the error body with an X-Request-Id', async () => {
@@ -160,7 +188,6 @@ describe('connectionCaps', () => {
     const scaled = connectionCaps({ api: 4096, stream: 16384 }, 20_000);
     expect(scaled.api + scaled.stream + DESCRIPTOR_RESERVE).toBeLessThanOrEqual(20_000);
     expect(scaled.stream / scaled.api).toBeCloseTo(4, 1);
-    expect(connectionCaps({ api: 10, stream: 10 }, undefined)).toMatchObject({ api: 10, stream: 10 });
   });
 });
 

@@ -29,6 +29,26 @@ describe('createBufferedLogWrite', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
   });
 
+  it('writes the lines of each later turn once, when that turn ends', async () => {
+    const file = open();
+    const write = createBufferedLogWrite(fd);
+    write('{"n":1}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    write('{"n":2}\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
+  });
+
+  it('writes what is pending when the process exits', () => {
+    const file = open();
+    const before = new Set(process.rawListeners('exit'));
+    const write = createBufferedLogWrite(fd);
+    write('{"n":1}\n');
+    // The process's exit, to this writer: its own listener, not the test runner's.
+    for (const listener of process.rawListeners('exit').filter((one) => !before.has(one))) (listener as () => void)();
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"n":1}\n');
+  });
+
   it('writes at once when 64 KiB are pending', () => {
     const file = open();
     const write = createBufferedLogWrite(fd);

@@ -7,8 +7,8 @@ import { assertNoProblem, controlCharacterIn, parseQueryString, searchOf } from 
 
 describe('parseQueryString', () => {
   it('decodes each parameter once, + as a space and percent-escapes as UTF-8', () => {
-    expect(parseQueryString('query=caf%C3%A9+au+lait&limit=20&empty=&flag')).toEqual({
-      values: { query: 'café au lait', limit: '20', empty: '', flag: '' },
+    expect(parseQueryString('query=caf%C3%A9+au+lait&limit=20&empty=&flag&size=L+XL')).toEqual({
+      values: { query: 'café au lait', limit: '20', empty: '', flag: '', size: 'L XL' },
       problem: null,
     });
   });
@@ -38,10 +38,11 @@ describe('parseQueryString', () => {
     expect(parseQueryString('limit=1&%6Cimit=2').problem).toBe('Query parameter "limit" was given more than once; give it once.');
   });
 
-  it('refuses broken percent-encoding, quoting the part', () => {
+  it('refuses broken percent-encoding in a value or a name, quoting the part', () => {
     const parsed = parseQueryString('a=1&query=%E0%A4%A&b=2');
     expect(parsed.values).toEqual({ a: '1', b: '2' });
     expect(parsed.problem).toBe('The query string has malformed percent-encoding near "query=%E0%A4%A".');
+    expect(parseQueryString('qu%E0ry=1').problem).toBe('The query string has malformed percent-encoding near "qu%E0ry=1".');
   });
 
   it('refuses a control character in a value or a name, naming its code point and position', () => {
@@ -56,6 +57,8 @@ describe('parseQueryString', () => {
   it('truncates a long name in its message to 60 characters', () => {
     const name = 'n'.repeat(100);
     expect(parseQueryString(`${name}=1&${name}=2`).problem).toBe(`Query parameter "${'n'.repeat(60)}…" was given more than once; give it once.`);
+    const whole = 'w'.repeat(60);
+    expect(parseQueryString(`${whole}=1&${whole}=2`).problem).toBe(`Query parameter "${whole}" was given more than once; give it once.`);
   });
 
   it('reads back every set of distinct printable parameters it is given, encoded', () => {
@@ -91,8 +94,10 @@ describe('controlCharacterIn', () => {
   it('finds C0 controls, DEL and C1 controls, and nothing else', () => {
     expect(controlCharacterIn('plain text, ünïcode, 😀')).toBeNull();
     expect(controlCharacterIn('a\tb')).toBe('U+0009 at position 2');
+    expect(controlCharacterIn('\u001f ')).toBe('U+001F at position 1');
     expect(controlCharacterIn('\u007f')).toBe('U+007F at position 1');
     expect(controlCharacterIn('ab\u0085')).toBe('U+0085 at position 3');
+    expect(controlCharacterIn('ab\u009f')).toBe('U+009F at position 3');
     expect(controlCharacterIn('\u00a0')).toBeNull();
   });
 });
