@@ -29,7 +29,8 @@ export class InvalidRequest extends CatalogError {
 }
 
 export class PageOutOfRange extends CatalogError {
-  constructor(page: number, maxPages: number) {
+  /** `page` as the request wrote it, or the number. */
+  constructor(page: number | string, maxPages: number) {
     super(
       'page_out_of_range',
       `Page ${page} is beyond the ${maxPages}-page limit. To continue, filter with "cursor > <cursor of the last item received>" (sorted by cursor) and start again at page 1.`,

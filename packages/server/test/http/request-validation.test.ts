@@ -81,6 +81,9 @@ describe('createRequestValidator', () => {
         code: 'page_out_of_range',
         message: 'Page 51 is beyond the 50-page limit. To continue, filter with "cursor > <cursor of the last item received>" (sorted by cursor) and start again at page 1.',
       });
+      // A page past the safe integers, or past Infinity as a number, is named as sent.
+      expect(refusal('listStorefrontProducts', {}, { page: '0099999999999999999999' }).message).toMatch(/^Page 99999999999999999999 is beyond/u);
+      expect(refusal('listStorefrontProducts', {}, { page: '9'.repeat(400) }).message).toMatch(new RegExp(`^Page ${'9'.repeat(60)}… is beyond`, 'u'));
       expect(refusal('listStorefrontProducts', {}, { page: '0' })).toEqual({ code: 'invalid_request', message: 'Query parameter "page" must be >= 1, got "0".' });
       expect(refusal('searchVariants', {}, { page: '1000001' })).toEqual({ code: 'invalid_request', message: 'Query parameter "page" must be <= 1000000, got "1000001".' });
     });
