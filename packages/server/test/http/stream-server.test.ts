@@ -124,6 +124,20 @@ function eventFrame(event: StoredPriceEvent): SseFrame {
   return { id: String(event.id), event: event.topic, data: event.data, comments: [] };
 }
 
+/** `log` with some of its methods replaced. */
+function withOverrides(log: PriceLog, overrides: Partial<PriceLog>): PriceLog {
+  return {
+    append: (events) => log.append(events),
+    readAfter: (afterId, limit) => log.readAfter(afterId, limit),
+    latestPrices: (productId) => log.latestPrices(productId),
+    bounds: () => log.bounds(),
+    follow: (afterId, signal) => log.follow(afterId, signal),
+    ping: () => log.ping(),
+    close: () => log.close(),
+    ...overrides,
+  };
+}
+
 /** A series' value in this thread's registry (0 when it has none yet). */
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
   const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
@@ -326,20 +340,15 @@ describe('streamPrices', () => {
     // delivered when a stream opens.
     let held = Promise.resolve();
     const harness = await startServer({
-      wrapLog: (log) => ({
-        append: (events) => log.append(events),
-        readAfter: (afterId, limit) => log.readAfter(afterId, limit),
-        latestPrices: (productId) => log.latestPrices(productId),
-        bounds: () => log.bounds(),
-        ping: () => log.ping(),
-        close: () => log.close(),
-        follow: async function* (afterId, signal) {
-          for await (const event of log.follow(afterId, signal)) {
-            await held;
-            yield event;
-          }
-        },
-      }),
+      wrapLog: (log) =>
+        withOverrides(log, {
+          follow: async function* (afterId, signal) {
+            for await (const event of log.follow(afterId, signal)) {
+              await held;
+              yield event;
+            }
+          },
+        }),
     });
     await subscribe(harness, 'price:marketplaceb:nl');
     const gate = Promise.withResolvers<void>();
@@ -436,19 +445,6 @@ describe('streamPrices', () => {
     }
   }, 20_000);
 
-  it('cuts a subscriber that stopped reading once its queue passes the limit, without waiting for a heartbeat', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const harness = await startServer({ maxBufferBytes: 64 * 1024, heartbeatMs: 60_000, logger: capturingLogger('warn', lines) });
-    const slow = await subscribe(harness, 'price:marketplacea:us');
-    slow.response.pause();
-    const padding = 'x'.repeat(32_000);
-    const cutLine = () => lines.find((line) => line['msg'] === 'slow subscriber disconnected');
-    for (let batch = 0; batch < 1_000 && cutLine() === undefined; batch += 1) {
-      await harness.log.append([line('marketplacea', 'US', `,"pad":"${padding}"`)]);
-    }
-    await expect.poll(cutLine, { timeout: 2_000 }).toBeDefined();
-  }, 20_000);
-
   it('disconnects a subscriber that stops reading while the others keep receiving', async () => {
     const harness = await startServer({ maxBufferBytes: 256 * 1024 });
     const slow = await subscribe(harness, 'price:marketplacea:us');
@@ -525,19 +521,14 @@ describe('streamPrices', () => {
       const entered = Promise.withResolvers<void>();
       const gate = Promise.withResolvers<void>();
       const harness = await startServer({
-        wrapLog: (log) => ({
-          append: (events) => log.append(events),
-          readAfter: (afterId, limit) => log.readAfter(afterId, limit),
-          latestPrices: (productId) => log.latestPrices(productId),
-          follow: (afterId, signal) => log.follow(afterId, signal),
-          ping: () => log.ping(),
-          close: () => log.close(),
-          bounds: async () => {
-            entered.resolve();
-            await gate.promise;
-            return log.bounds();
-          },
-        }),
+        wrapLog: (log) =>
+          withOverrides(log, {
+            bounds: async () => {
+              entered.resolve();
+              await gate.promise;
+              return log.bounds();
+            },
+          }),
       });
       // Run before the harness closes, so that a failure here does not leave close() waiting on the gate.
       cleanups.push(async () => gate.resolve());
