@@ -153,6 +153,19 @@ describe('writeFrames', () => {
       expect((await cuts()) - before).toBe(1);
     });
 
+    it('cuts at the write, not waiting for a heartbeat, a consumer whose upstream queue and response buffer hold more than the limit together', async () => {
+      const body = controlledBody();
+      Object.assign(body, { [READINESS]: { pendingBytes: 100, signal: new AbortController().signal, whenReadable: () => true, take: () => null } });
+      const { res } = slowResponse();
+      const { lines, log } = logged();
+      const done = writeFrames(res as unknown as ServerResponse, body, { ...WRITING, maxBufferBytes: 50, log });
+      body.push('x'.repeat(10));
+      await turns();
+      expect(res.destroyed).toBe(true);
+      await done;
+      expect(lines).toEqual([expect.objectContaining({ msg: 'slow subscriber disconnected', buffered_bytes: 110, kernel_bytes: 0 })]);
+    });
+
     it('keeps a response not yet on a socket holding exactly the limit, without asking the kernel, and stops the heartbeat at the end', async () => {
       const body = controlledBody();
       const { res, written, release } = slowResponse();

@@ -13,6 +13,7 @@ import { KernelSendQueues } from '../../src/http/kernel-send-queue.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
 import { REFUSALS_LOGGED_PER_WINDOW } from '../../src/http/refusal-log.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/logger.ts';
+import { registry } from '../../src/metrics.ts';
 import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
@@ -42,6 +43,7 @@ interface Harness {
   close(): Promise<void>;
   /** Closes the stream server only, leaving clients connected until it ends their streams. */
   closeServer(): Promise<void>;
+  drain(): void;
   streams: SseStream[];
 }
 
@@ -58,20 +60,25 @@ async function startServer(
     rateLimiter?: RateLimiter;
     logger?: Logger;
     kernelQueues?: Pick<KernelSendQueues, 'bytes'>;
+    requestTimeoutMs?: number;
+    keys?: KeyStore;
+    /** What the stream server reads instead of the log itself (the harness's `log` stays the real one). */
+    wrapLog?: (log: PriceLog) => PriceLog;
   } = {},
 ): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stream-server-'));
   const file = path.join(dir, 'catalog.db');
   const log = new SqlitePriceLog(file);
   const stream = createStreamServer({
-    priceLog: log,
-    keys: fakeKeyStore({ [PRO]: 'pro', [FREE]: 'free' }),
+    priceLog: options.wrapLog?.(log) ?? log,
+    keys: options.keys ?? fakeKeyStore({ [PRO]: 'pro', [FREE]: 'free' }),
     logger: options.logger ?? (process.env['DEBUG_STREAM'] ? createLogger({ level: 'debug' }) : silentLogger),
     heartbeatMs: options.heartbeatMs ?? 15_000,
     maxBufferBytes: options.maxBufferBytes ?? 1024 * 1024,
     ...(options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }),
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     ...(options.kernelQueues === undefined ? {} : { kernelQueues: options.kernelQueues }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
   });
   await new Promise<void>((resolve) => stream.server.listen(0, '127.0.0.1', resolve));
   const { port } = stream.server.address() as AddressInfo;
@@ -83,6 +90,7 @@ async function startServer(
     file,
     streams,
     closeServer: () => stream.close(),
+    drain: () => stream.drain(),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -116,12 +124,38 @@ function eventFrame(event: StoredPriceEvent): SseFrame {
   return { id: String(event.id), event: event.topic, data: event.data, comments: [] };
 }
 
+/** `log` with some of its methods replaced. */
+function withOverrides(log: PriceLog, overrides: Partial<PriceLog>): PriceLog {
+  return {
+    append: (events) => log.append(events),
+    readAfter: (afterId, limit) => log.readAfter(afterId, limit),
+    latestPrices: (productId) => log.latestPrices(productId),
+    bounds: () => log.bounds(),
+    follow: (afterId, signal) => log.follow(afterId, signal),
+    ping: () => log.ping(),
+    close: () => log.close(),
+    ...overrides,
+  };
+}
+
+/** A series' value in this thread's registry (0 when it has none yet). */
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values.find((value) => Object.entries(labels).every(([label, wanted]) => value.labels[label] === wanted))?.value ?? 0;
+}
+
+/** A logger whose lines land, parsed, in `lines`. */
+function capturingLogger(level: 'debug' | 'info' | 'warn', lines: Record<string, unknown>[]): Logger {
+  return createLogger({ level, write: (text) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+}
+
 async function refusal(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await fetch(url, init);
+  // Checked first: the body of a stream opened by mistake would never end.
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const body = (await response.json()) as Record<string, unknown>;
   expect(validateErrorBody(body), JSON.stringify(validateErrorBody.errors)).toBe(true);
   expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   return { status: response.status, headers: response.headers, body };
 }
 
@@ -211,13 +245,19 @@ describe('streamPrices', () => {
     });
 
     it('asks a subscriber to come back later, with a retry hint, while the price log is down', async () => {
-      const harness = await startServer();
+      const lines: Record<string, unknown>[] = [];
+      const harness = await startServer({ logger: capturingLogger('warn', lines) });
+      const subscribers = await metric('catalog_stream_subscribers');
       await harness.log.close();
       const stream = await openStream(`${harness.url}/v1/stream`, valid);
       harness.streams.push(stream);
       expect(stream.status).toBe(200);
       expect(await stream.ended()).toBe('end');
       expect(stream.raw()).toBe('retry: 5000\n\n: price log unavailable; reconnect with Last-Event-ID\n\n');
+      const warned = lines.find((line) => line['msg'] === 'price log unavailable; subscriber asked to retry');
+      expect(warned).toMatchObject({ level: 'warn', request_id: stream.headers['x-request-id'] });
+      expect(warned?.['error']).toBeDefined();
+      expect(await metric('catalog_stream_subscribers')).toBe(subscribers);
     });
   });
 
@@ -293,6 +333,32 @@ describe('streamPrices', () => {
     expect(JSON.parse(wanted[0]?.data ?? '{}')).toHaveProperty('timestamp', '2026-11-23T14:03:07.123456789Z');
     expect(wanted[0]?.data).toContain('"price":189.90');
     expect(wanted[1]?.data).toContain('"sku":"Ünïcödé-✓-日本"');
+  });
+
+  it('starts a stream without Last-Event-ID after the newest stored event, even one the live tail has not delivered yet', async () => {
+    // The live tail holds each event until `held` settles, so an event can be stored and not yet
+    // delivered when a stream opens.
+    let held = Promise.resolve();
+    const harness = await startServer({
+      wrapLog: (log) =>
+        withOverrides(log, {
+          follow: async function* (afterId, signal) {
+            for await (const event of log.follow(afterId, signal)) {
+              await held;
+              yield event;
+            }
+          },
+        }),
+    });
+    await subscribe(harness, 'price:marketplaceb:nl');
+    const gate = Promise.withResolvers<void>();
+    held = gate.promise;
+    cleanups.push(async () => gate.resolve());
+    await harness.log.append([line('marketplacea', 'US')]);
+    const stream = await subscribe(harness, 'price:marketplacea:us');
+    const live = await harness.log.append([line('marketplacea', 'US')]);
+    gate.resolve();
+    expect(await stream.frames(1)).toEqual(live.map(eventFrame));
   });
 
   it('delivers only the events its Filter matches, live and in the Last-Event-ID replay, ids skipping the others', async () => {
@@ -406,6 +472,86 @@ describe('streamPrices', () => {
     const b = await subscribe(harness, 'price:marketplaceb:nl');
     await harness.closeServer();
     expect(await Promise.all([a.ended(), b.ended()])).toEqual(['end', 'end']);
+    await expect(fetch(`${harness.url}/v1/stream`)).rejects.toThrow();
+  });
+
+  describe('accounting and shutdown', () => {
+    const headers = { Authorization: `Bearer ${PRO}`, Topics: 'price:marketplacea:us' };
+
+    it('counts open streams and cap refusals in /metrics, and frees one cap slot per ended stream', async () => {
+      const harness = await startServer({ maxStreamsPerKey: 2 });
+      const subscribers = await metric('catalog_stream_subscribers');
+      const capRefusals = await metric('catalog_rate_limit_refusals_total', { limit: 'streams' });
+      const first = await subscribe(harness, 'price:marketplacea:us');
+      await subscribe(harness, 'price:marketplaceb:nl');
+      expect(await metric('catalog_stream_subscribers')).toBe(subscribers + 2);
+      first.close();
+      await expect.poll(() => metric('catalog_stream_subscribers')).toBe(subscribers + 1);
+      await subscribe(harness, 'price:marketplacea:us');
+      const over = await refusal(`${harness.url}/v1/stream`, { headers });
+      expect([over.status, over.body['error']]).toEqual([429, 'too_many_streams']);
+      expect(await metric('catalog_rate_limit_refusals_total', { limit: 'streams' })).toBe(capRefusals + 1);
+    });
+
+    it('logs each opened stream at debug level with its request id, topic count and resume point', async () => {
+      const lines: Record<string, unknown>[] = [];
+      const harness = await startServer({ logger: capturingLogger('debug', lines) });
+      const stream = await subscribe(harness, 'price:marketplacea:us,price:marketplaceb:nl', { 'Last-Event-ID': '0' });
+      expect(lines.find((line) => line['msg'] === 'stream opened')).toMatchObject({ level: 'debug', request_id: stream.headers['x-request-id'], topics: 2, lastEventId: 0 });
+    });
+
+    it('answers 503 when admission takes longer than requestTimeoutMs', async () => {
+      const keys: KeyStore = { createKey: async () => Promise.reject(new Error('not used')), findPlan: () => new Promise<never>(() => {}) };
+      const harness = await startServer({ keys, requestTimeoutMs: 100 });
+      const late = await refusal(`${harness.url}/v1/stream`, { headers });
+      expect([late.status, late.body['error']]).toEqual([503, 'service_unavailable']);
+      expect(late.body['message']).toMatch(/within 0\.1 s/);
+    });
+
+    it('asks every answer after drain() to close its connection, a stream opened then included', async () => {
+      const harness = await startServer();
+      harness.drain();
+      const stream = await subscribe(harness, 'price:marketplacea:us');
+      expect(stream.headers.connection).toBe('close');
+    });
+
+    it('refuses with 503 a stream asked for, or admitted, while the server closes', async () => {
+      // The price log's first read is held, so the hub has not started when close() begins and
+      // close() waits for it: the listener still accepts connections meanwhile.
+      const entered = Promise.withResolvers<void>();
+      const gate = Promise.withResolvers<void>();
+      const harness = await startServer({
+        wrapLog: (log) =>
+          withOverrides(log, {
+            bounds: async () => {
+              entered.resolve();
+              await gate.promise;
+              return log.bounds();
+            },
+          }),
+      });
+      // Run before the harness closes, so that a failure here does not leave close() waiting on the gate.
+      cleanups.push(async () => gate.resolve());
+      const subscribers = await metric('catalog_stream_subscribers');
+      // Its connection closes with its answer, so close() need not wait for the client to let go of it.
+      const admitted = openStream(`${harness.url}/v1/stream`, { ...headers, Connection: 'close' });
+      await entered.promise;
+      const closed = harness.closeServer();
+      for (const method of ['GET', 'HEAD']) {
+        const response = await fetch(`${harness.url}/v1/stream`, { method, headers });
+        expect(response.status).toBe(503);
+      }
+      const late = await refusal(`${harness.url}/v1/stream`, { headers });
+      expect([late.status, late.body['error']]).toEqual([503, 'service_unavailable']);
+      expect(late.body['message']).toBe('The stream server is shutting down; reconnect shortly.');
+      gate.resolve();
+      const refused = await admitted;
+      expect(refused.status).toBe(503);
+      await refused.ended();
+      expect(JSON.parse(refused.raw())).toMatchObject({ error: 'service_unavailable' });
+      await closed;
+      expect(await metric('catalog_stream_subscribers')).toBe(subscribers);
+    });
   });
 
   it('delivers events published by another process (prices publish) promptly', async () => {
