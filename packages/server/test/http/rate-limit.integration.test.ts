@@ -1,6 +1,7 @@
 // Rate limits shared through Redis: two limiters (as two instances would hold) with one Redis count
 // per key and per address, and a Redis that is down, paused or whose clock-free TTLs outlast a step
-// of the wall clock falling back to counting in memory without a wait.
+// of the wall clock falling back to counting in memory without a wait; the breaker's one warning,
+// its PING probe, the reconnect backoff, and what close() releases.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
