@@ -89,6 +89,11 @@ export class MemoryWindows {
     this.#sweepAt = performance.now() + windowMs;
   }
 
+  /** Keys held now, ended windows not yet dropped included. */
+  get size(): number {
+    return this.#windows.size;
+  }
+
   consume(key: string): Count {
     const now = performance.now();
     if (now >= this.#sweepAt) {

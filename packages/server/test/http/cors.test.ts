@@ -41,6 +41,13 @@ describe('cross-origin access', () => {
     }
   });
 
+  it('answers a GET that carries Access-Control-Request-Method as a GET, not as a preflight', async () => {
+    app = await startApp();
+    const response = await app.get('/v2/brands', { headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'GET' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-methods')).toBeNull();
+  });
+
   it('still refuses a plain OPTIONS request with 405', async () => {
     app = await startApp();
     const response = await fetch(`${app.base}/v2/brands`, { method: 'OPTIONS' });

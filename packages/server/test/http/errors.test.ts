@@ -1,7 +1,8 @@
 // Refusals from every layer share one body and carry X-Request-Id.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/http/rate-limit.ts';
-import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { ProductNotFound, ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { HttpRefusal, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, toErrorResponse } from '../../src/http/errors.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectErrorBody, expectMatchesSpec } from '../support/spec-validator.ts';
@@ -164,5 +165,18 @@ describe('errors', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'info', method: 'GET', path: '/v2/products/logged', status: 200, request_id: 'req-log' });
     expect(typeof lines[0]!['ms']).toBe('number');
+  });
+});
+
+describe('toErrorResponse', () => {
+  it('adds Retry-After to a 503 only', () => {
+    expect(toErrorResponse(new ServiceUnavailable('the catalog store'), {}).headers).toEqual({ 'retry-after': String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) });
+    expect(toErrorResponse(new ProductNotFound('x'), {}).headers).toEqual({});
+    expect(toErrorResponse(new HttpRefusal('unauthorized', 'No key.', { 'www-authenticate': 'Bearer' }), {}).headers).toEqual({ 'www-authenticate': 'Bearer' });
+  });
+
+  it("keeps a refusal's own Retry-After", () => {
+    expect(toErrorResponse(new HttpRefusal('service_unavailable', 'Busy.', { 'retry-after': '30' }), {}).headers).toEqual({ 'retry-after': '30' });
+    expect(toErrorResponse(new HttpRefusal('rate_limited', 'Slow down.', { 'retry-after': '12' }), {}).headers).toEqual({ 'retry-after': '12' });
   });
 });

@@ -1,14 +1,19 @@
 // Rate limits shared through Redis: two limiters (as two instances would hold) with one Redis count
 // per key and per address, and a Redis that is down, paused or whose clock-free TTLs outlast a step
-// of the wall clock falling back to counting in memory without a wait.
+// of the wall clock falling back to counting in memory without a wait; the breaker's one warning,
+// its PING probe, the reconnect backoff, and what close() releases.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpRefusal } from '../../src/http/errors.ts';
-import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
+import { createRateLimiter, rateLimiterFor, type RateLimiter } from '../../src/http/rate-limit.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { rateLimitStoreFallbacks } from '../../src/metrics.ts';
 import { startRedisServer, type TestRedisServer } from '../support/redis-test-server.ts';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
+const UNREACHABLE_URL = 'redis://127.0.0.1:1';
 const opened: RateLimiter[] = [];
 const servers: TestRedisServer[] = [];
 afterEach(async () => {
@@ -24,6 +29,11 @@ function limiter(keyPrefix: string, redisUrl = REDIS_URL, windowSeconds?: number
   );
   opened.push(created);
   return created;
+}
+
+function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { logger: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }), lines };
 }
 
 async function outcome(take: Promise<Record<string, string>> | null): Promise<string> {
@@ -53,6 +63,10 @@ describe('rate limits through Redis', () => {
     redis.disconnect();
     expect(stored.length).toBeGreaterThan(0);
     expect(stored.filter((name) => /key-[0-9]/.test(name))).toEqual([]);
+    // One count per plan, each under its plan's name.
+    expect(new Set(stored.map((name) => name.slice(prefix.length, name.indexOf(':', prefix.length))))).toEqual(new Set(['free', 'pro']));
+    // Once connected, connected() answers at once.
+    expect(await a.connected()).toBe(true);
   });
 
   it('counts failed authentications per address across instances', async () => {
@@ -64,6 +78,10 @@ describe('rate limits through Redis', () => {
     const refusal = await a.failedAuthentication('10.0.0.1');
     expect(refusal?.code).toBe('rate_limited');
     expect(await b.failedAuthentication('10.0.0.2')).toBeNull();
+    const redis = new Redis(REDIS_URL);
+    const stored = await redis.keys(`${prefix}*`);
+    redis.disconnect();
+    expect(stored.sort()).toEqual([`${prefix}auth-failures:10.0.0.1`, `${prefix}auth-failures:10.0.0.2`]);
   });
 
   it('keeps limiting, in memory and without stalling, while Redis is unreachable', async () => {
@@ -79,7 +97,8 @@ describe('rate limits through Redis', () => {
     const server = await startRedisServer();
     servers.push(server);
     const prefix = `test:${randomUUID()}:`;
-    const paused = createRateLimiter({ perMinute: { free: 1_000, pro: 1_000 }, authFailuresPerMinute: 0 }, { redisUrl: server.url, keyPrefix: prefix });
+    const { logger, lines } = capturedLogger();
+    const paused = createRateLimiter({ perMinute: { free: 1_000, pro: 1_000 }, authFailuresPerMinute: 0 }, { redisUrl: server.url, keyPrefix: prefix, logger });
     opened.push(paused);
     expect(await paused.connected()).toBe(true);
     await server.pause(2_500);
@@ -91,18 +110,20 @@ describe('rate limits through Redis', () => {
     }
     // A few requests wait for the command timeout before the breaker opens; the rest do not wait.
     expect(waits.filter((ms) => ms > 200).length).toBeLessThanOrEqual(3);
-    // Once the pause is over, counts reach Redis again.
+    // All were answered while Redis was still paused.
+    expect(waits.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(2_000);
+    expect(lines.filter((line) => line['level'] === 'warn')).toEqual([
+      expect.objectContaining({ msg: 'rate limit store not answering; counting in memory until it does', store: 'redis', failures: 3 }),
+    ]);
+    // Once the pause is over, a probe finds Redis answering and counts reach Redis again.
+    await expect.poll(() => lines.filter((line) => line['level'] === 'info'), { timeout: 5_000, interval: 50 }).toEqual([
+      expect.objectContaining({ msg: 'rate limit store answering again; counting in Redis', store: 'redis' }),
+    ]);
     const redis = new Redis(server.url);
     try {
-      await expect
-        .poll(
-          async () => {
-            await paused.take('key-2', 'free');
-            return (await redis.keys(`${prefix}free*`)).length;
-          },
-          { timeout: 5_000, interval: 200 },
-        )
-        .toBeGreaterThan(0);
+      const before = (await redis.keys(`${prefix}free:*`)).length;
+      await paused.take('key-2', 'free');
+      expect((await redis.keys(`${prefix}free:*`)).length).toBe(before + 1);
     } finally {
       redis.disconnect();
     }
@@ -118,5 +139,240 @@ describe('rate limits through Redis', () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await outcome(limited.take('key-1', 'free'))).toMatch(/^"free";r=2;t=1$/);
+  });
+});
+
+describe('the Redis circuit breaker', () => {
+  it('counts in memory from the third failure in a row on, and warns once', async () => {
+    const { logger, lines } = capturedLogger();
+    const down = createRateLimiter({ perMinute: { free: 10, pro: 10 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, keyPrefix: 'unused:', logger });
+    opened.push(down);
+    const fallbacksBefore = (await rateLimitStoreFallbacks.get()).values[0]?.value ?? 0;
+    // Five commands in flight at once: the fourth and fifth fail after the breaker opened.
+    const results = await Promise.all(Array.from({ length: 5 }, () => outcome(down.take('key-1', 'free'))));
+    expect(results.map((r) => r.replace(/;t=\d+$/, ''))).toEqual(['"free";r=9', '"free";r=8', '"free";r=7', '"free";r=6', '"free";r=5']);
+    expect((await rateLimitStoreFallbacks.get()).values[0]?.value).toBe(fallbacksBefore + 5);
+    expect(lines.filter((line) => line['level'] === 'warn')).toEqual([
+      {
+        level: 'warn',
+        time: expect.any(String),
+        msg: 'rate limit store not answering; counting in memory until it does',
+        store: 'redis',
+        failures: 3,
+        // Refused before reaching ioredis: nothing is sent while the connection is down.
+        error: 'Redis connection is not ready',
+      },
+    ]);
+    await expect
+      .poll(() => lines.find((line) => line['msg'] === 'rate limit Redis connection error'))
+      .toEqual({ level: 'debug', time: expect.any(String), msg: 'rate limit Redis connection error', error: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('warns of no failure that ends after close()', async () => {
+    const { logger, lines } = capturedLogger();
+    const down = createRateLimiter({ perMinute: { free: 10, pro: 10 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, keyPrefix: 'unused:', logger });
+    const pending = Array.from({ length: 3 }, () => outcome(down.take('key-1', 'free')));
+    await down.close();
+    await Promise.all(pending);
+    expect(lines.filter((line) => line['level'] === 'warn')).toEqual([]);
+  });
+
+  it('stops probing Redis once closed, even with a probe in flight', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const down = createRateLimiter({ perMinute: { free: 10, pro: 10 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, keyPrefix: 'unused:' });
+    for (let i = 0; i < 3; i++) await down.take('key-1', 'free');
+    // The breaker is open: the first probe's PING is sent, and the limiter closed before it fails.
+    vi.advanceTimersByTime(500);
+    await down.close();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('reconnects to Redis after 100, 200 and 400 ms, then every 500 ms', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { logger, lines } = capturedLogger();
+    opened.push(createRateLimiter({ perMinute: { free: 1, pro: 1 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, logger }));
+    const refusals = (): number => lines.filter((line) => line['msg'] === 'rate limit Redis connection error').length;
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      // Each refused attempt, and the retry it schedules, arrive through the event loop, which fake timers do not run.
+      for (let spin = 0; spin < 10_000 && (refusals() < attempt || vi.getTimerCount() === 0); spin++) await new Promise((resolve) => setImmediate(resolve));
+      const before = Date.now();
+      vi.advanceTimersToNextTimer();
+      delays.push(Date.now() - before);
+    }
+    expect(delays).toEqual([100, 200, 400, 500, 500]);
+  });
+
+  it('cancels a waiting probe on close()', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const down = createRateLimiter({ perMinute: { free: 10, pro: 10 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, keyPrefix: 'unused:' });
+    for (let i = 0; i < 3; i++) await down.take('key-1', 'free');
+    await down.close();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it.each([
+    ['allowed', 1_000],
+    ['refused', 1],
+  ])('counts failures in a row only: a command Redis answers (%s) starts the count afresh', async (_answer, quota) => {
+    const server = await startRedisServer();
+    servers.push(server);
+    const { logger, lines } = capturedLogger();
+    const flaky = createRateLimiter({ perMinute: { free: quota, pro: quota }, authFailuresPerMinute: 0 }, { redisUrl: server.url, keyPrefix: 'flaky:', logger });
+    opened.push(flaky);
+    expect(await flaky.connected()).toBe(true);
+    await flaky.take('key-1', 'free')?.catch(() => {});
+    for (let i = 0; i < 3; i++) {
+      // The command times out (250 ms) during the pause; the next one is answered after it.
+      await server.pause(300);
+      await outcome(flaky.take('key-1', 'free'));
+      await outcome(flaky.take('key-1', 'free'));
+    }
+    expect(lines.filter((line) => line['level'] === 'warn')).toEqual([]);
+  });
+
+  it('reconnects once Redis is back, probes it, and counts there again', async () => {
+    const server = await startRedisServer();
+    servers.push(server);
+    const { logger, lines } = capturedLogger();
+    const restarted = createRateLimiter({ perMinute: { free: 1_000, pro: 1_000 }, authFailuresPerMinute: 0 }, { redisUrl: server.url, keyPrefix: 'restarted:', logger });
+    opened.push(restarted);
+    expect(await restarted.connected()).toBe(true);
+    await server.kill();
+    for (let i = 0; i < 3; i++) expect(await outcome(restarted.take('key-1', 'free'))).toMatch(/^"free";r=\d+;t=\d+$/);
+    await server.restart();
+    const redis = new Redis(server.url);
+    try {
+      await expect
+        .poll(
+          async () => {
+            await restarted.take('key-2', 'free');
+            return (await redis.keys('restarted:free:*')).length;
+          },
+          { timeout: 5_000, interval: 100 },
+        )
+        .toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+    expect(lines.filter((line) => line['level'] === 'info')).toEqual([
+      expect.objectContaining({ msg: 'rate limit store answering again; counting in Redis', store: 'redis' }),
+    ]);
+  });
+
+  it('counts in Redis again after an outage without a logger', async () => {
+    const server = await startRedisServer();
+    servers.push(server);
+    const unlogged = createRateLimiter({ perMinute: { free: 1_000, pro: 1_000 }, authFailuresPerMinute: 0 }, { redisUrl: server.url, keyPrefix: 'unlogged:' });
+    opened.push(unlogged);
+    expect(await unlogged.connected()).toBe(true);
+    await server.kill();
+    for (let i = 0; i < 3; i++) await unlogged.take('key-1', 'free');
+    await server.restart();
+    const redis = new Redis(server.url);
+    try {
+      await expect
+        .poll(
+          async () => {
+            await unlogged.take('key-2', 'free');
+            return (await redis.keys('unlogged:free:*')).length;
+          },
+          { timeout: 5_000, interval: 100 },
+        )
+        .toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('takes Redis connection errors in its stride without a logger', async () => {
+    limiter('unused:', UNREACHABLE_URL);
+    // A limiter with a logger, connecting after the one without: once it logs its connection error, the first has had its own.
+    const { logger, lines } = capturedLogger();
+    opened.push(createRateLimiter({ perMinute: { free: 1, pro: 1 }, authFailuresPerMinute: 0 }, { redisUrl: UNREACHABLE_URL, logger }));
+    await expect.poll(() => lines.some((line) => line['msg'] === 'rate limit Redis connection error')).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+
+  it('leaves no timer holding the process open once connected', async () => {
+    const server = await startRedisServer();
+    servers.push(server);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const connecting = limiter('unused:', server.url);
+    expect(await connecting.connected()).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('leaves no listener behind on a connected() that timed out', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    try {
+      const down = limiter('unused:', UNREACHABLE_URL);
+      // One more than EventEmitter's default limit of listeners.
+      for (let i = 0; i < 11; i++) {
+        const connected = down.connected();
+        await vi.advanceTimersByTimeAsync(2_000);
+        expect(await Promise.race([connected, Promise.resolve('pending')])).toBe(false);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('settles connected() with false after 2 s without Redis', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const down = limiter('unused:', UNREACHABLE_URL);
+    const connected = down.connected();
+    await vi.advanceTimersByTimeAsync(1_999);
+    const early = await Promise.race([connected, Promise.resolve('pending')]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect([early, await Promise.race([connected, Promise.resolve('pending')])]).toEqual(['pending', false]);
+  });
+
+  it('closes its connection to Redis on close()', async () => {
+    const server = await startRedisServer();
+    servers.push(server);
+    const closing = createRateLimiter({ perMinute: { free: 1, pro: 1 }, authFailuresPerMinute: 0 }, { redisUrl: server.url });
+    expect(await closing.connected()).toBe(true);
+    const redis = new Redis(server.url);
+    try {
+      const clients = async (): Promise<number> => String(await redis.call('CLIENT', 'LIST')).trim().split('\n').length;
+      expect(await clients()).toBe(2);
+      await closing.close();
+      await expect.poll(clients, { timeout: 2_000, interval: 20 }).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('rateLimiterFor', () => {
+  const configWith = (store: string) => loadConfig(['--db', 'sqlite:/nonexistent/catalog.db', '--rate-limit', '5', '--rate-limit-store', store], {});
+
+  it('counts in memory for --rate-limit-store memory', async () => {
+    const inMemory = rateLimiterFor(configWith('memory'), createLogger({ write: () => {} }));
+    opened.push(inMemory);
+    expect(await inMemory.connected()).toBe(true);
+    expect(await outcome(inMemory.take('key-1', 'free'))).toMatch(/^"free";r=4;t=\d+$/);
+  });
+
+  it('counts in Redis for --rate-limit-store redis://…', async () => {
+    const server = await startRedisServer();
+    servers.push(server);
+    const shared = rateLimiterFor(configWith(server.url), createLogger({ write: () => {} }));
+    opened.push(shared);
+    expect(await shared.connected()).toBe(true);
+    await shared.take('key-1', 'free');
+    const redis = new Redis(server.url);
+    const stored = await redis.keys('*');
+    redis.disconnect();
+    expect(stored).toEqual([expect.stringMatching(/^catalog:ratelimit:free:/)]);
   });
 });
