@@ -83,6 +83,7 @@ describe('createRequestValidator', () => {
       });
       // A page past the safe integers, or past Infinity as a number, is named as sent.
       expect(refusal('listStorefrontProducts', {}, { page: '0099999999999999999999' }).message).toMatch(/^Page 99999999999999999999 is beyond/u);
+      expect(refusal('listStorefrontProducts', {}, { page: '1005' }).message).toMatch(/^Page 1005 is beyond/u);
       expect(refusal('listStorefrontProducts', {}, { page: '9'.repeat(400) }).message).toMatch(new RegExp(`^Page ${'9'.repeat(60)}… is beyond`, 'u'));
       expect(refusal('listStorefrontProducts', {}, { page: '0' })).toEqual({ code: 'invalid_request', message: 'Query parameter "page" must be >= 1, got "0".' });
       expect(refusal('searchVariants', {}, { page: '1000001' })).toEqual({ code: 'invalid_request', message: 'Query parameter "page" must be <= 1000000, got "1000001".' });
