@@ -1,7 +1,7 @@
 // `pnpm test:mutation [target…]`: Stryker's mutation testing of the code whose tests must be strong,
 // one target at a time (default: all, in the order below; the targets: scripts/mutation-targets.ts).
 // Not part of `pnpm test`: from scratch a target takes from minutes (stream, client, contract) to
-// about an hour (catalog) or two (http) on two cores; with the committed results (below), minutes.
+// about an hour (catalog, http) on two cores; with the committed results (below), minutes.
 // Each target writes reports/mutation/<target>.html and .json (<target>-<file>… for a run in parts)
 // beside its package and prints its score; `node scripts/mutation-survivors.ts <target>` then lists
 // its surviving mutants with their verdicts (packages/server/docs/mutation-survivors/), and the
