@@ -45,6 +45,24 @@ async function outcome(take: Promise<Record<string, string>> | null): Promise<st
   }
 }
 
+/** Resolves once a count taken by `limiter` (for a new key) lands in the Redis at `url` under `prefix`. */
+async function countsInRedisAgain(limiter: RateLimiter, url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    await expect
+      .poll(
+        async () => {
+          await limiter.take('key-2', 'free');
+          return (await redis.keys(`${prefix}free:*`)).length;
+        },
+        { timeout: 5_000, interval: 100 },
+      )
+      .toBeGreaterThan(0);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe('rate limits through Redis', () => {
   it('counts one quota per key across instances', async () => {
     const prefix = `test:${randomUUID()}:`;
@@ -242,20 +260,7 @@ describe('the Redis circuit breaker', () => {
     await server.kill();
     for (let i = 0; i < 3; i++) expect(await outcome(restarted.take('key-1', 'free'))).toMatch(/^"free";r=\d+;t=\d+$/);
     await server.restart();
-    const redis = new Redis(server.url);
-    try {
-      await expect
-        .poll(
-          async () => {
-            await restarted.take('key-2', 'free');
-            return (await redis.keys('restarted:free:*')).length;
-          },
-          { timeout: 5_000, interval: 100 },
-        )
-        .toBeGreaterThan(0);
-    } finally {
-      redis.disconnect();
-    }
+    await countsInRedisAgain(restarted, server.url, 'restarted:');
     expect(lines.filter((line) => line['level'] === 'info')).toEqual([
       expect.objectContaining({ msg: 'rate limit store answering again; counting in Redis', store: 'redis' }),
     ]);
@@ -270,20 +275,7 @@ describe('the Redis circuit breaker', () => {
     await server.kill();
     for (let i = 0; i < 3; i++) await unlogged.take('key-1', 'free');
     await server.restart();
-    const redis = new Redis(server.url);
-    try {
-      await expect
-        .poll(
-          async () => {
-            await unlogged.take('key-2', 'free');
-            return (await redis.keys('unlogged:free:*')).length;
-          },
-          { timeout: 5_000, interval: 100 },
-        )
-        .toBeGreaterThan(0);
-    } finally {
-      redis.disconnect();
-    }
+    await countsInRedisAgain(unlogged, server.url, 'unlogged:');
   });
 
   it('takes Redis connection errors in its stride without a logger', async () => {
