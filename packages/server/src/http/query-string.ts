@@ -79,6 +79,7 @@ function decode(raw: string): string | null {
   }
 }
 
-function truncate(text: string): string {
+/** Text from the request quoted in a refusal: at most 60 characters of it, and an ellipsis when cut. */
+export function truncate(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }

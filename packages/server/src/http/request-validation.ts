@@ -15,6 +15,7 @@ import { OpenAPIBackend } from 'openapi-backend';
 import type { IncomingHttpHeaders } from 'node:http';
 import { CatalogError, InvalidRequest, PageOutOfRange, type ErrorCode } from '../catalog/errors.ts';
 import { MAX_STOREFRONT_PAGES } from '../catalog/catalog-service.ts';
+import { truncate } from './query-string.ts';
 import { operations, type OperationId } from '@catalog/contract';
 import { openapiDocument } from '@catalog/contract/documents';
 
@@ -75,7 +76,7 @@ export function createRequestValidator(operationIds: readonly OperationId[]): Re
     for (const name of integers.get(operationId) ?? []) {
       const value = query[name];
       if (value !== undefined && !DECIMAL_INTEGER.test(value)) {
-        throw new InvalidRequest(`Query parameter "${name}" must be an integer, got "${quoted(value)}".`);
+        throw new InvalidRequest(`Query parameter "${name}" must be an integer, got "${truncate(value)}".`);
       }
     }
     // Header parameters are validated under their lower-case names (openapi-backend's schema) and
@@ -158,11 +159,6 @@ function contractParameters(definition: Record<string, unknown>): Map<string, Co
   return result;
 }
 
-/** A value quoted in a refusal: at most 60 characters of it, and an ellipsis when cut. */
-function quoted(value: string): string {
-  return value.length > 60 ? `${value.slice(0, 60)}…` : value;
-}
-
 function refusalFor(
   operationId: OperationId,
   errors: ErrorObject[],
@@ -178,7 +174,7 @@ function refusalFor(
   if (operationId === 'listStorefrontProducts' && where === 'query' && name === 'page' && error.keyword === 'maximum') {
     // The digits as sent (past a value's leading zeros): a page of 22 digits or more is not a
     // safe integer, and one of 309 or more is Infinity as a number.
-    return new PageOutOfRange(quoted((raw['page'] ?? '').replace(/^0+(?=\d)/u, '')), MAX_STOREFRONT_PAGES);
+    return new PageOutOfRange(truncate((raw['page'] ?? '').replace(/^0+(?=\d)/u, '')), MAX_STOREFRONT_PAGES);
   }
   const label = where === 'path' ? 'Path parameter' : where === 'header' ? 'Header' : 'Query parameter';
   if (error.keyword === 'additionalProperties') {
@@ -190,7 +186,7 @@ function refusalFor(
   if (error.keyword === 'required') return refusal(`${label} "${spelled}" is missing; it is required.`);
   if (where === 'header' && error.keyword === 'minLength' && header[name] === '') return refusal(`${label} "${spelled}" is empty; send a value.`);
   const received = where === 'query' ? raw[name] : undefined;
-  const got = received === undefined ? '' : `, got "${quoted(received)}"`;
+  const got = received === undefined ? '' : `, got "${truncate(received)}"`;
   const description = error.keyword === 'pattern' ? parameter?.description : undefined;
   const hint = description === undefined ? '' : ` (${description.trim().replace(/\.$/, '')})`;
   return refusal(`${label} "${spelled}" ${describe(error)}${hint}${got}.`);
