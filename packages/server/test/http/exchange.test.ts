@@ -1,7 +1,7 @@
 // The one writer, driven directly on a port-0 server: what each send* puts on the wire and in the access log.
-import http, { type IncomingMessage, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { serveBare, type BareListener } from '../support/bare-listener.ts';
 import { HttpRefusal } from '../../src/http/errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendResource, sendStream, type StaticResource, type StreamWriting } from '../../src/http/exchange.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -11,23 +11,18 @@ import { rawRequest } from './harness.ts';
 const logs: Record<string, unknown>[] = [];
 const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
 const accessLines = () => logs.filter((line) => line['msg'] === 'request');
-let server: http.Server | undefined;
+let served: BareListener | undefined;
 
 afterEach(async () => {
   vi.restoreAllMocks();
   logs.length = 0;
-  const closing = server;
-  server = undefined;
-  if (closing !== undefined) {
-    closing.closeAllConnections();
-    await new Promise((resolve) => closing.close(resolve));
-  }
+  await served?.close();
+  served = undefined;
 });
 
 async function serve(listener: RequestListener): Promise<string> {
-  server = http.createServer(listener);
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveBare(listener);
+  return served.url;
 }
 
 /** A stream body that yields one frame, then waits forever; `released` settles when its iterator is returned. */

@@ -1,7 +1,7 @@
 // The pipeline's deadline and its streamed answers, on the stream listener with a handler the test controls.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { serveBare, type BareListener } from '../support/bare-listener.ts';
 import { createAuthenticator } from '../../src/http/auth.ts';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { StreamWriting } from '../../src/http/exchange.ts';
@@ -17,18 +17,14 @@ const PRO = 'ck_test_pro_key';
 const logs: Record<string, unknown>[] = [];
 /** The paths the pipeline left to the listener's shell. */
 const shellPaths: string[] = [];
-let server: http.Server | undefined;
+let served: BareListener | undefined;
 
 afterEach(async () => {
   vi.useRealTimers();
   logs.length = 0;
   shellPaths.length = 0;
-  const closing = server;
-  server = undefined;
-  if (closing !== undefined) {
-    closing.closeAllConnections();
-    await new Promise((resolve) => closing.close(resolve));
-  }
+  await served?.close();
+  served = undefined;
 });
 
 /** Serves the stream listener's pipeline with `streamPrices`; the shell answers what it leaves with a bare 404. */
@@ -45,13 +41,12 @@ async function servePipeline(streamPrices: Handler<'streamPrices', object>, opti
     requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     ...(options.streaming === undefined ? {} : { streaming: options.streaming }),
   });
-  server = http.createServer((req, res) => {
+  served = await serveBare((req, res) => {
     if (dispatch(req, res)) return;
     shellPaths.push(req.url ?? '');
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return served.url;
 }
 
 /** GET /v1/stream with node:http (no client-side timers), resolving with the status and body. */

@@ -1,8 +1,8 @@
 // The shell behind the operation pipeline, on a bare listener: path matching, 404 and 405,
 // bodies refused, and a route that fails answering 500 rather than leaving the client waiting.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serveBare, type BareListener } from '../support/bare-listener.ts';
 import { sendJson } from '../../src/http/exchange.ts';
 import { createStaticRouter, type StaticRoute } from '../../src/http/static-router.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -10,19 +10,17 @@ import { createLogger } from '../../src/logger.ts';
 const lines: Record<string, unknown>[] = [];
 const logger = createLogger({ level: 'info', write: (text) => lines.push(JSON.parse(text) as Record<string, unknown>) });
 
-let server: http.Server | undefined;
+let served: BareListener | undefined;
 afterEach(async () => {
   lines.length = 0;
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server = undefined;
+  await served?.close();
+  served = undefined;
 });
 
 async function startRouter(routes: [string, StaticRoute, string?][]): Promise<string> {
   const route = createStaticRouter({ logger, routes: routes.map(([path, answer, name]) => (name === undefined ? [path, answer] : [path, answer, name])), notFound: (path) => `Nothing at ${path}.` });
-  server = http.createServer(route);
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveBare(route);
+  return served.url;
 }
 
 const ok: StaticRoute = (req, res) => sendJson(logger, req, res, 200, { status: 'ok' });
