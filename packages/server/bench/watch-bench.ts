@@ -2,15 +2,18 @@
 // process run, on the embedded (SQLite) and the Redis price log:
 // - `ids`: 10,000 subscribers each watching 100 products of 100,000 (`Filter: product_id IN
 //   [...]`) while 1,000 events/s are published over those 100,000 products (about 10 deliveries
-//   per event), against 10,000 unfiltered subscribers at 1 event/s (the same connections and about
-//   the same deliveries per second): p99 publish-to-receive and the server's CPU per delivered event;
+//   per event), against two unfiltered references with the same connections and deliveries per
+//   second: 10,000 subscribers at 1 event/s each reaching all of them (bursts), and 10,000
+//   subscribers spread over 1,000 topics at 1,000 events/s (the filtered row's pattern, see
+//   scenarios()): p99 publish-to-receive and the server's CPU per delivered event;
 // - `price`: 5,000 subscribers each with a different `price < X AND market = "US"` at 100 events/s,
 //   against 5,000 unfiltered subscribers at 100 events/s: p99.
 // Subscribers are spread over `--workers` forked processes (stream/subscriber-worker.ts),
 // subscriber i in worker i mod N, so the load generator is not one saturated event loop; each
 // worker times publish-to-receive from the event's own timestamp and the samples are merged.
 // Events go through `catalog prices publish -`; the server's CPU is read from /proc/<pid>/stat.
-// `--rounds R` repeats each reference/filtered pair, alternating which one runs first.
+// `--rounds R` repeats each group of scenarios (its references and the filtered row), alternating
+// the order.
 // The Redis rows run on database 13 (`--redis` names another), each under a key prefix of its own
 // (`watch-bench:<pid>:<row>:`), so a row starts on an empty log and shares no keys with other
 // runs on the same Redis; a row's keys are deleted after it. `--cli PATH` drives another build
@@ -54,6 +57,7 @@ const CLI = values.cli ?? join(SERVER_DIR, 'src/cli/main.ts');
 const TOPIC = 'price:marketplacea:us';
 const PRODUCTS = 100_000;
 const WATCHED_PER_SUBSCRIBER = 100;
+const SPREAD_TOPICS = 1_000;
 
 const productId = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
@@ -132,6 +136,8 @@ interface Scenario {
   subscribers: number;
   rate: number;
   filters: string[] | null;
+  /** A `Topics` header per subscriber (subscriber i sends topics[i % length]) instead of the one topic; not with `filters`. */
+  topics?: string[];
   /** Every how many subscribers one is timed. */
   sampleEvery: number;
   /** The event published at sequence n. */
@@ -172,6 +178,7 @@ async function runScenario(server: RunningServer, proKey: string, priceLogUrl: s
         sampleEvery: scenario.sampleEvery,
         concurrency: Math.ceil(100 / workerCount),
         ...(scenario.filters === null ? {} : { perSubscriber: { name: 'filter', values: shareOf(scenario.filters, index) } }),
+        ...(scenario.topics === undefined ? {} : { perSubscriber: { name: 'topics', values: shareOf(scenario.topics, index) } }),
       }),
       'connected',
     );
@@ -246,20 +253,48 @@ function random(seed: number): () => number {
   };
 }
 
-function scenarios(): Scenario[] {
+/** Topics for the spread reference: both sources in 500 two-letter markets ("aa" to "tf"). */
+function spreadTopics(): string[] {
+  const letter = (n: number): string => String.fromCharCode(97 + n);
+  return Array.from({ length: SPREAD_TOPICS }, (_, k) => `price:${k % 2 === 0 ? 'marketplacea' : 'marketplaceb'}:${letter(Math.floor(k / 2 / 26))}${letter(Math.floor(k / 2) % 26)}`);
+}
+
+/** Scenarios in groups run back to back (a reference first, then what it is compared with); even rounds run a group in reverse. */
+function scenarios(): Scenario[][] {
   const rnd = random(26);
-  const out: Scenario[] = [];
+  const out: Scenario[][] = [];
   const only = new Set(values.only.split(','));
   const idsSubscribers = Math.round(10_000 * scale);
   const priceSubscribers = Math.round(5_000 * scale);
   const event = (product: number, n: number, at: number, extra: object = {}) =>
     buildPriceEvent({ product_id: productId(product), variant_id: `v${n % 8}`, price: 100 + (n % 10_000) / 100, timestamp: encodeTimestamp(at), ...extra });
+  const eventOnTopic = (topic: string, product: number, n: number, at: number) => {
+    const [, source, market = ''] = topic.split(':');
+    return event(product, n, at, { source, market: market.toUpperCase() });
+  };
   if (only.has('ids')) {
+    const group: Scenario[] = [];
     const filters = Array.from({ length: idsSubscribers }, () =>
       `product_id IN [${Array.from({ length: WATCHED_PER_SUBSCRIBER }, () => `"${productId(Math.floor(rnd() * PRODUCTS))}"`).join(',')}]`,
     );
-    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
-    out.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, sampleEvery: 10, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+    // Two references: the same deliveries in bursts (each event to every subscriber at once), and
+    // in the filtered row's own pattern without a filter (each event to about 10 subscribers, each
+    // subscriber one event a second): SPREAD_TOPICS topics of 10 subscribers each, drawn at random
+    // as a filtered event's subscribers are (neither connected one after the other, whose objects
+    // lie side by side in memory, nor in one worker process), event n on topic n mod SPREAD_TOPICS. Against the first the filtered row pays for its filters and for its
+    // pattern (a write to a socket whose reader sleeps costs the kernel more than one in a burst);
+    // against the second, for its filters alone.
+    const spread = spreadTopics();
+    const places = Array.from({ length: idsSubscribers }, (_, i) => i);
+    for (let i = places.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [places[i], places[j]] = [places[j]!, places[i]!];
+    }
+    const topics = places.map((place) => spread[Math.floor(place / 10) % spread.length]!);
+    group.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
+    group.push({ name: 'ids unfiltered, spread over topics', subscribers: idsSubscribers, rate: 1000, filters: null, topics, sampleEvery: 10, event: (n, at) => eventOnTopic(spread[n % spread.length]!, Math.floor(rnd() * PRODUCTS), n, at) });
+    group.push({ name: 'ids product_id IN 100', subscribers: idsSubscribers, rate: 1000, filters, sampleEvery: 10, event: (n, at) => event(Math.floor(rnd() * PRODUCTS), n, at) });
+    out.push(group);
   }
   if (only.has('ids-control')) {
     // The same filters (each list with product 0 in place of one of its ids) in the reference's
@@ -268,13 +303,17 @@ function scenarios(): Scenario[] {
     const filters = Array.from({ length: idsSubscribers }, () =>
       `product_id IN [${[productId(0), ...Array.from({ length: WATCHED_PER_SUBSCRIBER - 1 }, () => productId(Math.floor(rnd() * PRODUCTS)))].map((id) => `"${id}"`).join(',')}]`,
     );
-    out.push({ name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) });
-    out.push({ name: 'ids control: IN 100, all match', subscribers: idsSubscribers, rate: 1, filters, sampleEvery: 10, event: (n, at) => event(0, n, at) });
+    out.push([
+      { name: 'ids unfiltered reference', subscribers: idsSubscribers, rate: 1, filters: null, sampleEvery: 10, event: (n, at) => event(n % PRODUCTS, n, at) },
+      { name: 'ids control: IN 100, all match', subscribers: idsSubscribers, rate: 1, filters, sampleEvery: 10, event: (n, at) => event(0, n, at) },
+    ]);
   }
   if (only.has('price')) {
     const filters = Array.from({ length: priceSubscribers }, (_, i) => `price < ${(100 + (i * 100) / priceSubscribers).toFixed(2)} AND market = "US"`);
-    out.push({ name: 'price unfiltered reference', subscribers: priceSubscribers, rate: 100, filters: null, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at) });
-    out.push({ name: 'price < X AND market', subscribers: priceSubscribers, rate: 100, filters, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at, { price: 100 + rnd() * 100 }) });
+    out.push([
+      { name: 'price unfiltered reference', subscribers: priceSubscribers, rate: 100, filters: null, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at) },
+      { name: 'price < X AND market', subscribers: priceSubscribers, rate: 100, filters, sampleEvery: 25, event: (n, at) => event(n % PRODUCTS, n, at, { price: 100 + rnd() * 100 }) },
+    ]);
   }
   return out;
 }
@@ -311,17 +350,18 @@ async function main(): Promise<void> {
   try {
     const keyOut = await runCli(CLI, ['keys', 'create', '--db', db, '--plan', 'pro']);
     const proKey = keyOut.stdout.trim().split('\n').pop()?.trim() ?? '';
-    const planned = scenarios();
-    // Scenarios come in pairs (reference, filtered); odd rounds run the filtered one first.
-    const pairs = Array.from({ length: planned.length / 2 }, (_, index) => planned.slice(index * 2, index * 2 + 2));
+    const groups = scenarios();
     for (const log of values.logs.split(',')) {
-      for (const pair of pairs) {
+      for (const group of groups) {
         for (let round = 1; round <= rounds; round++) {
-          for (const scenario of round % 2 === 1 ? pair : [...pair].reverse()) {
+          for (const scenario of round % 2 === 1 ? group : [...group].reverse()) {
             const keyPrefix = `watch-bench:${process.pid}:${runs.length}:`;
             const priceLogUrl = log === 'redis' ? redisUrlWithPrefix(values.redis, keyPrefix) : db;
             // A fresh server per run: no run's connections or heap weigh on the next.
-            const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn'], 120_000, cpuProfileArgs(scenario, log, round));
+            // Heartbeats every 15 s (the default) would fall inside a row's 10 s of publishing or
+            // not depending on how long its subscribers took to connect (filtered ones take
+            // longer), 10,000 writes more in one row than in the other: none goes out during a row.
+            const server = await startServer(CLI, ['--db', db, '--price-log', priceLogUrl, '--log-level', 'warn', '--heartbeat-ms', '600000'], 120_000, cpuProfileArgs(scenario, log, round));
             try {
               runs.push(await runScenario(server, proKey, priceLogUrl, scenario, log, round));
             } finally {

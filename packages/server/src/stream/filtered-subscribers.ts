@@ -49,8 +49,14 @@ const VISITS_WRAP_AT = 2 ** 30;
 
 export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string> }> {
   readonly #entries = new Map<S, Entry<S>>();
-  readonly #byId = new Map<IndexedField, Map<string, Set<Entry<S>>>>(INDEXED_FIELDS.map((field) => [field, new Map()]));
-  readonly #scannedByTopic = new Map<string, Set<Entry<S>>>();
+  /**
+   * Per id field and value, the entries whose filter lists it: arrays rather than Sets, as each
+   * holds a few entries (10,000 filters of 100 ids over 100,000 products: about 10) and there is
+   * one per value listed, so that a look-up reads one small contiguous block and the heap every
+   * major collection marks holds one object per value instead of a hash table.
+   */
+  readonly #byId = new Map<IndexedField, Map<string, Entry<S>[]>>(INDEXED_FIELDS.map((field) => [field, new Map()]));
+  readonly #scannedByTopic = new Map<string, Entry<S>[]>();
   readonly #topics = new Map<string, SharedTopics>();
   /** Counts forEachMatch calls, for Entry.visitedIn; never 0 after the first. */
   #visits = 0;
@@ -63,12 +69,13 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     const entry = new Entry(subscriber, filter, this.#shareTopics(subscriber.topics));
     this.#entries.set(subscriber, entry);
     if (filter.index === null) {
-      for (const topic of subscriber.topics) this.#setOf(this.#scannedByTopic, topic).add(entry);
+      for (const topic of subscriber.topics) this.#listOf(this.#scannedByTopic, topic).push(entry);
       return;
     }
     for (const [field, values] of filter.index) {
-      const byValue = this.#byId.get(field) as Map<string, Set<Entry<S>>>;
-      for (const value of values) this.#setOf(byValue, value).add(entry);
+      const byValue = this.#byId.get(field) as Map<string, Entry<S>[]>;
+      // A field's values are a Set: an entry is in each list once.
+      for (const value of values) this.#listOf(byValue, value).push(entry);
     }
   }
 
@@ -82,7 +89,7 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
       return;
     }
     for (const [field, values] of entry.filter.index) {
-      const byValue = this.#byId.get(field) as Map<string, Set<Entry<S>>>;
+      const byValue = this.#byId.get(field) as Map<string, Entry<S>[]>;
       for (const value of values) this.#remove(byValue, value, entry);
     }
   }
@@ -99,9 +106,12 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     const { topic } = event;
     let fields: EventFields | null = null;
     for (const field of INDEXED_FIELDS) {
+      const byValue = this.#byId.get(field) as Map<string, Entry<S>[]>;
+      // A field no filter narrows to costs neither a fold nor a look-up.
+      if (byValue.size === 0) continue;
       const value = payload?.[field];
       if (typeof value !== 'string') continue;
-      const entries = this.#byId.get(field)?.get(foldText(value));
+      const entries = byValue.get(foldText(value));
       if (entries === undefined) continue;
       for (const entry of entries) {
         if (entry.visitedIn === visit) continue;
@@ -128,19 +138,21 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     return shared;
   }
 
-  #setOf<K>(map: Map<K, Set<Entry<S>>>, key: K): Set<Entry<S>> {
-    let set = map.get(key);
-    if (set === undefined) {
-      set = new Set();
-      map.set(key, set);
+  #listOf<K>(map: Map<K, Entry<S>[]>, key: K): Entry<S>[] {
+    let list = map.get(key);
+    if (list === undefined) {
+      list = [];
+      map.set(key, list);
     }
-    return set;
+    return list;
   }
 
-  #remove<K>(map: Map<K, Set<Entry<S>>>, key: K, entry: Entry<S>): void {
-    const set = map.get(key);
-    if (set === undefined) return;
-    set.delete(entry);
-    if (set.size === 0) map.delete(key);
+  #remove<K>(map: Map<K, Entry<S>[]>, key: K, entry: Entry<S>): void {
+    const list = map.get(key);
+    if (list === undefined) return;
+    const at = list.indexOf(entry);
+    if (at === -1) return;
+    list.splice(at, 1);
+    if (list.length === 0) map.delete(key);
   }
 }

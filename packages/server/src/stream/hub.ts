@@ -44,8 +44,13 @@ export class PriceHub {
   readonly #replayPageSize: number;
   readonly #maxQueuedBytes: number;
   readonly #subscriptions = new Set<Subscription>();
-  /** The subscriptions without a filter, offered every event of their topics. */
-  readonly #unfiltered = new Set<Subscription>();
+  /**
+   * The subscriptions without a filter, by topic: an event is offered to those of its topic only,
+   * so that its cost follows its subscribers, not every subscriber of every topic (a scan of all
+   * of them per event cost twice the filtered path's CPU per delivery with 10,000 subscribers over
+   * 1,000 topics). A subscription is in the set of each of its topics; an event has one topic.
+   */
+  readonly #unfiltered = new Map<string, Set<Subscription>>();
   readonly #filtered = new FilteredSubscribers<Subscription>();
   /** The id of the newest event offered to subscribers. */
   #lastSeenId = 0;
@@ -53,7 +58,10 @@ export class PriceHub {
   /** Every subscription's onEnd: one function for all of them. */
   readonly #forget = (subscription: Subscription): void => {
     this.#subscriptions.delete(subscription);
-    this.#unfiltered.delete(subscription);
+    for (const topic of subscription.topics) {
+      const subscribers = this.#unfiltered.get(topic);
+      if (subscribers?.delete(subscription) === true && subscribers.size === 0) this.#unfiltered.delete(topic);
+    }
     this.#filtered.delete(subscription);
   };
   readonly #offerItem = (subscription: Subscription): void => {
@@ -145,7 +153,13 @@ export class PriceHub {
     const subscription = new Subscription(options);
     // Registered before the log is read, so nothing appended from here on can be missed.
     this.#subscriptions.add(subscription);
-    if (filter === null) this.#unfiltered.add(subscription);
+    if (filter === null) {
+      for (const topic of request.topics) {
+        let subscribers = this.#unfiltered.get(topic);
+        if (subscribers === undefined) this.#unfiltered.set(topic, (subscribers = new Set()));
+        subscribers.add(subscription);
+      }
+    }
     else this.#filtered.add(subscription, filter);
     try {
       // The subscription reads its bounds from `options` only once iterated, i.e. after this.
@@ -215,9 +229,8 @@ export class PriceHub {
         this.#lastSeenId = event.id;
         streamMetrics.read(event.data);
         this.#item = { kind: 'event', event };
-        for (const subscription of this.#unfiltered) {
-          if (subscription.topics.has(event.topic)) this.#offerItem(subscription);
-        }
+        const unfiltered = this.#unfiltered.get(event.topic);
+        if (unfiltered !== undefined) for (const subscription of unfiltered) this.#offerItem(subscription);
         this.#filtered.forEachMatch(event, this.#offerItem);
         // A burst is offered in slices with I/O in between, so sockets drain and readers keep up
         // instead of every queue filling at once.

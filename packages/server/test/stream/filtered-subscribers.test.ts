@@ -92,6 +92,18 @@ describe('FilteredSubscribers', () => {
     expect(names(2, 50)).toEqual(['cheap', 'cheap p1', 'p1']);
   });
 
+  it('forgets a subscriber listed between others under the same id, and only it', () => {
+    const subscribers = new FilteredSubscribers<ReturnType<typeof subscriber>>();
+    const [first, middle, last] = ['first', 'middle', 'last'].map((name) => subscriber(name));
+    for (const s of [first!, middle!, last!]) subscribers.add(s, parseEventFilter('product_id IN [p1, p2]'));
+    subscribers.delete(middle!);
+    for (const [id, product] of [[1, 'p1'], [2, 'p2']] as const) {
+      const delivered: string[] = [];
+      subscribers.forEachMatch(event(id, { product_id: product }), (to) => delivered.push(to.name));
+      expect(delivered.sort()).toEqual(['first', 'last']);
+    }
+  });
+
   it('counts its subscribers and forgets the deleted ones', () => {
     const subscribers = new FilteredSubscribers<ReturnType<typeof subscriber>>();
     const indexed = subscriber('indexed');

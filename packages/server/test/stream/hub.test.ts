@@ -57,6 +57,18 @@ describe('PriceHub', () => {
     expect(ids(await take(both, 3))).toEqual(stored.map((event) => event.id));
   });
 
+  it('stops offering to a subscription once it ends, and goes on offering its topics to the others', async () => {
+    const ended = await hub.subscribe({ topics: new Set([US, NL]), lastEventId: null });
+    const us = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
+    ended.end();
+    const nl = await hub.subscribe({ topics: new Set([NL]), lastEventId: null });
+    const stored = await publish(US, NL, US, NL);
+    expect(ids(await take(us, 2))).toEqual([stored[0]?.id, stored[2]?.id]);
+    expect(ids(await take(nl, 2))).toEqual([stored[1]?.id, stored[3]?.id]);
+    expect(await take(ended, 1)).toEqual([]);
+    expect(hub.subscriberCount).toBe(2);
+  });
+
   it('shows in catalog_price_log_lag_seconds the age of the newest event it read', async () => {
     const subscription = await hub.subscribe({ topics: new Set([US]), lastEventId: null });
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
