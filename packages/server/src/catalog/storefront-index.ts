@@ -40,6 +40,7 @@ import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import {
   andInto,
+  andNotInto,
   BitsetCache,
   BitsetPool,
   clearPastEnd,
@@ -617,6 +618,12 @@ export class StorefrontIndex {
       return;
     }
     await slices.pause();
+    if (node.type === 'compare' && node.field === 'available' && (node.operator === '=' || node.operator === '!=')) {
+      // The column is a bitset already: narrowing by it needs no copy of it (as #equals makes).
+      if ((node.value === true) === (node.operator === '=')) andInto(result, this.#available.data);
+      else andNotInto(result, this.#available.data, result.length);
+      return;
+    }
     const key = leafKey(node);
     const kept = this.#lookUp(key, slices);
     if (kept instanceof Uint32Array) {
