@@ -37,12 +37,12 @@ export function setRun(bits: Uint32Array, from: number, to: number): void {
 
 export function popcount(bits: Uint32Array): number {
   let total = 0;
+  // Integer arithmetic throughout (Math.imul, not a float product) and no test for empty words.
   for (let i = 0; i < bits.length; i += 1) {
-    let word = bits[i]!;
-    if (word === 0) continue;
+    let word = bits[i]! | 0;
     word -= (word >>> 1) & 0x55555555;
     word = (word & 0x33333333) + ((word >>> 2) & 0x33333333);
-    total += (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+    total += Math.imul((word + (word >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
   }
   return total;
 }
