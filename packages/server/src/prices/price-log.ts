@@ -14,6 +14,7 @@
 //   itself (Redis without persistence), after which the stream's `reset` rule applies.
 import { InvalidRequest } from '../catalog/errors.ts';
 import type { PriceEvent } from '../catalog/model.ts';
+import { storedJson, type RawJson } from '../catalog/raw-json.ts';
 
 export { RETAINED_EVENTS } from '@catalog/contract/stream';
 
@@ -25,10 +26,19 @@ export interface StoredPriceEvent {
   data: string;
 }
 
+/** Which of a product's latest prices to read: one source, one market (two lowercase letters), or all. */
+export interface LatestPricesQuery {
+  source?: string;
+  market?: string;
+}
+
 /** One product's latest prices and the newest id they reflect (see PriceLog.latestPrices). */
 export interface LatestPrices {
-  /** The latest event of each (variant, source, market) of the product, ascending by id. */
-  events: StoredPriceEvent[];
+  /**
+   * The latest event of each (variant, source, market) of the product that the query selects,
+   * ascending by id: the payloads as published, as one JSON array.
+   */
+  data: RawJson<PriceEvent[]>;
   /**
    * The newest id in the log when the snapshot was read (0 when the log is empty): every event
    * up to it is reflected, none after it.
@@ -41,8 +51,8 @@ export interface PriceLog {
   append(events: readonly PriceEvent[] | readonly string[]): Promise<StoredPriceEvent[]>;
   /** Retained events with id > afterId, ascending, at most `limit`. */
   readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]>;
-  /** The latest event of each (variant, source, market) of a product, read with its position in one consistent read. */
-  latestPrices(productId: string): Promise<LatestPrices>;
+  /** The latest event of each (variant, source, market) of a product, narrowed by `query`, read with its position in one consistent read. */
+  latestPrices(productId: string, query?: LatestPricesQuery): Promise<LatestPrices>;
   /** The oldest retained id and the newest id, or null when the log is empty. */
   bounds(): Promise<{ oldestId: number; newestId: number } | null>;
   /**
@@ -94,4 +104,18 @@ function parseJson(text: string): unknown {
   } catch {
     throw new InvalidRequest('A price event must be valid JSON.');
   }
+}
+
+/**
+ * The payloads of `events` (a product's latest, ascending by id) that `query` selects, as one JSON
+ * array: for a log that reads the events themselves (Redis). The topic
+ * (`price:<source>:<market in lowercase>`) answers both without a parse of the payload.
+ */
+export function latestPricesJson(events: readonly StoredPriceEvent[], query: LatestPricesQuery = {}): RawJson<PriceEvent[]> {
+  const data: string[] = [];
+  for (const event of events) {
+    const [, source, market] = event.topic.split(':');
+    if ((query.source === undefined || source === query.source) && (query.market === undefined || market === query.market)) data.push(event.data);
+  }
+  return storedJson<PriceEvent[]>(`[${data.join(',')}]`);
 }

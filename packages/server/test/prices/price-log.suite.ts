@@ -5,11 +5,15 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { RETAINED_EVENTS, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { RETAINED_EVENTS, type LatestPrices, type PriceLog, type StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { PriceHub } from '../../src/stream/hub.ts';
 import type { StreamItem } from '../../src/stream/subscription.ts';
 import { itemsOf } from '../stream/stream-items.ts';
 import { buildPriceEvent, PRICE_TOPICS, buildPriceEventOnTopic } from '@catalog/contract/testing';
+
+/** A latest-prices answer as its payloads, and events as theirs: what the answer is compared by. */
+const payloadsOf = (latest: LatestPrices): unknown[] => JSON.parse(latest.data) as unknown[];
+const payloads = (events: readonly (StoredPriceEvent | undefined)[]): unknown[] => events.map((event) => JSON.parse(event?.data ?? 'null') as unknown);
 
 export interface PriceLogFixture {
   log: PriceLog;
@@ -141,7 +145,7 @@ export function describePriceLogConformance(name: string, factory: () => Promise
 
     it('keeps the latest event of each variant, source and market of a product, with the newest id', async () => {
       const product = 'product-latest';
-      expect(await fixture.log.latestPrices(product)).toEqual({ events: [], position: 0 });
+      expect(await fixture.log.latestPrices(product)).toEqual({ data: '[]', position: 0 });
       const [first, , third, other, fourth] = await fixture.log.append([
         buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'US', price: 100 }),
         buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'UK', price: 90 }),
@@ -150,8 +154,17 @@ export function describePriceLogConformance(name: string, factory: () => Promise
         buildPriceEvent({ product_id: product, variant_id: 'v2', source: 'marketplaceb', market: 'US', price: 120 }),
       ]);
       const [newest] = await fixture.log.append([buildPriceEvent({ product_id: product, variant_id: 'v1', source: 'marketplacea', market: 'US', price: 101 })]);
-      expect(await fixture.log.latestPrices(product)).toEqual({ events: [third, fourth, newest], position: newest?.id });
-      expect((await fixture.log.latestPrices('another-product')).events).toEqual([other]);
+      const latest = await fixture.log.latestPrices(product);
+      expect(payloadsOf(latest)).toEqual(payloads([third, fourth, newest]));
+      expect(latest.position).toBe(newest?.id);
+      expect(payloadsOf(await fixture.log.latestPrices('another-product'))).toEqual(payloads([other]));
+      // Narrowed by source, by market (lowercase, as in topics), or both.
+      expect(payloadsOf(await fixture.log.latestPrices(product, { source: 'marketplacea' }))).toEqual(payloads([third, newest]));
+      expect(payloadsOf(await fixture.log.latestPrices(product, { market: 'us' }))).toEqual(payloads([fourth, newest]));
+      expect(payloadsOf(await fixture.log.latestPrices(product, { source: 'marketplaceb', market: 'us' }))).toEqual(payloads([fourth]));
+      expect(await fixture.log.latestPrices(product, { source: 'marketplaceb', market: 'uk' })).toEqual({ data: '[]', position: newest?.id });
+      expect(payloadsOf(await fixture.log.latestPrices(product, { market: 's' }))).toEqual([]);
+      expect(payloadsOf(await fixture.log.latestPrices(product, { source: 'marketplace' }))).toEqual([]);
       expect(first?.id).toBeLessThan(newest?.id ?? 0);
     });
 
@@ -159,11 +172,11 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       const [kept] = await fixture.log.append([buildPriceEvent({ product_id: 'old-product', variant_id: 'v1' })]);
       const flood = await fixture.log.append(Array.from({ length: RETAINED_EVENTS + 10 }, () => buildPriceEventOnTopic(PRICE_TOPICS[1])));
       expect((await fixture.log.readAfter(0, 1))[0]?.id).toBeGreaterThan(kept?.id ?? Infinity);
-      expect(await fixture.log.latestPrices('old-product')).toEqual({ events: [kept], position: flood.at(-1)?.id });
+      expect(await fixture.log.latestPrices('old-product')).toEqual({ data: `[${kept?.data}]`, position: flood.at(-1)?.id });
       if (fixture.reopen === undefined) return;
       await fixture.log.close();
       const restarted = await reopen();
-      expect(await restarted.latestPrices('old-product')).toEqual({ events: [kept], position: flood.at(-1)?.id });
+      expect(await restarted.latestPrices('old-product')).toEqual({ data: `[${kept?.data}]`, position: flood.at(-1)?.id });
     });
 
     it(`hands over from a snapshot at its position to the events after it without a gap (${HANDOVER_RUNS} runs)`, async () => {
@@ -191,14 +204,16 @@ export function describePriceLogConformance(name: string, factory: () => Promise
           // Appends racing the snapshot read: each lands wholly before or wholly after its position.
           const [snapshot, racing] = await Promise.all([log.latestPrices(product), log.append(after.map(toEvent))]);
           history.push(...racing);
-          const latest = new Map(snapshot.events.map((event) => [keyOf(event), event]));
+          // The snapshot's payloads, then the events after its position: the latest of each key.
+          const latest = new Map((JSON.parse(snapshot.data) as object[]).map((payload) => [keyOf({ id: 0, topic: '', data: JSON.stringify(payload) }), JSON.stringify(payload)]));
           for (const event of await log.readAfter(snapshot.position, RETAINED_EVENTS)) {
-            if (productOf(event) === product) latest.set(keyOf(event), event);
+            if (productOf(event) === product) latest.set(keyOf(event), event.data);
           }
           const expected = new Map<string, StoredPriceEvent>();
           for (const event of history) if (productOf(event) === product) expected.set(keyOf(event), event);
-          expect([...latest.values()].sort((a, b) => a.id - b.id)).toEqual([...expected.values()].sort((a, b) => a.id - b.id));
-          expect((await log.latestPrices(product)).events).toEqual([...expected.values()].sort((a, b) => a.id - b.id));
+          const byKey = (map: Map<string, unknown>): [string, unknown][] => [...map].sort(([a], [b]) => a.localeCompare(b));
+          expect(byKey(new Map([...latest].map(([key, data]) => [key, JSON.parse(data) as unknown])))).toEqual(byKey(new Map([...expected].map(([key, event]) => [key, JSON.parse(event.data) as unknown]))));
+          expect(payloadsOf(await log.latestPrices(product))).toEqual(payloads([...expected.values()].sort((a, b) => a.id - b.id)));
         }),
         { numRuns: HANDOVER_RUNS, seed: FC_SEED },
       );

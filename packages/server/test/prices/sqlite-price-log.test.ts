@@ -33,7 +33,7 @@ describe('SqlitePriceLog', () => {
       db.exec('DROP TABLE price_latest');
       db.close();
       const after = new SqlitePriceLog(file);
-      expect(await after.latestPrices('p')).toEqual({ events: [stored[1], stored[2]], position: stored[2]?.id });
+      expect(await after.latestPrices('p')).toEqual({ data: `[${stored[1]?.data},${stored[2]?.data}]`, position: stored[2]?.id });
       await after.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

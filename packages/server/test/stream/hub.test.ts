@@ -13,6 +13,7 @@ import { parseEventFilter } from '../../src/stream/event-filter.ts';
 import { logWhoseFollowFails } from '../prices/failing-log.ts';
 import { registry } from '../../src/metrics.ts';
 import { itemsOf } from './stream-items.ts';
+import { storedJson } from '../../src/catalog/raw-json.ts';
 
 const US = 'price:marketplacea:us';
 const NL = 'price:marketplaceb:nl';
@@ -303,7 +304,7 @@ function scriptedLog() {
   const log: PriceLog = {
     append: async () => [],
     readAfter: async () => [],
-    latestPrices: async () => ({ events: [], position: 0 }),
+    latestPrices: async () => ({ data: storedJson('[]'), position: 0 }),
     bounds: async () => {
       if (state.boundsFail) throw new Error('connection refused');
       return state.bounds;

@@ -44,7 +44,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
-import { RETAINED_EVENTS, toAppendRecord, type LatestPrices, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
+import { latestPricesJson, RETAINED_EVENTS, toAppendRecord, type LatestPrices, type LatestPricesQuery, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface RedisPriceLogOptions {
   /** Prefix of the two keys used (`<prefix>stream`, `<prefix>floor`, the counter); tests use their own. */
@@ -309,14 +309,14 @@ export class RedisPriceLog implements PriceLog {
     return stored.map(({ topic, data }, index) => ({ id: Number(ids[index]), topic, data }));
   }
 
-  async latestPrices(productId: string): Promise<LatestPrices> {
+  async latestPrices(productId: string, query: LatestPricesQuery = {}): Promise<LatestPrices> {
     const [newest, values] = await this.#call(() => this.#client.priceLogLatest(this.#latestPrefix + productId, this.#streamKey));
     const events = values.map((value) => {
       const idEnd = value.indexOf(' ');
       const topicEnd = value.indexOf(' ', idEnd + 1);
       return { id: Number(value.slice(0, idEnd)), topic: value.slice(idEnd + 1, topicEnd), data: value.slice(topicEnd + 1) };
     });
-    return { events: events.sort((a, b) => a.id - b.id), position: Number(newest) };
+    return { data: latestPricesJson(events.sort((a, b) => a.id - b.id), query), position: Number(newest) };
   }
 
   async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {
