@@ -90,9 +90,9 @@ export class CatalogService {
 
   /** The `id` of the product an id or slug names (as getProduct finds it); throws ProductNotFound. */
   async productIdOf(idOrSlug: string): Promise<string> {
-    const document = await this.#store.getProductDocument(idOrSlug);
-    if (document === null) throw new ProductNotFound(idOrSlug);
-    return (JSON.parse(document) as Pick<CatalogProductPro, 'id'>).id;
+    const id = await this.#store.productIdOf(idOrSlug);
+    if (id === null) throw new ProductNotFound(idOrSlug);
+    return id;
   }
 
   countGtins(): Promise<number> {

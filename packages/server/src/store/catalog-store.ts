@@ -61,6 +61,8 @@ export interface CatalogStore {
    * included), or null. Text, not an object, so the hot path can splice it into a response unparsed.
    */
   getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null>;
+  /** By UUID or slug, as getProductDocument: the product's `id`, or null. */
+  productIdOf(idOrSlug: string): Promise<string | null>;
   /** Distinct GTINs over all variants after normalising each to 14 digits. */
   countGtins(): Promise<number>;
   /** Upserts by `id`; what was imported reads back unchanged. */
@@ -152,7 +154,8 @@ export interface StorefrontSource {
  */
 export const DISTINCT_GTINS_SQL = "SELECT CAST(count(DISTINCT gtin14) AS INTEGER) AS n FROM catalog_variants WHERE gtin14 <> ''";
 
-export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading'> & StorefrontSource & BulkLoading;
+/** What an engine implements: the store less what IndexedCatalogStore answers itself (listings from its index, product ids from the engine's documents). */
+export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulkLoading' | 'productIdOf'> & StorefrontSource & BulkLoading;
 
 /**
  * A storefront row as the index takes it, from the row an engine read as an array (node:sqlite's

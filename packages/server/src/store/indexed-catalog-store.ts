@@ -148,6 +148,17 @@ export class IndexedCatalogStore implements CatalogStore {
     );
   }
 
+  productIdOf(idOrSlug: string): Promise<string | null> {
+    return this.#cachedRead(
+      () => this.#reads.productId(idOrSlug),
+      async () => {
+        const document = await this.#engine.getProductDocument(idOrSlug);
+        return document === null ? null : (JSON.parse(document) as Pick<CatalogProductPro, 'id'>).id;
+      },
+      (id, generation) => this.#reads.keepProductId(idOrSlug, id, generation),
+    );
+  }
+
   /** What `known` finds for the current catalog version, else `read`'s answer, offered to `keep`. */
   async #cachedRead<T>(known: () => T | undefined, read: () => Promise<T>, keep: (value: T, generation: number) => void): Promise<T> {
     this.#reads.at(await this.#version());

@@ -77,6 +77,8 @@ export class ReadCache {
   /** Moves whenever entries are dropped: an answer read across a move is not kept. */
   #generation = 0;
   readonly #documents = new Map<string, RawJson<CatalogProductPro> | null>();
+  /** A product's `id` by the UUID or slug asked for (null: no such product), so that the document is not parsed again to learn it. */
+  readonly #productIds = new Map<string, string | null>();
   readonly #pages = new PageShelf<VariantPage>(PAGE_CACHE_CHARS, (page) => page.items.reduce((sum, item) => sum + item.length, 0));
   readonly #storefrontPages = new PageShelf<RawJsonBytes<StorefrontProduct[]>>(STOREFRONT_PAGE_CACHE_BYTES, (page) => page.byteLength);
   readonly #aggregates = new Map<string, Promise<unknown>>();
@@ -94,6 +96,7 @@ export class ReadCache {
 
   clear(): void {
     this.#documents.clear();
+    this.#productIds.clear();
     this.#pages.clear();
     this.#storefrontPages.clear();
     this.#aggregates.clear();
@@ -120,6 +123,16 @@ export class ReadCache {
   /** Keeps `document`, read since `generation`, unless entries were dropped meanwhile. */
   keepDocument(key: string, document: RawJson<CatalogProductPro> | null, generation: number): void {
     if (generation === this.#generation) remember(this.#documents, key, document);
+  }
+
+  /** A product's `id` (or null: no such product) learnt before, or undefined. */
+  productId(key: string): string | null | undefined {
+    return this.#productIds.get(key);
+  }
+
+  /** Keeps `id`, learnt since `generation`, unless entries were dropped meanwhile. */
+  keepProductId(key: string, id: string | null, generation: number): void {
+    if (generation === this.#generation) remember(this.#productIds, key, id);
   }
 
   page(key: string): VariantPage | undefined {

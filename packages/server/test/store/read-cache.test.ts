@@ -48,6 +48,33 @@ describe('cached reads', () => {
     expect(state.reads).toBe(3);
   });
 
+  it('learns a product’s id from its document once per catalog version, by UUID or slug', async () => {
+    const { engine, state } = engineWith(buildCatalogProduct({ title: 'First' }));
+    const store = new IndexedCatalogStore(engine);
+    expect(await store.productIdOf(state.product.slug)).toBe(state.product.id);
+    expect(await store.productIdOf(state.product.slug)).toBe(state.product.id);
+    expect(state.reads).toBe(1);
+    state.token = 't2';
+    state.product = { ...state.product, id: '00000000-0000-4000-8000-000000000002' };
+    expect(await store.productIdOf(state.product.slug)).toBe('00000000-0000-4000-8000-000000000002');
+    expect(state.reads).toBe(2);
+  });
+
+  it('remembers that no product has a UUID or slug until the catalog changes', async () => {
+    const { engine, state } = engineWith(buildCatalogProduct());
+    engine.getProductDocument = async () => {
+      state.reads += 1;
+      return null;
+    };
+    const store = new IndexedCatalogStore(engine);
+    expect(await store.productIdOf('nothing-here')).toBeNull();
+    expect(await store.productIdOf('nothing-here')).toBeNull();
+    expect(state.reads).toBe(1);
+    state.token = 't2';
+    expect(await store.productIdOf('nothing-here')).toBeNull();
+    expect(state.reads).toBe(2);
+  });
+
   it('does not keep an answer read while a write committed', async () => {
     const { engine, state } = engineWith(buildCatalogProduct({ title: 'Old' }));
     const store = new IndexedCatalogStore(engine);

@@ -69,6 +69,11 @@ export class FakeCatalogStore implements CatalogStore {
     return product === undefined ? null : jsonOf(product);
   }
 
+  async productIdOf(idOrSlug: string): Promise<string | null> {
+    this.fail();
+    return this.catalog.find((p) => p.id === idOrSlug || p.slug === idOrSlug)?.id ?? null;
+  }
+
   async countGtins(): Promise<number> {
     this.fail();
     return new Set(this.catalog.flatMap((p) => p.variants.map((v) => v.gtin.padStart(14, '0')))).size;
