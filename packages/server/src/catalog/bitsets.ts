@@ -593,8 +593,8 @@ function roomForMembers(words: number): void {
 // The passes below are plain functions of typed arrays and numbers, one loop each with no call and
 // one branch, on the rare words holding members of the value's bucket, so that V8 compiles each to
 // a tight loop. Written inside RangeIndex.intersect, with both cases, a closure per member and a
-// test to skip the result's empty words, the same work ran two to three times slower per word,
-// dense or sparse: reading the two bitsets costs less than the mispredicted or unhoisted test.
+// test to skip the result's empty words, the same work ran several times slower per word (see
+// bench/README.md, "Issue 25, round 5"): reading the bitsets costs less than that test.
 
 /**
  * Narrows `result` by the bucket's "under" bitsets (`under`: the slots of buckets below the

@@ -152,7 +152,8 @@ export class IndexedCatalogStore implements CatalogStore {
     return this.#cachedRead(
       () => this.#reads.productId(idOrSlug),
       async () => {
-        const document = await this.#engine.getProductDocument(idOrSlug);
+        // Through the document cache: a product looked up both ways is read from the engine once.
+        const document = await this.getProductDocument(idOrSlug);
         return document === null ? null : (JSON.parse(document) as Pick<CatalogProductPro, 'id'>).id;
       },
       (id, generation) => this.#reads.keepProductId(idOrSlug, id, generation),

@@ -47,8 +47,9 @@ export class PriceHub {
   /**
    * The subscriptions without a filter, by topic: an event is offered to those of its topic only,
    * so that its cost follows its subscribers, not every subscriber of every topic (a scan of all
-   * of them per event cost twice the filtered path's CPU per delivery with 10,000 subscribers over
-   * 1,000 topics). A subscription is in the set of each of its topics; an event has one topic.
+   * of them per event made a delivery to one of many topics dearer than a filtered one: see
+   * bench/README.md, "Round 4"). A subscription is in the set of each of its topics; an event has
+   * one topic.
    */
   readonly #unfiltered = new Map<string, Set<Subscription>>();
   readonly #filtered = new FilteredSubscribers<Subscription>();
