@@ -237,6 +237,16 @@ export class BitsetCache {
   #version = -1;
   /** Key → kept bitset, or null for a key used once; in order of last use (a Map keeps insertion order). */
   readonly #entries = new Map<string, Uint32Array | null>();
+  /**
+   * Bitsets dropped (evicted, or of an older version), which later keeps copy into instead of
+   * allocating. A cache whose working set is larger than its budget (at ten million products a
+   * bitset is 1.25 MB and the budget holds 51) allocated one per keep, and that external memory
+   * alone made V8 run full collections, each a pause of several ms, over and over (bench/README.md,
+   * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep() after the one that dropped it,
+   * so a bitset lookup() returned stays as it is until the caller's next keep() but one.
+   */
+  readonly #spares: Uint32Array[] = [];
+  #spareBytes = 0;
   /** Per kind of key the owner names: look-ups that found a kept bitset, and all look-ups, since the cache was made. */
   readonly tally = new Map<string, { hits: number; lookups: number }>();
 
@@ -253,6 +263,7 @@ export class BitsetCache {
     if (tally === undefined) this.tally.set(kind, (tally = { hits: 0, lookups: 0 }));
     tally.lookups += 1;
     if (version !== this.#version) {
+      for (const bits of this.#entries.values()) if (bits) this.#drop(bits);
       this.#entries.clear();
       this.#bytes = 0;
       this.#version = version;
@@ -273,11 +284,17 @@ export class BitsetCache {
   /** Keeps a copy of `bits` for `key` (at the version of the last look-up). */
   keep(key: string, bits: Uint32Array): void {
     if (bits.byteLength > this.#budgetBytes) return;
+    // The copy is taken before this keep drops anything (see #spares).
+    const copy = this.#spareOf(bits.length) ?? new Uint32Array(bits.length);
+    copy.set(bits);
     const old = this.#entries.get(key);
-    if (old) this.#bytes -= old.byteLength;
     this.#entries.delete(key);
-    this.#entries.set(key, bits.slice());
-    this.#bytes += bits.byteLength;
+    if (old) {
+      this.#bytes -= old.byteLength;
+      this.#drop(old);
+    }
+    this.#entries.set(key, copy);
+    this.#bytes += copy.byteLength;
     this.#evict();
   }
 
@@ -285,8 +302,27 @@ export class BitsetCache {
     if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
     for (const [key, entry] of this.#entries) {
       if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
-      if (entry) this.#bytes -= entry.byteLength;
       this.#entries.delete(key);
+      if (entry) {
+        this.#bytes -= entry.byteLength;
+        this.#drop(entry);
+      }
+    }
+  }
+
+  #drop(bits: Uint32Array): void {
+    if (this.#spareBytes + bits.byteLength > this.#budgetBytes / 8) return;
+    this.#spares.push(bits);
+    this.#spareBytes += bits.byteLength;
+  }
+
+  /** A spare of `length` words, or undefined; spares of another length (an index that grew) are let go. */
+  #spareOf(length: number): Uint32Array | undefined {
+    for (;;) {
+      const spare = this.#spares.pop();
+      if (spare === undefined) return undefined;
+      this.#spareBytes -= spare.byteLength;
+      if (spare.length === length) return spare;
     }
   }
 }

@@ -414,6 +414,40 @@ describe('BitsetCache', () => {
     expect(cache.tally.get('leaf')).toStrictEqual({ hits: 1, lookups: 3 });
   });
 
+  it('answers each key with what was kept for it while keys turn over, reusing dropped bitsets, and leaves a bitset it handed out as it was until the keep after next', () => {
+    // Room for eight bitsets of 16 bytes, and one spare (an eighth of the budget).
+    const cache = new BitsetCache(128);
+    const keep = (key: string, slot: number): void => {
+      cache.lookup(key, 1);
+      expect(cache.lookup(key, 1)).toBe(true);
+      cache.keep(key, bitsOf(slot));
+    };
+    // Ten keys over room for eight: every keep from the ninth on evicts one, and copies into a
+    // bitset an earlier keep dropped rather than a new one.
+    const handedOut = new Set<Uint32Array>();
+    for (let round = 0; round < 3; round += 1) {
+      for (let k = 0; k < 10; k += 1) {
+        keep(`k${k}`, (k * 7 + round) % 128);
+        const kept = cache.lookup(`k${k}`, 1);
+        expect(kept instanceof Uint32Array && slotsOf(kept)).toStrictEqual([(k * 7 + round) % 128]);
+        handedOut.add(kept as Uint32Array);
+      }
+    }
+    expect(handedOut.size).toBeLessThanOrEqual(9);
+    // Handed out, then one keep that may drop it: still as it was.
+    const held = cache.lookup('k9', 1) as Uint32Array;
+    for (let k = 0; k < 9; k += 1) cache.lookup(`k${k}`, 1);
+    keep('fresh', 99);
+    expect(slotsOf(held)).toStrictEqual([(9 * 7 + 2) % 128]);
+    // A new version drops everything; what is kept next answers alone.
+    keep('after', 5);
+    expect(cache.lookup('after', 2)).toBe(false);
+    expect(cache.lookup('after', 2)).toBe(true);
+    cache.keep('after', bitsOf(6));
+    const after = cache.lookup('after', 2);
+    expect(after instanceof Uint32Array && slotsOf(after)).toStrictEqual([6]);
+  });
+
   it('forgets everything when the version changes', () => {
     const cache = new BitsetCache(1_024);
     cache.lookup('a', 1);
