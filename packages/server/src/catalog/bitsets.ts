@@ -242,8 +242,9 @@ export class BitsetCache {
    * allocating. A cache whose working set is larger than its budget (at ten million products a
    * bitset is 1.25 MB and the budget holds 51) allocated one per keep, and that external memory
    * alone made V8 run full collections, each a pause of several ms, over and over (bench/README.md,
-   * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep() after the one that dropped it,
-   * so a bitset lookup() returned stays as it is until the caller's next keep() but one.
+   * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep()
+   * after the one that dropped it, so a bitset lookup() returned stays as it is until the caller's
+   * next keep() but one.
    */
   readonly #spares: Uint32Array[] = [];
   #spareBytes = 0;
