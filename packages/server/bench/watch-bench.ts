@@ -281,9 +281,10 @@ function scenarios(): Scenario[][] {
     // in the filtered row's own pattern without a filter (each event to about 10 subscribers, each
     // subscriber one event a second): SPREAD_TOPICS topics of 10 subscribers each, drawn at random
     // as a filtered event's subscribers are (neither connected one after the other, whose objects
-    // lie side by side in memory, nor in one worker process), event n on topic n mod SPREAD_TOPICS. Against the first the filtered row pays for its filters and for its
-    // pattern (a write to a socket whose reader sleeps costs the kernel more than one in a burst);
-    // against the second, for its filters alone.
+    // lie side by side in memory, nor in one worker process), event n on topic n mod SPREAD_TOPICS.
+    // Against the first the filtered row pays for its filters and for its pattern (a write to a
+    // socket whose reader sleeps costs the kernel more than one in a burst); against the second,
+    // for its filters alone.
     const spread = spreadTopics();
     const places = Array.from({ length: idsSubscribers }, (_, i) => i);
     for (let i = places.length - 1; i > 0; i--) {

@@ -183,11 +183,9 @@ export function describePriceLogConformance(name: string, factory: () => Promise
       console.log(`fast-check seed ${FC_SEED} (set FC_SEED to override)`);
       const log = fixture.log;
       const history: StoredPriceEvent[] = [];
-      const keyOf = (event: StoredPriceEvent): string => {
-        const { variant_id, source, market } = JSON.parse(event.data) as Record<string, string>;
-        return `${variant_id}|${source}|${market}`;
-      };
-      const productOf = (event: StoredPriceEvent): string => (JSON.parse(event.data) as { product_id: string }).product_id;
+      type Payload = Record<string, unknown>;
+      const payloadOf = (event: StoredPriceEvent): Payload => JSON.parse(event.data) as Payload;
+      const keyOf = ({ variant_id, source, market }: Payload): string => `${String(variant_id)}|${String(source)}|${String(market)}`;
       const priced = fc.record({
         product: fc.constantFrom('p1', 'p2'),
         variant: fc.constantFrom('v1', 'v2', 'v3'),
@@ -205,14 +203,15 @@ export function describePriceLogConformance(name: string, factory: () => Promise
           const [snapshot, racing] = await Promise.all([log.latestPrices(product), log.append(after.map(toEvent))]);
           history.push(...racing);
           // The snapshot's payloads, then the events after its position: the latest of each key.
-          const latest = new Map((JSON.parse(snapshot.data) as object[]).map((payload) => [keyOf({ id: 0, topic: '', data: JSON.stringify(payload) }), JSON.stringify(payload)]));
+          const latest = new Map((JSON.parse(snapshot.data) as Payload[]).map((payload) => [keyOf(payload), payload]));
           for (const event of await log.readAfter(snapshot.position, RETAINED_EVENTS)) {
-            if (productOf(event) === product) latest.set(keyOf(event), event.data);
+            const payload = payloadOf(event);
+            if (payload['product_id'] === product) latest.set(keyOf(payload), payload);
           }
           const expected = new Map<string, StoredPriceEvent>();
-          for (const event of history) if (productOf(event) === product) expected.set(keyOf(event), event);
+          for (const event of history) if (payloadOf(event)['product_id'] === product) expected.set(keyOf(payloadOf(event)), event);
           const byKey = (map: Map<string, unknown>): [string, unknown][] => [...map].sort(([a], [b]) => a.localeCompare(b));
-          expect(byKey(new Map([...latest].map(([key, data]) => [key, JSON.parse(data) as unknown])))).toEqual(byKey(new Map([...expected].map(([key, event]) => [key, JSON.parse(event.data) as unknown]))));
+          expect(byKey(latest)).toEqual(byKey(new Map([...expected].map(([key, event]) => [key, payloadOf(event)]))));
           expect(payloadsOf(await log.latestPrices(product))).toEqual(payloads([...expected.values()].sort((a, b) => a.id - b.id)));
         }),
         { numRuns: HANDOVER_RUNS, seed: FC_SEED },
