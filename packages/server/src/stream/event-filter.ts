@@ -28,10 +28,11 @@ export type EventFields = Partial<Record<PriceEventFilterField, string | number>
 export interface EventFilter {
   readonly matches: (fields: EventFields) => boolean;
   /**
-   * Folded id values by field: every event the filter matches has one of them; null when the
-   * filter does not narrow to ids (it is then evaluated on every event of its topics).
+   * Folded id values by field, each list sorted and without repeats: every event the filter
+   * matches has one of them; null when the filter does not narrow to ids (it is then evaluated on
+   * every event of its topics).
    */
-  readonly index: ReadonlyMap<IndexedField, ReadonlySet<string>> | null;
+  readonly index: ReadonlyMap<IndexedField, readonly string[]> | null;
   /** True when matching one of `index`'s values is the whole filter (no predicate to run after the look-up). */
   readonly indexIsExact: boolean;
 }
@@ -87,28 +88,60 @@ type Expr = FilterExpr<PriceEventFilterField>;
 
 const literalOf = (value: FilterLiteral): string | number => (typeof value === 'string' ? foldText(value) : (value as number));
 
+/** Never holds a property: storing a key in it and deleting it again is what shared() needs. */
+const INTERNED: Record<string, number> = Object.create(null) as Record<string, number>;
+
 /**
- * The engine's one copy of `text`: V8 keeps a single string per property name, in a table that
- * forgets names nothing uses any more. An id that thousands of filters list is then held once,
- * not once per filter (with its tokenizer scaffolding); equality is unchanged.
+ * The engine's one copy of `text`: V8 stores a property name once, in a table that forgets names
+ * nothing uses any more, and turns the string it was given into a reference to that copy. An id
+ * that thousands of filters list is then held once, not once per filter (with its tokenizer
+ * scaffolding); equality is unchanged. The object is a dictionary (its prototype is null), so
+ * the store adds no hidden class: an object literal with `text` as its key did, one per distinct
+ * id, and took half of a 100-id filter's parse.
  */
 function shared(text: string): string {
-  for (const key in { [text]: true }) return key;
+  INTERNED[text] = 0;
+  delete INTERNED[text];
   return text;
+}
+
+/** Ascending by `<` (UTF-16 code units for strings), without repeats: what includesSorted() searches. */
+function sortedUnique<T extends string | number>(values: Iterable<T>): T[] {
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let kept = 0;
+  for (const value of sorted) if (kept === 0 || sorted[kept - 1] !== value) sorted[kept++] = value;
+  sorted.length = kept;
+  return sorted;
+}
+
+/** Whether `sorted` (sortedUnique's order) holds `value`: a binary search. */
+function includesSorted(sorted: readonly (string | number)[], value: string | number): boolean {
+  let low = 0;
+  let high = sorted.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = sorted[middle] as string | number;
+    if (at === value) return true;
+    if (at < value) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
 }
 
 /**
  * Each `IN` list's folded values, made once per filter: the predicate and the index hold the same
- * Set of the same strings. A subscriber's filter lives as long as its stream, and thousands of
- * id lists held twice made the heap that every major collection marks twice as large.
+ * array of the same strings. A subscriber's filter lives as long as its stream: a sorted array
+ * holds 100 ids in a sixth of a Set's room, and thousands of id lists held twice made the heap
+ * that every major collection marks twice as large.
  */
 class FoldedValues {
-  readonly #byList = new Map<Expr, Set<string | number>>();
+  readonly #byList = new Map<Expr, (string | number)[]>();
 
-  of(expr: Extract<Expr, { type: 'in' }>): Set<string | number> {
+  of(expr: Extract<Expr, { type: 'in' }>): (string | number)[] {
     let values = this.#byList.get(expr);
     if (values === undefined) {
-      values = new Set(expr.values.map((value) => (typeof value === 'string' ? shared(foldText(value)) : (value as number))));
+      // A list's values all have its field's type: strings and numbers are never compared.
+      values = sortedUnique(expr.values.map((value) => (typeof value === 'string' ? shared(foldText(value)) : (value as number))));
       this.#byList.set(expr, values);
     }
     return values;
@@ -141,7 +174,7 @@ function compile(expr: Expr, folded: FoldedValues): (fields: EventFields) => boo
       const { field, negated } = expr;
       return (fields) => {
         const value = fields[field];
-        return value !== undefined && values.has(value) !== negated;
+        return value !== undefined && includesSorted(values, value) !== negated;
       };
     }
     case 'compare': {
@@ -170,24 +203,24 @@ function compile(expr: Expr, folded: FoldedValues): (fields: EventFields) => boo
 }
 
 interface Narrowing {
-  keys: Map<IndexedField, Set<string>>;
+  keys: Map<IndexedField, readonly string[]>;
   exact: boolean;
 }
 
 const isIndexed = (field: string): field is IndexedField => (INDEXED_FIELDS as readonly string[]).includes(field);
 
-const sizeOf = (keys: Map<IndexedField, Set<string>>): number => [...keys.values()].reduce((total, values) => total + values.size, 0);
+const sizeOf = (keys: Map<IndexedField, readonly string[]>): number => [...keys.values()].reduce((total, values) => total + values.length, 0);
 
 /** The id values an expression narrows to (see EventFilter.index), or null. */
 function indexOf(expr: Expr, folded: FoldedValues): Narrowing | null {
   switch (expr.type) {
     case 'compare':
       if (expr.operator !== '=' || !isIndexed(expr.field)) return null;
-      return { keys: new Map([[expr.field, new Set([literalOf(expr.value) as string])]]), exact: true };
+      return { keys: new Map([[expr.field, [shared(literalOf(expr.value) as string)]]]), exact: true };
     case 'in':
       if (expr.negated || !isIndexed(expr.field)) return null;
       // An indexed field is a string field: its folded values are strings.
-      return { keys: new Map([[expr.field, folded.of(expr) as Set<string>]]), exact: true };
+      return { keys: new Map([[expr.field, folded.of(expr) as string[]]]), exact: true };
     case 'and': {
       // Any operand's ids narrow the conjunction; the fewest make the fewest look-ups.
       let best: Narrowing | null = null;
@@ -198,19 +231,19 @@ function indexOf(expr: Expr, folded: FoldedValues): Narrowing | null {
       return best === null ? null : { keys: best.keys, exact: false };
     }
     case 'or': {
-      const keys = new Map<IndexedField, Set<string>>();
+      const merged = new Map<IndexedField, string[]>();
       let exact = true;
       for (const operand of expr.operands) {
         const narrowed = indexOf(operand, folded);
         if (narrowed === null) return null;
         exact &&= narrowed.exact;
         for (const [field, values] of narrowed.keys) {
-          const into = keys.get(field) ?? new Set<string>();
-          for (const value of values) into.add(value);
-          keys.set(field, into);
+          const into = merged.get(field) ?? [];
+          into.push(...values);
+          merged.set(field, into);
         }
       }
-      return { keys, exact };
+      return { keys: new Map([...merged].map(([field, values]) => [field, sortedUnique(values)])), exact };
     }
     case 'not':
       return null;

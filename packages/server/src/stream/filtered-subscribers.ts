@@ -74,7 +74,7 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     }
     for (const [field, values] of filter.index) {
       const byValue = this.#byId.get(field) as Map<string, Entry<S>[]>;
-      // A field's values are a Set: an entry is in each list once.
+      // A field's values are without repeats: an entry is in each list once.
       for (const value of values) this.#listOf(byValue, value).push(entry);
     }
   }
