@@ -39,4 +39,42 @@ describe('SqlitePriceLog', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('moves the latest prices of a log written with the earlier layout into id order, and upserts them as before', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'price-log-'));
+    try {
+      const file = path.join(dir, 'catalog.db');
+      const before = new SqlitePriceLog(file);
+      const stored = await before.append([
+        buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 1 }),
+        buildPriceEvent({ product_id: 'p', variant_id: 'z', price: 2 }),
+        buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 3 }),
+        buildPriceEvent({ product_id: 'q', variant_id: 'a', price: 4 }),
+      ]);
+      await before.close();
+      // The earlier layout: keyed by (product, key), so a product's rows were stored by key (a, z), not by id (z, a).
+      const db = new DatabaseSync(file);
+      db.exec(`DROP INDEX price_latest_key;
+        ALTER TABLE price_latest RENAME TO current;
+        CREATE TABLE price_latest (product_id TEXT NOT NULL, latest_key TEXT NOT NULL, id INTEGER NOT NULL, topic TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (product_id, latest_key)) WITHOUT ROWID;
+        INSERT INTO price_latest SELECT product_id, latest_key, id, topic, data FROM current;
+        DROP TABLE current;`);
+      db.close();
+      const after = new SqlitePriceLog(file);
+      expect(await after.latestPrices('p')).toEqual({ data: `[${stored[1]?.data},${stored[2]?.data}]`, position: stored[3]?.id });
+      const [later] = await after.append([buildPriceEvent({ product_id: 'p', variant_id: 'z', price: 5 })]);
+      expect(await after.latestPrices('p')).toEqual({ data: `[${stored[2]?.data},${later?.data}]`, position: later?.id });
+      await after.close();
+      const check = new DatabaseSync(file);
+      expect(check.prepare("SELECT name, pk FROM pragma_table_info('price_latest') WHERE pk > 0 ORDER BY pk").all().map((row) => row.name)).toEqual(['product_id', 'id']);
+      expect(check.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'price_latest_by_key'").get()).toEqual({ n: 0 });
+      check.close();
+      // A second open finds the current layout and leaves it as it is.
+      const again = new SqlitePriceLog(file);
+      expect((await again.latestPrices('q')).data).toBe(`[${stored[3]?.data}]`);
+      await again.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -40,20 +40,38 @@ export interface SqlitePriceLogOptions {
   newLogCounter?: number;
 }
 
+/**
+ * The latest-price rows are kept in (product, id) order, so that a product's rows are read in the
+ * order the answer lists them, without a sort (a sort of each answer's rows was a third of the
+ * statement); the unique index on (product, key) is what an append upserts by.
+ */
+const LATEST_COLUMNS = `
+  product_id TEXT NOT NULL,
+  latest_key TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  topic TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (product_id, id)`;
+
+/**
+ * Moves the rows of a latest-price table written by an earlier version (keyed by product and
+ * key, read with a sort) into the (product, id) layout; run in the transaction that checked the layout.
+ */
+const MIGRATE_LATEST = `
+ALTER TABLE price_latest RENAME TO price_latest_by_key;
+CREATE TABLE price_latest (${LATEST_COLUMNS}) WITHOUT ROWID;
+CREATE UNIQUE INDEX price_latest_key ON price_latest (product_id, latest_key);
+INSERT INTO price_latest (product_id, latest_key, id, topic, data) SELECT product_id, latest_key, id, topic, data FROM price_latest_by_key;
+DROP TABLE price_latest_by_key;`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS price_events (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   topic TEXT NOT NULL,
   data TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS price_latest (
-  product_id TEXT NOT NULL,
-  latest_key TEXT NOT NULL,
-  id INTEGER NOT NULL,
-  topic TEXT NOT NULL,
-  data TEXT NOT NULL,
-  PRIMARY KEY (product_id, latest_key)
-) WITHOUT ROWID;`;
+CREATE TABLE IF NOT EXISTS price_latest (${LATEST_COLUMNS}) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS price_latest_key ON price_latest (product_id, latest_key);`;
 
 /** The latest event of each key among the stored events, keyed as toAppendRecord keys them. */
 const BACKFILL_LATEST = `
@@ -101,6 +119,7 @@ export class SqlitePriceLog implements PriceLog {
       // of 64 MiB, as the catalog's, rather than SQLite's default 2 MiB, which sent most reads to the OS.
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536;`);
       const hadLatest = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'price_latest'").get() !== undefined;
+      if (hadLatest) this.#migrateLatest();
       this.#db.exec(SCHEMA);
       // A log written before the latest-price store existed: fill it from the events still held.
       if (!hadLatest) this.#db.exec(BACKFILL_LATEST);
@@ -112,13 +131,18 @@ export class SqlitePriceLog implements PriceLog {
       );
       // The answer's JSON array joined by SQLite (no row object nor string per event), narrowed by
       // the topic `price:<source>:<market>` (exact comparisons, no pattern), with the newest id in
-      // the same statement: one statement reads one snapshot, as a transaction would.
+      // the same statement: one statement reads one snapshot, as a transaction would. The rows
+      // are joined in the order of the subquery's ORDER BY, which the primary key gives without
+      // a sort (SQLite does not flatten an ordered subquery into an aggregate; an ORDER BY inside
+      // group_concat would sort them again).
       this.#readLatest = this.#db.prepare(
         `SELECT (SELECT coalesce(max(id), 0) FROM price_events) AS newest,
-                (SELECT '[' || coalesce(group_concat(data, ',' ORDER BY id), '') || ']' FROM price_latest
-                 WHERE product_id = :product
-                   AND (:source IS NULL OR substr(topic, 1, length(:source) + 7) = 'price:' || :source || ':')
-                   AND (:market IS NULL OR substr(topic, -length(:market) - 1) = ':' || :market)) AS data`,
+                (SELECT '[' || coalesce(group_concat(data, ','), '') || ']' FROM
+                  (SELECT data FROM price_latest
+                   WHERE product_id = :product
+                     AND (:source IS NULL OR substr(topic, 1, length(:source) + 7) = 'price:' || :source || ':')
+                     AND (:market IS NULL OR substr(topic, -length(:market) - 1) = ':' || :market)
+                   ORDER BY id)) AS data`,
       );
       this.#readAfter = this.#db.prepare(
         `SELECT id, topic, data FROM price_events WHERE id > ? AND id >= coalesce(${OLDEST_RETAINED}, 0) ORDER BY id LIMIT ?`,
@@ -160,6 +184,21 @@ export class SqlitePriceLog implements PriceLog {
       this.#pruneOldRows();
     }
     return stored;
+  }
+
+  /** Moves a latest-price table of the earlier layout into the current one (MIGRATE_LATEST), once: the first process to open the file does it. */
+  #migrateLatest(): void {
+    const layout = this.#db.prepare("SELECT pk FROM pragma_table_info('price_latest') WHERE name = 'id'");
+    if ((layout.get() as { pk: number } | undefined)?.pk !== 0) return;
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      // Checked again under the write lock: another process may have moved the rows meanwhile.
+      if ((layout.get() as { pk: number } | undefined)?.pk === 0) this.#db.exec(MIGRATE_LATEST);
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   async readAfter(afterId: number, limit: number): Promise<StoredPriceEvent[]> {

@@ -11,7 +11,10 @@
 // - a query (`pool.query`) waits at most `lockTimeoutMs` (DEFAULT_LOCK_TIMEOUT_MS) for a lock
 //   (lock_timeout); transactions (`inTransaction`: imports, key writes) keep the statement timeout;
 // - the queries on one table (the first after FROM, UPDATE or INTO) hold at most half the pool's
-//   connections; one more is refused at once, as is any query while `max × 4` wait for one;
+//   connections; more wait for one of them to finish, in order, without holding a connection,
+//   and are refused when none finishes within `lockTimeoutMs` (the table is stuck: locked, or
+//   its queries slow); any query is refused at once while `max × 4` wait in all. A burst of
+//   quick look-ups on one table is thus served in turn, not refused;
 // - each of these answers ServiceUnavailable naming what timed out (the table, the lock, the
 //   pool), counts in `catalog_db_waits_refused_total{cause}` and is logged, at most once per
 //   second per cause and table.
@@ -62,7 +65,7 @@ export class DatabaseWaitRefused extends ServiceUnavailable {
 
 const waitsRefused = new Counter({
   name: 'catalog_db_waits_refused_total',
-  help: 'PostgreSQL queries refused or cut while waiting: lock_timeout, statement_timeout, table_share (half the pool busy on one table), pool_queue (too many waiting), pool_wait (no connection in time).',
+  help: 'PostgreSQL queries refused or cut while waiting: lock_timeout, statement_timeout, table_share (half the pool busy on one table for longer than the lock timeout), pool_queue (too many waiting), pool_wait (no connection in time).',
   labelNames: ['cause'] as const,
   registers: [registry],
 });
@@ -94,11 +97,19 @@ function tableOf(query: unknown): string | undefined {
   return typeof text === 'string' ? /\b(?:FROM|UPDATE|INTO)\s+([a-z_][a-z0-9_]*)/iu.exec(text)?.[1] : undefined;
 }
 
+/** One table's queries: how many hold (or wait for) a pool connection, and those waiting for one of them to finish. */
+interface TableShare {
+  inFlight: number;
+  waiting: (() => void)[];
+}
+
 /** Wraps `pool.query` with the per-table share, the queue limit, and the naming of timeouts. */
 function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: Logger): void {
   const share = Math.max(1, Math.ceil(max / 2));
   const queueLimit = max * 4;
-  const inFlight = new Map<string, number>();
+  const tables = new Map<string, TableShare>();
+  /** Queries waiting for their table's share, all tables together. */
+  let waitingForShare = 0;
   const loggedAt = new Map<string, number>();
   const refuse = (error: DatabaseWaitRefused): DatabaseWaitRefused => {
     waitsRefused.labels(error.reason).inc();
@@ -110,17 +121,44 @@ function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: L
     }
     return error;
   };
+  /** Resolves once `table` has room for one more query, counted as in flight; throws table_share after lockTimeoutMs. */
+  const enter = async (table: string): Promise<void> => {
+    let state = tables.get(table);
+    if (state === undefined) tables.set(table, (state = { inFlight: 0, waiting: [] }));
+    if (state.inFlight < share) {
+      state.inFlight += 1;
+      return;
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const entered = (): void => {
+      clearTimeout(timer);
+      waitingForShare -= 1;
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      const waiting = state.waiting;
+      waiting.splice(waiting.indexOf(entered), 1);
+      waitingForShare -= 1;
+      reject(refuse(new DatabaseWaitRefused('table_share', table, `no query on ${table} finished within ${lockTimeoutMs} ms to make room (${share} of the pool's ${max} connections are its share)`)));
+    }, lockTimeoutMs);
+    state.waiting.push(entered);
+    waitingForShare += 1;
+    return promise;
+  };
+  /** Hands a finished query's room to the next waiting one, or frees it. */
+  const leave = (table: string): void => {
+    const state = tables.get(table) as TableShare;
+    const next = state.waiting.shift();
+    if (next !== undefined) next();
+    else if (--state.inFlight === 0) tables.delete(table);
+  };
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   const bounded = async (...args: unknown[]): Promise<unknown> => {
     const table = tableOf(args[0]);
-    const busy = table === undefined ? 0 : (inFlight.get(table) ?? 0);
-    if (table !== undefined && busy >= share) {
-      throw refuse(new DatabaseWaitRefused('table_share', table, `${busy} queries on ${table} are already waiting (half the pool's ${max} connections)`));
+    if (pool.waitingCount + waitingForShare >= queueLimit) {
+      throw refuse(new DatabaseWaitRefused('pool_queue', table, `${pool.waitingCount + waitingForShare} queries are waiting for one of the pool's ${max} connections`));
     }
-    if (pool.waitingCount >= queueLimit) {
-      throw refuse(new DatabaseWaitRefused('pool_queue', table, `${pool.waitingCount} queries are waiting for one of the pool's ${max} connections`));
-    }
-    if (table !== undefined) inFlight.set(table, busy + 1);
+    if (table !== undefined) await enter(table);
     try {
       return await query(...args);
     } catch (error) {
@@ -133,7 +171,7 @@ function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: L
       }
       throw error;
     } finally {
-      if (table !== undefined) inFlight.set(table, (inFlight.get(table) ?? 1) - 1);
+      if (table !== undefined) leave(table);
     }
   };
   pool.query = bounded as typeof pool.query;
