@@ -4,6 +4,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { buildPriceEvent } from '@catalog/contract/testing';
+import type { PriceEvent } from '../../src/catalog/model.ts';
+import type { StoredPriceEvent } from '../../src/prices/price-log.ts';
 import { SqlitePriceLog } from '../../src/prices/sqlite/sqlite-price-log.ts';
 import { describePriceLogConformance } from './price-log.suite.ts';
 
@@ -17,41 +19,45 @@ describePriceLogConformance('SqlitePriceLog', async () => {
   };
 });
 
+/** A log file in a directory of its own, holding `events` once `work` starts; the directory is removed after. */
+async function withStoredEvents(events: PriceEvent[], work: (file: string, stored: StoredPriceEvent[]) => Promise<void>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'price-log-'));
+  try {
+    const file = path.join(dir, 'catalog.db');
+    const log = new SqlitePriceLog(file);
+    const stored = await log.append(events);
+    await log.close();
+    await work(file, stored);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('SqlitePriceLog', () => {
   it('fills the latest-price store from the stored events when it opens a log written before the store existed', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'price-log-'));
-    try {
-      const file = path.join(dir, 'catalog.db');
-      const before = new SqlitePriceLog(file);
-      const stored = await before.append([
-        buildPriceEvent({ product_id: 'p', variant_id: 'v', price: 1 }),
-        buildPriceEvent({ product_id: 'p', variant_id: 'v', price: 2 }),
-        buildPriceEvent({ product_id: 'p', variant_id: 'w', price: 3 }),
-      ]);
-      await before.close();
+    const events = [
+      buildPriceEvent({ product_id: 'p', variant_id: 'v', price: 1 }),
+      buildPriceEvent({ product_id: 'p', variant_id: 'v', price: 2 }),
+      buildPriceEvent({ product_id: 'p', variant_id: 'w', price: 3 }),
+    ];
+    await withStoredEvents(events, async (file, stored) => {
       const db = new DatabaseSync(file);
       db.exec('DROP TABLE price_latest');
       db.close();
       const after = new SqlitePriceLog(file);
       expect(await after.latestPrices('p')).toEqual({ data: `[${stored[1]?.data},${stored[2]?.data}]`, position: stored[2]?.id });
       await after.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('moves the latest prices of a log written with the earlier layout into id order, and upserts them as before', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'price-log-'));
-    try {
-      const file = path.join(dir, 'catalog.db');
-      const before = new SqlitePriceLog(file);
-      const stored = await before.append([
-        buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 1 }),
-        buildPriceEvent({ product_id: 'p', variant_id: 'z', price: 2 }),
-        buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 3 }),
-        buildPriceEvent({ product_id: 'q', variant_id: 'a', price: 4 }),
-      ]);
-      await before.close();
+    const events = [
+      buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 1 }),
+      buildPriceEvent({ product_id: 'p', variant_id: 'z', price: 2 }),
+      buildPriceEvent({ product_id: 'p', variant_id: 'a', price: 3 }),
+      buildPriceEvent({ product_id: 'q', variant_id: 'a', price: 4 }),
+    ];
+    await withStoredEvents(events, async (file, stored) => {
       // The earlier layout: keyed by (product, key), so a product's rows were stored by key (a, z), not by id (z, a).
       const db = new DatabaseSync(file);
       db.exec(`DROP INDEX price_latest_key;
@@ -73,8 +79,6 @@ describe('SqlitePriceLog', () => {
       const again = new SqlitePriceLog(file);
       expect((await again.latestPrices('q')).data).toBe(`[${stored[3]?.data}]`);
       await again.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
