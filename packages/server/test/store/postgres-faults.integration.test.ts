@@ -130,10 +130,12 @@ describe('createPgPool', () => {
     }
   });
 
-  it('serves a burst of look-ups on one table, many times its share, in turn and refuses none', async () => {
+  it('serves a burst of look-ups, many times the pool and the share of a table, in turn and refuses none', async () => {
     const pool = createPgPool(database.url(), createLogger({ level: 'error' }), { max: 4, lockTimeoutMs: 2_000 });
     try {
-      const answers = await Promise.allSettled(Array.from({ length: 15 }, () => pool.query<{ n: number }>('SELECT count(*)::int AS n, pg_sleep(0.02) FROM catalog_products')));
+      const onOneTable = Array.from({ length: 30 }, () => pool.query('SELECT count(*)::int AS n, pg_sleep(0.01) FROM catalog_products'));
+      const onNone = Array.from({ length: 30 }, () => pool.query('SELECT pg_sleep(0.01)'));
+      const answers = await Promise.allSettled([...onOneTable, ...onNone]);
       expect(answers.filter((answer) => answer.status === 'rejected')).toEqual([]);
     } finally {
       await pool.end();

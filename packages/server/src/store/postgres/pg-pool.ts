@@ -13,8 +13,11 @@
 // - the queries on one table (the first after FROM, UPDATE or INTO) hold at most half the pool's
 //   connections; more wait for one of them to finish, in order, without holding a connection,
 //   and are refused when none finishes within `lockTimeoutMs` (the table is stuck: locked, or
-//   its queries slow); any query is refused at once while `max × 4` wait in all. A burst of
-//   quick look-ups on one table is thus served in turn, not refused;
+//   its queries slow). A burst of quick look-ups on one table is thus served in turn, not refused;
+// - waits are bounded by time (the lock timeout above, 3 s for a connection: `pool_wait`), not
+//   by how many wait: a count near the pool's size refused most of an ordinary burst (50
+//   connections searching variants) on a healthy database. The count left (`max × 100` waiting
+//   in all) only keeps memory bounded when arrivals outrun every timeout;
 // - each of these answers ServiceUnavailable naming what timed out (the table, the lock, the
 //   pool), counts in `catalog_db_waits_refused_total{cause}` and is logged, at most once per
 //   second per cause and table.
@@ -106,7 +109,7 @@ interface TableShare {
 /** Wraps `pool.query` with the per-table share, the queue limit, and the naming of timeouts. */
 function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: Logger): void {
   const share = Math.max(1, Math.ceil(max / 2));
-  const queueLimit = max * 4;
+  const queueLimit = max * 100;
   const tables = new Map<string, TableShare>();
   /** Queries waiting for their table's share, all tables together. */
   let waitingForShare = 0;
