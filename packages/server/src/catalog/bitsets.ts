@@ -9,6 +9,8 @@
 // Limits: a bitset is n/8 bytes whatever its population; posting lists are one compact block
 // rebuilt (O(entries)) once the changes logged beside it pass POSTINGS_LOG_SHARE of it.
 
+import { arenaBits, inArena, kernels, releaseBits } from './kernels.ts';
+
 export type RangeOperator = '<' | '<=' | '>' | '>=';
 
 export function wordsFor(slots: number): number {
@@ -35,10 +37,17 @@ export function setRun(bits: Uint32Array, from: number, to: number): void {
   for (; slot < to; slot += 1) setBit(bits, slot);
 }
 
+// Loops over whole bitsets: bitsets in the arena (kernels.ts: every bitset the index makes, unless
+// the arena is full) go to the WebAssembly kernels; the JavaScript loops serve the others. Those
+// read the length once: compared against `bits.length` on every iteration, V8 (Node 24) reloads it
+// each time and the same loop ran two to three times slower.
+
 export function popcount(bits: Uint32Array): number {
+  const words = bits.length;
+  if (inArena(bits)) return kernels.popcount(bits.byteOffset, words);
   let total = 0;
   // Integer arithmetic throughout (Math.imul, not a float product) and no test for empty words.
-  for (let i = 0; i < bits.length; i += 1) {
+  for (let i = 0; i < words; i += 1) {
     let word = bits[i]! | 0;
     word -= (word >>> 1) & 0x55555555;
     word = (word & 0x33333333) + ((word >>> 2) & 0x33333333);
@@ -47,27 +56,48 @@ export function popcount(bits: Uint32Array): number {
   return total;
 }
 
+/** Sets every word of `bits` to 0, or with `ones` to 0xffffffff. */
+export function fillBits(bits: Uint32Array, ones: boolean): void {
+  if (inArena(bits)) kernels.fill(bits.byteOffset, bits.length, ones ? 0xff : 0);
+  else bits.fill(ones ? 0xffffffff : 0);
+}
+
+/** Copies `from`'s first `into.length` words into `into`. */
+export function copyBits(into: Uint32Array, from: Uint32Array): void {
+  if (from.length >= into.length && inArena(into) && inArena(from)) kernels.copy(into.byteOffset, from.byteOffset, into.length);
+  else into.set(from.subarray(0, into.length));
+}
+
 export function isEmpty(bits: Uint32Array): boolean {
-  for (let i = 0; i < bits.length; i += 1) if (bits[i] !== 0) return false;
+  const words = bits.length;
+  if (inArena(bits)) return kernels.any(bits.byteOffset, words) === 0;
+  for (let i = 0; i < words; i += 1) if (bits[i] !== 0) return false;
   return true;
 }
 
 export function andInto(into: Uint32Array, from: Uint32Array): void {
-  for (let i = 0; i < into.length; i += 1) into[i]! &= from[i]!;
+  const words = into.length;
+  if (from.length >= words && inArena(into) && inArena(from)) return kernels.combine(into.byteOffset, from.byteOffset, words, 0, 0);
+  for (let i = 0; i < words; i += 1) into[i] = into[i]! & from[i]!;
 }
 
 export function orInto(into: Uint32Array, from: Uint32Array): void {
-  for (let i = 0; i < into.length; i += 1) into[i]! |= from[i]!;
+  const words = into.length;
+  if (from.length >= words && inArena(into) && inArena(from)) return kernels.combine(into.byteOffset, from.byteOffset, words, 0, -1);
+  for (let i = 0; i < words; i += 1) into[i] = into[i]! | from[i]!;
 }
 
 /** Clears in `into` the bits set in `from`, over their first `words` words. */
 export function andNotInto(into: Uint32Array, from: Uint32Array, words: number): void {
-  for (let i = 0; i < words; i += 1) into[i]! &= ~from[i]!;
+  if (into.length >= words && from.length >= words && inArena(into) && inArena(from)) return kernels.combine(into.byteOffset, from.byteOffset, words, -1, 0);
+  for (let i = 0; i < words; i += 1) into[i] = into[i]! & ~from[i]!;
 }
 
 /** Inverts `bits` in place, slots past `size` left clear. */
 export function complement(bits: Uint32Array, size: number): Uint32Array {
-  for (let i = 0; i < bits.length; i += 1) bits[i] = ~bits[i]!;
+  const words = bits.length;
+  if (inArena(bits)) kernels.invert(bits.byteOffset, words);
+  else for (let i = 0; i < words; i += 1) bits[i] = ~bits[i]!;
   clearPastEnd(bits, size);
   return bits;
 }
@@ -81,7 +111,8 @@ export function clearPastEnd(bits: Uint32Array, size: number): void {
 
 /** Calls `each` with every set slot of `bits`, ascending. */
 export function forEachSlot(bits: Uint32Array, each: (slot: number) => void): void {
-  for (let i = 0; i < bits.length; i += 1) {
+  const words = bits.length;
+  for (let i = 0; i < words; i += 1) {
     let word = bits[i]!;
     while (word !== 0) {
       const lowest = word & -word;
@@ -96,7 +127,8 @@ export function forEachSlot(bits: Uint32Array, each: (slot: number) => void): vo
  * no set of its own (an equality over a column), costing one call per slot still in the result.
  */
 export function narrow(result: Uint32Array, keep: (slot: number) => boolean): void {
-  for (let i = 0; i < result.length; i += 1) {
+  const words = result.length;
+  for (let i = 0; i < words; i += 1) {
     let word = result[i]!;
     if (word === 0) continue;
     let kept = word;
@@ -170,47 +202,46 @@ export class IntList {
  * and hands them back when it ends, whether or not other searches are in flight. A search at a
  * million products takes several of 125 KB (at ten million, 1.25 MB): allocating them afresh makes
  * V8 run a full collection of the whole heap every few hundred searches.
- * Guarantee: `take` puts the bitset in the scope made current last (by `begin` or `resume`); the
- * owner makes its scope current again whenever its search resumes from a yield, and between yields
- * a search runs alone (searches interleave only at their yields to the event loop), so no bitset
- * goes back while the search that took it still holds it.
+ * Guarantee: a bitset goes back (to be handed out again, or to the arena) only when the scope it
+ * was taken into ends, so a search that takes into its own scope holds its bitsets until it ends.
+ * (The scope is named at each `take`: a pool that put bitsets in the scope begun last handed the
+ * bitsets of a search resuming after an `await` to another search's scope, which gave them back
+ * while the first still wrote to them.)
  */
 export class BitsetPool {
   #words = 0;
   #free: Uint32Array[] = [];
-  #current: Uint32Array[] | undefined;
 
-  /** Starts a search over `size` slots (every bitset it takes is `wordsFor(size)` words): its scope, now current. */
+  /** Starts a search over `size` slots (every bitset it takes is `wordsFor(size)` words): its scope. */
   begin(size: number): Uint32Array[] {
     const words = wordsFor(size);
     if (words !== this.#words) {
       this.#words = words;
+      for (const bits of this.#free) releaseBits(bits);
       this.#free = [];
     }
-    const scope: Uint32Array[] = [];
-    this.#current = scope;
-    return scope;
-  }
-
-  /** Makes a search's scope current again, as it resumes. */
-  resume(scope: Uint32Array[]): void {
-    this.#current = scope;
+    return [];
   }
 
   /** Ends a search: every bitset its scope took is free again. */
   end(scope: Uint32Array[]): void {
-    for (const bits of scope) if (bits.length === this.#words && this.#free.length < MAX_FREE) this.#free.push(bits);
+    for (const bits of scope) {
+      if (bits.length === this.#words && this.#free.length < MAX_FREE) this.#free.push(bits);
+      else releaseBits(bits);
+    }
     scope.length = 0;
-    if (this.#current === scope) this.#current = undefined;
   }
 
-  /** A bitset for the current search: cleared, or with whatever it held when `zeroed` is false. */
-  take(zeroed: boolean): Uint32Array {
+  /**
+   * A bitset for the search of `scope` (undefined: none; the bitset is left to the GC): cleared, or
+   * with whatever it held when `zeroed` is false.
+   */
+  take(scope: Uint32Array[] | undefined, zeroed: boolean): Uint32Array {
     const reused = this.#free.pop();
-    const bits = reused ?? new Uint32Array(this.#words);
-    if (reused !== undefined && zeroed) bits.fill(0);
+    const bits = reused ?? arenaBits(this.#words);
+    if (reused !== undefined && zeroed) fillBits(bits, false);
     // A search that takes more than this leaves the rest to the GC.
-    if (this.#current !== undefined && this.#current.length < MAX_FREE) this.#current.push(bits);
+    if (scope !== undefined && scope.length < MAX_FREE) scope.push(bits);
     return bits;
   }
 }
@@ -286,8 +317,8 @@ export class BitsetCache {
   keep(key: string, bits: Uint32Array): void {
     if (bits.byteLength > this.#budgetBytes) return;
     // The copy is taken before this keep drops anything (see #spares).
-    const copy = this.#spareOf(bits.length) ?? new Uint32Array(bits.length);
-    copy.set(bits);
+    const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length);
+    copyBits(copy, bits);
     const old = this.#entries.get(key);
     this.#entries.delete(key);
     if (old) {
@@ -312,7 +343,10 @@ export class BitsetCache {
   }
 
   #drop(bits: Uint32Array): void {
-    if (this.#spareBytes + bits.byteLength > this.#budgetBytes / 8) return;
+    if (this.#spareBytes + bits.byteLength > this.#budgetBytes / 8) {
+      releaseBits(bits);
+      return;
+    }
     this.#spares.push(bits);
     this.#spareBytes += bits.byteLength;
   }
@@ -324,6 +358,7 @@ export class BitsetCache {
       if (spare === undefined) return undefined;
       this.#spareBytes -= spare.byteLength;
       if (spare.length === length) return spare;
+      releaseBits(spare);
     }
   }
 }
@@ -338,7 +373,7 @@ const MAX_NOTED = 4_096;
  */
 const HIGH = 16;
 const MIDDLE = 16;
-const LOW = 8;
+const LOW = 16;
 const RANGE_BUCKETS = HIGH * MIDDLE * LOW;
 /** Where each digit's bitsets start in a word's group: digit d ("at most d") at start + d. */
 const MIDDLE_AT = HIGH - 1;
@@ -354,17 +389,18 @@ const SAMPLE = 65_536;
  * when it was built. A bucket number is three digits, and for each value d of a digit the bitset of
  * the slots whose digit is at most d is kept (range-encoded bitsets), so "bucket below b" and
  * "bucket equal to b" cost six reads per 32 slots, from six bitsets read in order, with no branch. A leaf
- * keeps the buckets wholly on its side and checks the value of each slot still in the result that
- * lies in its value's one bucket.
+ * keeps the buckets wholly on its side and, of its value's one bucket, the members that pass: from
+ * the bucket's members sorted by value (a binary search, then the failing ones dropped) once the
+ * bucket has been used twice since it last changed, else by checking each member's value.
  *
  * Guarantees: exact for any values, skewed or repeated ones included; NaN satisfies no comparison.
  * Every write rewrites its slot's digits, so the bitsets stay current without a rebuild; every
  * slot a search can see must have been written (built or `set`).
  * Limits: bounds stay where they were put; values written later may crowd one bucket, which makes
  * its leaves check more values. The owner rebuilds when the column has doubled since the build.
- * A leaf costs a few word operations per 32 slots still in the result plus one comparison per
- * member of one bucket (about 1/RANGE_BUCKETS of the column).
- * Memory: PER_WORD bits per slot.
+ * A leaf costs a few word operations per 32 slots plus one step per member of one bucket (about
+ * 1/RANGE_BUCKETS of the column); making a bucket's sorted members costs a pass like a leaf's.
+ * Memory: PER_WORD bits per slot, and 4 bytes per member of each bucket whose sorted members are kept.
  */
 export class RangeIndex {
   /**
@@ -389,6 +425,14 @@ export class RangeIndex {
   readonly #max: Float64Array;
   /** Slots holding NaN, once one was written. */
   #nan: Uint32Array | undefined;
+  /**
+   * Per bucket, its members other than NaN ascending by (value, slot), made on a leaf's second use
+   * of the bucket since a write last changed its members (#uses counts those uses, up to 2); a
+   * leaf then drops the failing members from this list instead of reading each member's value (a
+   * cache miss on a large column). Undefined until made, and again once a write changes the bucket.
+   */
+  readonly #sorted: (Int32Array | undefined)[];
+  readonly #uses: Uint8Array;
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -396,10 +440,13 @@ export class RangeIndex {
     this.#padded = new Float64Array(Math.max(2, 2 ** Math.ceil(Math.log2(bounds.length + 1)))).fill(Number.NaN);
     this.#padded.set(bounds);
     this.#words = wordsFor(capacity);
-    this.#digits = new Uint32Array(this.#words * PER_WORD).fill(0xffffffff);
+    this.#digits = arenaBits(this.#words * PER_WORD);
+    fillBits(this.#digits, true);
     this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
+    this.#sorted = Array.from({ length: bounds.length + 1 }, () => undefined);
+    this.#uses = new Uint8Array(bounds.length + 1);
     this.builtAt = builtAt;
   }
 
@@ -437,7 +484,7 @@ export class RangeIndex {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
-        if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), base + b);
+        if (Number.isNaN(value)) setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
         const bit = 1 << b;
         const [high, middle, low] = digitsOf(bucket);
         for (let d = high; d < HIGH - 1; d += 1) at[d]! |= bit;
@@ -453,15 +500,18 @@ export class RangeIndex {
   resize(capacity: number): void {
     if (capacity === this.#capacity) return;
     const words = wordsFor(capacity);
-    const digits = new Uint32Array(words * PER_WORD).fill(0xffffffff);
+    const digits = arenaBits(words * PER_WORD);
+    fillBits(digits, true);
     const kept = Math.min(words, this.#words);
     for (let at = 0; at < PER_WORD; at += 1) digits.set(this.#digits.subarray(at * this.#words, at * this.#words + kept), at * words);
+    releaseBits(this.#digits);
     this.#digits = digits;
     this.#words = words;
     this.#capacity = capacity;
     if (this.#nan !== undefined) {
-      const nan = new Uint32Array(words);
-      nan.set(this.#nan.subarray(0, words));
+      const nan = arenaBits(words);
+      nan.set(this.#nan.subarray(0, Math.min(words, this.#nan.length)));
+      releaseBits(this.#nan);
       this.#nan = nan;
     }
   }
@@ -470,11 +520,16 @@ export class RangeIndex {
     return this.#capacity;
   }
 
-  /** Records the value now stored at `slot` (new, or rewritten with another value). */
-  set(slot: number, value: number): void {
+  /**
+   * Records the value now stored at `slot`: new, or rewritten from `previous` (the value it was
+   * recorded with; undefined for a new slot).
+   */
+  set(slot: number, value: number, previous: number | undefined): void {
     const bucket = this.#bucket(value);
     this.#extend(bucket, value);
-    if (Number.isNaN(value)) setBit((this.#nan ??= new Uint32Array(wordsFor(this.#capacity))), slot);
+    this.#changed(bucket);
+    if (previous !== undefined) this.#changed(this.#bucket(previous));
+    if (Number.isNaN(value)) setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
     const word = slot >>> 5;
     const stride = this.#words;
@@ -549,13 +604,17 @@ export class RangeIndex {
     const belowMask = below ? -1 : 0;
     // The bucket's members still in the result are noted for a second pass only when they must be
     // checked one by one; otherwise they are kept or dropped with the rest of their word.
-    const membersMask = whole === 1 ? -1 : 0;
-    const note = whole === -1;
+    // With the bucket's sorted members at hand, the pass keeps every member still in the result
+    // and the failing ones are dropped from the list after it.
+    const sorted = whole === -1 ? this.#sortedMembers(bucket, column, size) : undefined;
+    const membersMask = whole === 1 || sorted !== undefined ? -1 : 0;
+    const note = whole === -1 && sorted === undefined;
     const noted =
       around === undefined
         ? narrowByDigits(result, this.#digits, this.#digitsAt(bucket), words, belowMask, membersMask, note)
         : narrowAround(result, around[0], around[1], words, belowMask, membersMask, note);
     if (noted > 0) keepPassing(result, column, noted, operator, value);
+    if (sorted !== undefined) dropFailing(result, sorted, column, operator, value);
     // NaN sits in bucket 0, which a leaf may keep whole. (A loop here that read `this.#nan` per
     // word cost more than the leaf's own pass.)
     const nan = this.#nan;
@@ -594,6 +653,42 @@ export class RangeIndex {
     };
   }
 
+  /** A write changed the members of `bucket`: its sorted list is stale. */
+  #changed(bucket: number): void {
+    this.#sorted[bucket] = undefined;
+    this.#uses[bucket] = 0;
+  }
+
+  /**
+   * The bucket's sorted members (see #sorted): undefined on the first use since the bucket last
+   * changed, made on the second (one pass over the digit bitsets for the members, and a sort).
+   */
+  #sortedMembers(bucket: number, column: Float64Array, size: number): Int32Array | undefined {
+    const kept = this.#sorted[bucket];
+    if (kept !== undefined) return kept;
+    if (this.#uses[bucket]! < 1) {
+      this.#uses[bucket] = 1;
+      return undefined;
+    }
+    const words = wordsFor(size);
+    const all = arenaBits(words);
+    fillBits(all, true);
+    clearPastEnd(all, size);
+    const noted = narrowByDigits(all, this.#digits, this.#digitsAt(bucket), words, 0, -1, true);
+    const members: number[] = [];
+    for (let k = 0; k < noted; k += 1) {
+      const base = MEMBER_WORDS[k]! << 5;
+      for (let bits = MEMBER_BITS[k]! | 0; bits !== 0; bits &= bits - 1) {
+        const slot = base + 31 - Math.clz32(bits & -bits);
+        if (!Number.isNaN(column[slot])) members.push(slot);
+      }
+    }
+    releaseBits(all);
+    const sorted = Int32Array.from(members).sort((a, b) => column[a]! - column[b]! || a - b);
+    this.#sorted[bucket] = sorted;
+    return sorted;
+  }
+
   #extend(bucket: number, value: number): void {
     if (value < this.#min[bucket]!) this.#min[bucket] = value;
     if (value > this.#max[bucket]!) this.#max[bucket] = value;
@@ -618,20 +713,26 @@ export class RangeIndex {
  * those members (MEMBER_BITS), noted by a narrowing pass for keepPassing: shared by every leaf, as
  * a leaf runs to its end without yielding.
  */
-let MEMBER_WORDS = new Int32Array(1024);
-let MEMBER_BITS = new Int32Array(1024);
+let MEMBER_WORDS = arenaBits(1024);
+let MEMBER_BITS = arenaBits(1024);
+/** The digit masks a kernel's pass reads (see the kernel `narrow`). */
+const MASKS = arenaBits(6);
 
 function roomForMembers(words: number): void {
   if (MEMBER_WORDS.length >= words) return;
-  MEMBER_WORDS = new Int32Array(words);
-  MEMBER_BITS = new Int32Array(words);
+  releaseBits(MEMBER_WORDS);
+  releaseBits(MEMBER_BITS);
+  MEMBER_WORDS = arenaBits(words);
+  MEMBER_BITS = arenaBits(words);
 }
 
-// The passes below are plain functions of typed arrays and numbers, one loop each with no call and
-// one branch, on the rare words holding members of the value's bucket, so that V8 compiles each to
-// a tight loop. Written inside RangeIndex.intersect, with both cases, a closure per member and a
-// test to skip the result's empty words, the same work ran several times slower per word (see
-// bench/README.md, "Issue 25, round 5"): reading the bitsets costs less than that test.
+// The passes below run as the kernel `narrow` (kernels.wat) when their bitsets are in the arena,
+// four words per step; their JavaScript loops serve the others and say what the kernel computes
+// (test/catalog/kernels.test.ts holds the two to the same bits). Each loop is a plain function of
+// typed arrays and numbers with one branch, on the rare words holding members of the value's
+// bucket: written inside RangeIndex.intersect, with a closure per member and a test to skip the
+// result's empty words, the same work ran several times slower per word (see bench/README.md,
+// "Issue 25, round 5").
 
 /**
  * Narrows `result` by the bucket's "under" bitsets (`under`: the slots of buckets below the
@@ -645,6 +746,11 @@ function narrowAround(result: Uint32Array, under: Uint32Array, next: Uint32Array
   const memberBits = MEMBER_BITS;
   const nextBits = next ?? under;
   const nextAll = next === null ? -1 : 0;
+  if (result.length >= words && under.length >= words && nextBits.length >= words && inArena(result) && inArena(under) && inArena(nextBits) && inArena(memberWords) && inArena(memberBits)) {
+    MASKS[1] = nextAll;
+    const [r, u, n] = [result.byteOffset, under.byteOffset, nextBits.byteOffset];
+    return kernels.narrow(r, words, 0, u, n, 0, 0, 0, 0, MASKS.byteOffset, belowMask, membersMask, note ? 1 : 0, memberWords.byteOffset, memberBits.byteOffset);
+  }
   let noted = 0;
   for (let i = 0; i < words; i += 1) {
     const had = result[i]!;
@@ -667,6 +773,27 @@ function narrowByDigits(result: Uint32Array, digits: Uint32Array, at: DigitsAt, 
   const memberWords = MEMBER_WORDS;
   const memberBits = MEMBER_BITS;
   const { hbAt, htAt, mbAt, mtAt, lbAt, ltAt, hbMask, mbMask, lbMask, htAll, mtAll, ltAll } = at;
+  if (result.length >= words && inArena(result) && inArena(digits) && inArena(memberWords) && inArena(memberBits)) {
+    MASKS.set([hbMask, htAll, mbMask, mtAll, lbMask, ltAll]);
+    const address = (offset: number): number => digits.byteOffset + 4 * offset;
+    return kernels.narrow(
+      result.byteOffset,
+      words,
+      1,
+      address(hbAt),
+      address(htAt),
+      address(mbAt),
+      address(mtAt),
+      address(lbAt),
+      address(ltAt),
+      MASKS.byteOffset,
+      belowMask,
+      membersMask,
+      note ? 1 : 0,
+      memberWords.byteOffset,
+      memberBits.byteOffset,
+    );
+  }
   let noted = 0;
   for (let i = 0; i < words; i += 1) {
     const had = result[i]!;
@@ -707,6 +834,31 @@ function keepPassing(result: Uint32Array, column: Float64Array, noted: number, o
       if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
     }
     result[i]! |= kept;
+  }
+}
+
+/**
+ * Clears in `result` the members of `sorted` (slots ascending by their value in `column`, no NaN)
+ * whose value does not compare to `value` as `operator` says: a prefix of the list for `>` and
+ * `>=`, a suffix for `<` and `<=`, found by binary search.
+ */
+function dropFailing(result: Uint32Array, sorted: Int32Array, column: Float64Array, operator: RangeOperator, value: number): void {
+  const greater = operator === '>' || operator === '>=';
+  // Where passing and failing meet: for `<` and `>=` the first position at or above `value`, for
+  // `<=` and `>` the first above it.
+  const firstAbove = operator === '<=' || operator === '>';
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const own = column[sorted[middle]!]!;
+    if (firstAbove ? own <= value : own < value) low = middle + 1;
+    else high = middle;
+  }
+  const [from, to] = greater ? [0, low] : [low, sorted.length];
+  for (let k = from; k < to; k += 1) {
+    const slot = sorted[k]!;
+    result[slot >>> 5] = result[slot >>> 5]! & ~(1 << (slot & 31));
   }
 }
 

@@ -19,8 +19,9 @@
 //   through its range index, an equality over a column by checking only the slots still in the
 //   result), an empty result ending the AND. Other leaves produce a bitset: tags, words, shop,
 //   brand and product type from posting lists, `available` its bitset, cursors a run of slots.
-//   OR, NOT and IN are word-wise operations on bitsets. A request therefore costs
-//   O(leaves × products / 32) word operations plus those lists and one walk for its page.
+//   OR, NOT and IN are word-wise operations on bitsets, run by WebAssembly SIMD kernels over the
+//   bitsets the index keeps in their memory (kernels.ts). A request therefore costs
+//   O(leaves × products / 128) vector operations plus those lists and one walk for its page.
 // - `total` is exact (a population count). Ties in every sort are broken by cursor.
 // - A leaf (and the slots below a range bound's bucket) used a second time is kept whole in the
 //   leaf cache (BitsetCache) until the next write; a later search reads it instead of the
@@ -45,7 +46,9 @@ import {
   BitsetPool,
   clearPastEnd,
   complement,
+  copyBits,
   countBelow,
+  fillBits,
   Growable,
   isEmpty,
   narrow,
@@ -59,6 +62,7 @@ import {
   wordsFor,
   type RangeOperator,
 } from './bitsets.ts';
+import { arenaBits, arenaCopy } from './kernels.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -189,7 +193,7 @@ export class StorefrontIndex {
   #size = 0;
   readonly #cursor = new Growable((n) => new Float64Array(n));
   /** Available products as a bitset (`available = true` is a copy of it). */
-  readonly #available = new Growable((n) => new Uint32Array(n), 32);
+  readonly #available = new Growable((n) => arenaBits(n), 32);
   readonly #numbers = Object.fromEntries(NUMBER_FIELDS.map((field) => [field, new Growable((n) => new Float64Array(n))])) as Record<
     NumberField,
     Growable<Float64Array>
@@ -337,7 +341,7 @@ export class StorefrontIndex {
     index.#size = size;
     index.#cursor.data = next(Float64Array);
     for (const field of NUMBER_FIELDS) index.#numbers[field].data = next(Float64Array);
-    index.#available.data = next(Uint32Array);
+    index.#available.data = arenaCopy(next(Uint32Array));
     for (const field of CODED_FIELDS) index.#coded[field].codes.data = next(Int32Array);
     for (const field of HASHED_FIELDS) index.#hashes[field].data = next(Uint32Array);
     for (const [lists, garbage] of [[index.#tagsOf, state.garbage[0]], [index.#titleWordsOf, state.garbage[1]]] as const) {
@@ -370,12 +374,12 @@ export class StorefrontIndex {
     const version = this.#version;
     let scope = this.#pool.begin(this.#size);
     try {
-      let matches = await this.#matches(search, new Slices(sliceMs, version, () => this.#pool.resume(scope)));
+      let matches = await this.#matches(search, new Slices(sliceMs, version, scope));
       // Written to while it yielded: answer from the index as it is now, in one go.
       if (version !== this.#version) {
         this.#pool.end(scope);
         scope = this.#pool.begin(this.#size);
-        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, this.#version, () => this.#pool.resume(scope)));
+        matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, this.#version, scope));
       }
       return this.#page(search, matches);
     } finally {
@@ -451,7 +455,9 @@ export class StorefrontIndex {
     for (const field of HASHED_FIELDS) exactly(this.#hashes[field], 2 * capacity);
     exactly(this.#tagsOf.start, capacity);
     exactly(this.#titleWordsOf.start, capacity);
-    exactly(this.#available, wordsFor(capacity));
+    // A bitset the kernels read: kept in the arena (a slice would leave it).
+    this.#available.ensure(wordsFor(capacity));
+    if (this.#available.data.length !== wordsFor(capacity)) this.#available.data = arenaCopy(this.#available.data.subarray(0, wordsFor(capacity)));
     this.#tagsOf.arena.trim(this.#tagsOf.used);
     this.#titleWordsOf.arena.trim(this.#titleWordsOf.used);
     this.#terms.trim();
@@ -506,8 +512,9 @@ export class StorefrontIndex {
     if (!fresh && Object.is(column[slot], value)) return;
     const order = inPlace ? this.#orders.get(field) : undefined;
     if (!fresh) order?.remove(slot, column);
+    const previous = column[slot];
     column[slot] = value;
-    this.#ranges.get(field)?.set(slot, value);
+    this.#ranges.get(field)?.set(slot, value, fresh ? undefined : previous);
     order?.insert(slot, column);
   }
 
@@ -563,13 +570,13 @@ export class StorefrontIndex {
     if (search.text !== undefined) {
       // A query with no word (only punctuation) narrows nothing, as it always has.
       for (const word of new Set(wordsOf(search.text))) {
-        and(await this.#kept(`word\u0000${word}`, slices, () => this.#wordBits(word)));
+        and(await this.#kept(`word\u0000${word}`, slices, () => this.#wordBits(word, slices)));
         if (isEmpty(result!)) return result;
       }
     }
     if (search.shopName !== undefined) {
       const shopName = search.shopName;
-      and(await this.#kept(`shop\u0000${shopName}`, slices, () => this.#codedEquals('shop_name', [shopName])));
+      and(await this.#kept(`shop\u0000${shopName}`, slices, () => this.#codedEquals('shop_name', [shopName], this.#empty(slices))));
     }
     if (search.filter === undefined) return result;
     if (result === undefined) return this.#evaluate(search.filter, slices);
@@ -658,8 +665,8 @@ export class StorefrontIndex {
    */
   async #kept(key: string | undefined, slices: Slices, make: () => Uint32Array | Promise<Uint32Array>, kept = this.#lookUp(key, slices)): Promise<Uint32Array> {
     if (kept instanceof Uint32Array) {
-      const bits = this.#pool.take(false);
-      bits.set(kept);
+      const bits = this.#pool.take(slices.scope, false);
+      copyBits(bits, kept);
       return bits;
     }
     const bits = await make();
@@ -686,7 +693,7 @@ export class StorefrontIndex {
   async #leaf(node: Extract<FilterExpr, { type: 'compare' | 'in' }>, slices: Slices): Promise<Uint32Array> {
     if (node.type === 'in' && node.field === 'tags') {
       // One posting list per value, with a chance to yield between them.
-      const bits = this.#empty();
+      const bits = this.#empty(slices);
       for (const value of node.values) {
         await slices.pause();
         this.#tagBits(String(value), bits);
@@ -696,25 +703,25 @@ export class StorefrontIndex {
     switch (node.type) {
       case 'compare': {
         if (node.operator === '=' || node.operator === '!=') {
-          const bits = this.#equals(node.field, [node.value]);
+          const bits = this.#equals(node.field, [node.value], slices);
           return node.operator === '=' ? bits : this.#complement(bits);
         }
         return this.#range(node.field, node.operator, node.value as number, slices);
       }
       case 'in': {
-        const bits = this.#equals(node.field, node.values);
+        const bits = this.#equals(node.field, node.values, slices);
         return node.negated ? this.#complement(bits) : bits;
       }
     }
   }
 
-  #empty(): Uint32Array {
-    return this.#pool.take(true);
+  #empty(slices: Slices): Uint32Array {
+    return this.#pool.take(slices.scope, true);
   }
 
-  #universe(): Uint32Array {
-    const bits = this.#pool.take(false);
-    bits.fill(0xffffffff);
+  #universe(slices: Slices): Uint32Array {
+    const bits = this.#pool.take(slices.scope, false);
+    fillBits(bits, true);
     clearPastEnd(bits, this.#size);
     return bits;
   }
@@ -724,21 +731,21 @@ export class StorefrontIndex {
   }
 
   /** Products whose field equals any of the values. */
-  #equals(field: FilterField, values: readonly FilterLiteral[]): Uint32Array {
+  #equals(field: FilterField, values: readonly FilterLiteral[], slices: Slices): Uint32Array {
     if (field === 'tags') {
-      const bits = this.#empty();
+      const bits = this.#empty(slices);
       for (const value of values) this.#tagBits(String(value), bits);
       return bits;
     }
     if (field === 'available') {
       const want = new Set(values);
-      if (want.size === 2) return this.#universe();
-      const bits = this.#pool.take(false);
-      bits.set(this.#available.data.subarray(0, bits.length));
+      if (want.size === 2) return this.#universe(slices);
+      const bits = this.#pool.take(slices.scope, false);
+      copyBits(bits, this.#available.data);
       return want.has(true) ? bits : this.#complement(bits);
     }
     if (field === 'cursor') {
-      const bits = this.#empty();
+      const bits = this.#empty(slices);
       for (const value of values) {
         const slot = this.#slotOf(value as number);
         if (slot >= 0) setBit(bits, slot);
@@ -747,7 +754,7 @@ export class StorefrontIndex {
     }
     if ((NUMBER_FIELDS as readonly string[]).includes(field)) {
       const column = this.#numbers[field as NumberField].data;
-      const bits = this.#universe();
+      const bits = this.#universe(slices);
       // One value (the common case) compares directly: a Set look-up per product costs more than the pass.
       if (values.length === 1) {
         const only = values[0] as number;
@@ -761,14 +768,14 @@ export class StorefrontIndex {
     if ((HASHED_FIELDS as readonly string[]).includes(field)) {
       const hashes = this.#hashes[field as HashedField].data;
       const wanted = values.map((value) => hashOf(String(value)));
-      const bits = this.#universe();
+      const bits = this.#universe(slices);
       narrow(bits, (slot) => wanted.some(([low, high]) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high));
       return bits;
     }
-    return this.#codedEquals(field as CodedField, values as string[]);
+    return this.#codedEquals(field as CodedField, values as string[], this.#empty(slices));
   }
 
-  #codedEquals(field: CodedField, values: readonly string[], bits = this.#empty()): Uint32Array {
+  #codedEquals(field: CodedField, values: readonly string[], bits: Uint32Array): Uint32Array {
     const { dictionary, codes, postings } = this.#coded[field];
     const column = codes.data;
     for (const value of values) {
@@ -785,8 +792,8 @@ export class StorefrontIndex {
   }
 
   /** The products having `word` (one of `wordsOf`) in their title, brand, product type or tags. */
-  #wordBits(word: string): Uint32Array {
-    const bits = this.#empty();
+  #wordBits(word: string, slices: Slices): Uint32Array {
+    const bits = this.#empty(slices);
     const code = this.#terms.find(word);
     if (code < 0) return bits;
     this.#titleWords.setBits(code, bits, (slot, held) => this.#titleWordsOf.holds(slot, held));
@@ -807,12 +814,12 @@ export class StorefrontIndex {
     if (field === 'cursor') {
       // Cursors ascend with slots: the matches are one run of slots, found by binary search.
       const low = countBelow(this.#cursor.data, value, operator === '<=' || operator === '>', size);
-      const bits = this.#empty();
+      const bits = this.#empty(slices);
       if (operator === '<' || operator === '<=') setRun(bits, 0, low);
       else setRun(bits, low, size);
       return bits;
     }
-    const bits = this.#universe();
+    const bits = this.#universe(slices);
     this.#intersect(bits, field as NumberField, operator, value, slices);
     return bits;
   }
@@ -842,7 +849,7 @@ export class StorefrontIndex {
     const kept = this.#lookUp(key, slices, 'bucket');
     if (kept instanceof Uint32Array) return kept;
     if (!kept) return undefined;
-    const bits = this.#pool.take(false);
+    const bits = this.#pool.take(slices.scope, false);
     range.under(bits, this.#size, bucket);
     this.#leaves.keep(key, bits);
     return bits;
@@ -1069,25 +1076,26 @@ function hashInto(hashes: Uint32Array, slot: number, text: string): void {
 /** Work between two yields of a search to the event loop. */
 const SLICE_MS = 2;
 
-/** Tells a search when it has worked a slice, and yields (setImmediate, so I/O runs first) then. */
+/**
+ * Tells a search when it has worked a slice, and yields (setImmediate, so I/O runs first) then;
+ * carries the search's version and its scope of pooled bitsets (every bitset it takes goes there).
+ */
 class Slices {
   readonly #sliceMs: number;
-  readonly #resume: () => void;
   #since = performance.now();
   /** The index's version when the search began. */
   readonly version: number;
-  /** `resume` runs as the search resumes from each yield, before any of its code. */
-  constructor(sliceMs: number, version: number, resume: () => void) {
+  readonly scope: Uint32Array[];
+  constructor(sliceMs: number, version: number, scope: Uint32Array[]) {
     this.#sliceMs = sliceMs;
     this.version = version;
-    this.#resume = resume;
+    this.scope = scope;
   }
   pause(): Promise<void> | undefined {
     if (performance.now() - this.#since < this.#sliceMs) return undefined;
     return new Promise((resolve) => {
       setImmediate(() => {
         this.#since = performance.now();
-        this.#resume();
         resolve();
       });
     });

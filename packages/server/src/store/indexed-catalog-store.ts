@@ -23,6 +23,7 @@ import type { BrandCount, CatalogProductPro, CatalogVariant, Page } from '../cat
 import type { RawJson } from '../catalog/raw-json.ts';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { arenaStats } from '../catalog/kernels.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import { gaugeReading } from '../metrics.ts';
 import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
@@ -91,6 +92,15 @@ export class IndexedCatalogStore implements CatalogStore {
       const { hits, lookups } = this.#index.leafCacheStats.bucket;
       return { hit: hits, miss: lookups - hits };
     });
+    gaugeReading(
+      'catalog_storefront_bitset_memory_bytes',
+      "The WebAssembly memory holding the storefront index's bitsets (range digits, pooled and kept bitsets): bytes handed out so far (it never shrinks), and of those the bytes free for reuse.",
+      ['state'],
+      () => {
+        const { reservedBytes, freeBytes } = arenaStats();
+        return { reserved: reservedBytes, free: freeBytes };
+      },
+    );
   }
 
   /** What the last warm() did with the snapshot. */

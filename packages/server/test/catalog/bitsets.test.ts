@@ -20,6 +20,7 @@ import {
   wordsFor,
   type RangeOperator,
 } from '../../src/catalog/bitsets.ts';
+import { arenaCopy } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 import { foldText } from '../../src/catalog/text.ts';
 
@@ -86,42 +87,40 @@ describe('bitsets', () => {
   it('hands out cleared bitsets again once the search that took them has ended, while others are still in flight', () => {
     const pool = new BitsetPool();
     const first = pool.begin(64);
-    const a = pool.take(true);
+    const a = pool.take(first, true);
     setBit(a, 5);
     const second = pool.begin(64);
-    const b = pool.take(false);
-    pool.resume(first);
-    const a2 = pool.take(false);
+    const b = pool.take(second, false);
+    const a2 = pool.take(first, false);
     pool.end(first);
     // The second search is still in flight: its bitset stays with it; the first's come back, cleared when asked.
-    pool.resume(second);
-    const reused = [pool.take(true), pool.take(true)];
+    const reused = [pool.take(second, true), pool.take(second, true)];
     expect(reused).toContain(a);
     expect(reused).toContain(a2);
     expect(reused).not.toContain(b);
     expect(popcount(a)).toBe(0);
-    const extra = pool.take(true);
+    const extra = pool.take(second, true);
     expect([a, a2, b]).not.toContain(extra);
     pool.end(second);
     const third = pool.begin(64);
-    expect([a, a2, b, extra]).toContain(pool.take(true));
+    expect([a, a2, b, extra]).toContain(pool.take(third, true));
     pool.end(third);
     // Another size: nothing of the old size is handed out.
     const fourth = pool.begin(640);
-    expect(pool.take(true)).toHaveLength(wordsFor(640));
+    expect(pool.take(fourth, true)).toHaveLength(wordsFor(640));
     pool.end(fourth);
   });
 
   it('hands out bitsets of no words for an empty catalog, and of the size begun after a search that took none', () => {
     const pool = new BitsetPool();
     const empty = pool.begin(0);
-    const none = pool.take(true);
+    const none = pool.take(empty, true);
     expect(none).toBeInstanceOf(Uint32Array);
     expect(none).toHaveLength(0);
     pool.end(empty);
     pool.end(pool.begin(512));
     const next = pool.begin(512);
-    const bits = pool.take(true);
+    const bits = pool.take(next, true);
     expect(bits).toBeInstanceOf(Uint32Array);
     expect(bits).toHaveLength(16);
     pool.end(next);
@@ -130,11 +129,11 @@ describe('bitsets', () => {
   it('hands a bitset taken unzeroed out with what it held', () => {
     const pool = new BitsetPool();
     const first = pool.begin(64);
-    const bits = pool.take(true);
+    const bits = pool.take(first, true);
     setBit(bits, 40);
     pool.end(first);
     const second = pool.begin(64);
-    const again = pool.take(false);
+    const again = pool.take(second, false);
     expect(again).toBe(bits);
     expect(slotsOf(again)).toStrictEqual([40]);
     pool.end(second);
@@ -143,37 +142,41 @@ describe('bitsets', () => {
   it('keeps at most 256 bitsets free', () => {
     const pool = new BitsetPool();
     const first = pool.begin(64);
-    const taken = new Set(Array.from({ length: 256 }, () => pool.take(true)));
+    const taken = new Set(Array.from({ length: 256 }, () => pool.take(first, true)));
     const second = pool.begin(64);
-    for (let i = 0; i < 256; i += 1) taken.add(pool.take(true));
+    for (let i = 0; i < 256; i += 1) taken.add(pool.take(second, true));
     pool.end(first);
     pool.end(second);
     const third = pool.begin(64);
-    const again = Array.from({ length: 512 }, () => pool.take(true));
+    const again = Array.from({ length: 512 }, () => pool.take(third, true));
     expect(again.filter((bits) => taken.has(bits))).toHaveLength(256);
     pool.end(third);
   });
 
-  it('still collects the bitsets of the current search when another search ends', () => {
+  it('keeps a bitset in the scope it was taken into, whichever search began last, until that scope ends', () => {
+    // A search resuming after an await takes while another search, begun later, is in flight.
     const pool = new BitsetPool();
     const first = pool.begin(64);
     const second = pool.begin(64);
-    pool.end(first);
-    const held = pool.take(true);
+    const held = pool.take(first, true);
     pool.end(second);
-    const third = pool.begin(64);
-    expect(pool.take(true)).toBe(held);
-    pool.end(third);
+    const during = pool.begin(64);
+    expect(pool.take(during, true)).not.toBe(held);
+    pool.end(during);
+    pool.end(first);
+    const after = pool.begin(64);
+    expect(pool.take(after, true)).toBe(held);
+    pool.end(after);
   });
 
   it('hands out a bitset outside any search and never takes it back', () => {
     const pool = new BitsetPool();
     pool.end(pool.begin(64));
-    const loose = pool.take(true);
+    const loose = pool.take(undefined, true);
     expect(loose).toHaveLength(2);
     for (let round = 0; round < 2; round += 1) {
       const search = pool.begin(64);
-      expect(pool.take(true)).not.toBe(loose);
+      expect(pool.take(search, true)).not.toBe(loose);
       pool.end(search);
     }
   });
@@ -229,8 +232,9 @@ describe('RangeIndex', () => {
     const index = RangeIndex.build(column, size, size);
     for (let round = 0; round < 200; round += 1) {
       const moved = random.int(0, size - 1);
+      const previous = column[moved]!;
       column[moved] = random.chance(0.05) ? Number.NaN : random.int(-100, 100_100) / 100;
-      index.set(moved, column[moved]!);
+      index.set(moved, column[moved]!, previous);
       const operator = (['<', '<=', '>', '>='] as const)[random.int(0, 3)]! satisfies RangeOperator;
       const value = random.chance(0.5) ? column[random.int(0, size - 1)]! : random.int(-100, 100_100) / 100;
       // A running result that some earlier leaf narrowed already.
@@ -261,17 +265,58 @@ describe('RangeIndex', () => {
     }
   });
 
+  it(`drops a bucket's failing members from its sorted list, made on its second use and again after writes move members in and out (seed ${SEED})`, () => {
+    // Many distinct values per bucket (the buckets' extremes seldom decide), NaN among them, and
+    // bounds drawn from a few buckets so that each is used again and again between writes.
+    const random = createRandom(`${SEED}-sorted`);
+    const size = 30_000;
+    const column = new Float64Array(size);
+    for (let slot = 0; slot < size; slot += 1) column[slot] = random.chance(0.01) ? Number.NaN : random.int(0, 1_000_000) / 1_000;
+    const index = RangeIndex.build(column, size, size);
+    const hot = Array.from({ length: 6 }, () => column[random.int(0, size - 1)]!).filter((value) => !Number.isNaN(value));
+    const start = universe(size);
+    narrow(start, (slot) => slot % 5 !== 0);
+    for (let round = 0; round < 120; round += 1) {
+      if (round % 10 === 9) {
+        // A few rewrites, into the hot buckets and out of them.
+        const hotBuckets = new Set(hot.map((value) => index.bucketOf(value)));
+        const members = Array.from({ length: size }, (_, slot) => slot).filter((slot) => hotBuckets.has(index.bucketOf(column[slot]!)));
+        for (let k = 0; k < 20; k += 1) {
+          const slot = random.chance(0.5) ? members[random.int(0, members.length - 1)]! : random.int(0, size - 1);
+          const previous = column[slot]!;
+          column[slot] = random.chance(0.5) ? hot[random.int(0, hot.length - 1)]! + random.int(-5, 5) / 1_000 : random.chance(0.1) ? Number.NaN : random.int(0, 1_000_000) / 1_000;
+          index.set(slot, column[slot]!, previous);
+        }
+      }
+      const operator = (['<', '<=', '>', '>='] as const)[random.int(0, 3)]! satisfies RangeOperator;
+      const value = hot[random.int(0, hot.length - 1)]! + random.int(-3, 3) / 1_000;
+      const expected = new Uint32Array(wordsFor(size));
+      for (let slot = 0; slot < size; slot += 1) {
+        const own = column[slot]!;
+        const passes = operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+        if (slot % 5 !== 0 && passes) setBit(expected, slot);
+      }
+      for (const arena of [false, true]) {
+        const result = arena ? arenaCopy(start) : start.slice();
+        index.intersect(result, column, size, operator, value);
+        // The first slot whose bit differs (-1: none); comparing word arrays element by element in expect() is slow.
+        const differs = expected.findIndex((word, i) => word !== result[i]);
+        expect(differs, `${operator} ${value}${arena ? ', arena' : ''}`).toBe(-1);
+      }
+    }
+  });
+
   it('grows with the column and keeps what it held', () => {
     const column = new Float64Array(100).map((_, slot) => slot);
     const index = RangeIndex.build(column, 50, 50);
     index.resize(100);
-    for (let slot = 50; slot < 100; slot += 1) index.set(slot, slot);
+    for (let slot = 50; slot < 100; slot += 1) index.set(slot, slot, undefined);
     const result = universe(100);
     index.intersect(result, column, 100, '>=', 40);
     expect(slotsOf(result)).toStrictEqual(Array.from({ length: 60 }, (_, i) => 40 + i));
     // Built with room to spare: the slots past the column's end, in its last word and beyond, are written later.
     const roomy = RangeIndex.build(column, 50, 100);
-    for (let slot = 50; slot < 100; slot += 1) roomy.set(slot, slot);
+    for (let slot = 50; slot < 100; slot += 1) roomy.set(slot, slot, undefined);
     for (const [operator, value, expected] of [['<', 55, 55], ['>=', 49, 51], ['<=', -1, 0], ['>', 98, 1]] as const) {
       const bits = universe(100);
       roomy.intersect(bits, column, 100, operator, value);
@@ -280,51 +325,52 @@ describe('RangeIndex', () => {
     // A NaN written past the old capacity satisfies no comparison; one rewritten to a number does again.
     const grown = RangeIndex.build(column, 50, 50);
     grown.resize(100);
-    for (let slot = 50; slot < 100; slot += 1) grown.set(slot, slot);
+    for (let slot = 50; slot < 100; slot += 1) grown.set(slot, slot, undefined);
     column[80] = Number.NaN;
-    grown.set(80, Number.NaN);
+    grown.set(80, Number.NaN, 80);
+    const tenth = column[10]!;
     column[10] = Number.NaN;
-    grown.set(10, Number.NaN);
+    grown.set(10, Number.NaN, tenth);
     for (const [operator, value, expected] of [['>=', 0, 98], ['<', 1e9, 98], ['>', 70, 28]] as const) {
       const bits = universe(100);
       grown.intersect(bits, column, 100, operator, value);
       expect(popcount(bits), `${operator} ${value}`).toBe(expected);
     }
     column[80] = 80;
-    grown.set(80, 80);
+    grown.set(80, 80, Number.NaN);
     const bits = universe(100);
     grown.intersect(bits, column, 100, '>', 70);
     expect(popcount(bits)).toBe(29);
   });
   it('places bounds at quantiles of the column, distinct and above its least value, NaN and slots past the size left out', () => {
     const bucketsOf = (index: RangeIndex, values: readonly number[]): number[] => values.map((value) => index.bucketOf(value));
-    // 4095 distinct values, shuffled: the bound of bucket k is the value of rank 2k - 1, so every bucket but the first holds two.
-    const distinct = new Float64Array(4_095).map((_, slot) => (slot * 1_024) % 4_095);
-    const ranks = Array.from({ length: 4_095 }, (_, value) => value);
+    // 8191 distinct values, shuffled: the bound of bucket k is the value of rank 2k - 1, so every bucket but the first holds two.
+    const distinct = new Float64Array(8_191).map((_, slot) => (slot * 1_024) % 8_191);
+    const ranks = Array.from({ length: 8_191 }, (_, value) => value);
     const twoPerBucket = ranks.map((value) => Math.ceil(value / 2));
-    const spread = RangeIndex.build(distinct, 4_095, 4_095);
-    expect(spread.buckets).toBe(2_048);
+    const spread = RangeIndex.build(distinct, 8_191, 8_191);
+    expect(spread.buckets).toBe(4_096);
     expect(bucketsOf(spread, ranks)).toStrictEqual(twoPerBucket);
     expect(bucketsOf(spread, ranks.map((value) => value + 0.5))).toStrictEqual(twoPerBucket);
-    expect(bucketsOf(spread, [-1, Number.NEGATIVE_INFINITY, Number.NaN, 1e9, Number.POSITIVE_INFINITY])).toStrictEqual([0, 0, 0, 2_047, 2_047]);
+    expect(bucketsOf(spread, [-1, Number.NEGATIVE_INFINITY, Number.NaN, 1e9, Number.POSITIVE_INFINITY])).toStrictEqual([0, 0, 0, 4_095, 4_095]);
     // The same values among as many NaN, with other values past the size: the same bounds.
-    const withNaN = new Float64Array(8_200).fill(1e9);
-    for (let slot = 0; slot < 8_190; slot += 1) withNaN[slot] = slot % 2 === 0 ? Number.NaN : distinct[slot >>> 1]!;
-    const skipping = RangeIndex.build(withNaN, 8_190, 8_200);
-    expect(skipping.buckets).toBe(2_048);
+    const withNaN = new Float64Array(16_400).fill(1e9);
+    for (let slot = 0; slot < 16_382; slot += 1) withNaN[slot] = slot % 2 === 0 ? Number.NaN : distinct[slot >>> 1]!;
+    const skipping = RangeIndex.build(withNaN, 16_382, 16_400);
+    expect(skipping.buckets).toBe(4_096);
     expect(bucketsOf(skipping, ranks)).toStrictEqual(twoPerBucket);
-    // 1024 values four times each: one bucket per value, the least value's bucket 0.
-    const repeated = new Float64Array(4_096).map((_, slot) => ((slot * 1_031) % 4_096) >>> 2);
-    const perValue = RangeIndex.build(repeated, 4_096, 4_096);
-    expect(perValue.buckets).toBe(1_024);
-    expect(bucketsOf(perValue, ranks.slice(0, 1_024))).toStrictEqual(ranks.slice(0, 1_024));
+    // 2048 values four times each: one bucket per value, the least value's bucket 0.
+    const repeated = new Float64Array(8_192).map((_, slot) => ((slot * 1_031) % 8_192) >>> 2);
+    const perValue = RangeIndex.build(repeated, 8_192, 8_192);
+    expect(perValue.buckets).toBe(2_048);
+    expect(bucketsOf(perValue, ranks.slice(0, 2_048))).toStrictEqual(ranks.slice(0, 2_048));
   });
 
-  it('narrows exactly over all 2048 buckets, the last ones included, reading the digit bitsets or the buckets around the value', () => {
-    const size = 4_095;
+  it('narrows exactly over all 4096 buckets, the last ones included, reading the digit bitsets or the buckets around the value', () => {
+    const size = 8_191;
     const column = new Float64Array(size).map((_, slot) => (slot * 1_024) % size);
     const index = RangeIndex.build(column, size, size);
-    expect(index.buckets).toBe(2_048);
+    expect(index.buckets).toBe(4_096);
     const every = Array.from({ length: size }, (_, slot) => slot);
     const underOf = (bucket: number): Uint32Array => {
       const bits = new Uint32Array(wordsFor(size));
@@ -336,10 +382,11 @@ describe('RangeIndex', () => {
       for (const slot of slots) setBit(bits, slot);
       return bits;
     };
-    for (const bucket of [0, 1, 127, 128, 1_919, 1_920, 2_046, 2_047, 2_048]) {
+    // Where the middle and high digits turn over (every 16 and 256 buckets), and the ends.
+    for (const bucket of [0, 1, 15, 16, 255, 256, 3_839, 3_840, 4_094, 4_095, 4_096]) {
       expect(underOf(bucket), `under ${bucket}`).toStrictEqual(bitsOf(every.filter((slot) => index.bucketOf(column[slot]!) < bucket)));
     }
-    const values = [-1, 0, 0.5, 1, 2, 255, 256, 257, 3_838, 3_839, 3_840, 3_841, 4_092.5, 4_093, 4_094, 5_000];
+    const values = [-1, 0, 0.5, 1, 2, 511, 512, 513, 7_678, 7_679, 7_680, 7_681, 8_188.5, 8_189, 8_190, 10_000];
     for (const operator of ['<', '<=', '>', '>='] as const) {
       for (const value of values) {
         const expected = bitsOf(
@@ -388,7 +435,7 @@ describe('RangeIndex', () => {
     // Up from a build that held NaN: a NaN written past the old capacity matches nothing either.
     const small = RangeIndex.build(column, 40, 40);
     small.resize(100);
-    for (let slot = 40; slot < 100; slot += 1) small.set(slot, column[slot]!);
+    for (let slot = 40; slot < 100; slot += 1) small.set(slot, column[slot]!, undefined);
     const all = universe(100);
     small.intersect(all, column, 100, '<', 1e9);
     expect(slotsOf(all)).toStrictEqual(numbers(100));

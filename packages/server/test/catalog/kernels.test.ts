@@ -1,0 +1,110 @@
+// The WebAssembly kernels (kernels.wat) against the JavaScript loops they stand in for: the same
+// operations on the same bits, once in arena bitsets (which the kernels take) and once in
+// ordinary arrays (which the loops take), for lengths with and without a partial last vector.
+import { describe, expect, it } from 'vitest';
+import { andInto, andNotInto, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
+import { arenaBits, arenaCopy, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
+import { createRandom } from '../../src/catalog/seed/prng.ts';
+
+const SEED = process.env['FC_SEED'] ?? '20261128';
+
+function randomWords(random: ReturnType<typeof createRandom>, words: number, density: number): Uint32Array {
+  const bits = new Uint32Array(words);
+  for (let i = 0; i < words; i += 1) {
+    let word = 0;
+    for (let b = 0; b < 32; b += 1) if (random.chance(density)) word |= 1 << b;
+    bits[i] = word;
+  }
+  return bits;
+}
+
+describe('bitset kernels', () => {
+  it(`combine, invert, count and test bits as the JavaScript loops do, for every length's last words (seed ${SEED})`, () => {
+    const random = createRandom(SEED);
+    for (const words of [0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 100, 1_001]) {
+      for (const density of [0, 0.02, 0.5, 1]) {
+        const a = randomWords(random, words, density);
+        const b = randomWords(random, words, 0.5);
+        const size = words * 32 - (words > 0 ? random.int(0, 31) : 0);
+        const cases: [string, (into: Uint32Array, from: Uint32Array) => unknown][] = [
+          ['and', (into, from) => andInto(into, from)],
+          ['or', (into, from) => orInto(into, from)],
+          ['and not', (into, from) => andNotInto(into, from, words)],
+          ['complement', (into) => complement(into, size)],
+          ['popcount', (into) => popcount(into)],
+          ['isEmpty', (into) => isEmpty(into)],
+        ];
+        for (const [name, op] of cases) {
+          const [plainInto, plainFrom] = [a.slice(), b.slice()];
+          const [arenaInto, arenaFrom] = [arenaCopy(a), arenaCopy(b)];
+          expect(inArena(arenaInto) && !inArena(plainInto)).toBe(true);
+          const expected = op(plainInto, plainFrom);
+          expect(op(arenaInto, arenaFrom), `${name} of ${words} words`).toStrictEqual(expected);
+          expect(Array.from(arenaInto), `${name} of ${words} words`).toStrictEqual(Array.from(plainInto));
+          expect(Array.from(arenaFrom)).toStrictEqual(Array.from(b));
+        }
+      }
+    }
+  });
+
+  it(`narrows a range leaf from the digit bitsets and from kept buckets as the JavaScript loops do (seed ${SEED})`, () => {
+    const random = createRandom(`${SEED}-range`);
+    for (const size of [1, 31, 33, 130, 257, 5_000]) {
+      const column = new Float64Array(size);
+      for (let slot = 0; slot < size; slot += 1) column[slot] = random.chance(0.05) ? Number.NaN : random.int(0, 10_000) / 100;
+      const index = RangeIndex.build(column, size, size);
+      for (let round = 0; round < 40; round += 1) {
+        const operator = (['<', '<=', '>', '>='] as const)[random.int(0, 3)]! satisfies RangeOperator;
+        const value = random.chance(0.5) ? column[random.int(0, size - 1)]! : random.int(-100, 10_100) / 100;
+        const start = randomWords(random, wordsFor(size), 0.7);
+        complement(start, size);
+        complement(start, size);
+        const bucket = index.bucketOf(value);
+        const under = (b: number, arena: boolean): Uint32Array => {
+          const bits = arena ? arenaBits(wordsFor(size)) : new Uint32Array(wordsFor(size));
+          index.under(bits, size, b);
+          return bits;
+        };
+        for (const buckets of [false, true]) {
+          const around = (arena: boolean): readonly [Uint32Array, Uint32Array | null] | undefined =>
+            buckets ? [under(bucket, arena), bucket + 1 >= index.buckets ? null : under(bucket + 1, arena)] : undefined;
+          const plain = start.slice();
+          index.intersect(plain, column, size, operator, value, around(false));
+          const viaKernel = arenaCopy(start);
+          index.intersect(viaKernel, column, size, operator, value, around(true));
+          expect(Array.from(viaKernel), `${size} slots, ${operator} ${value}, ${buckets ? 'buckets' : 'digits'}`).toStrictEqual(Array.from(plain));
+          const expected = Array.from({ length: size }, (_, slot) => slot).filter((slot) => {
+            const own = column[slot]!;
+            const passes = operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+            return (start[slot >>> 5]! & (1 << (slot & 31))) !== 0 && passes;
+          });
+          expect(popcount(viaKernel)).toBe(expected.length);
+        }
+      }
+    }
+  });
+
+  it('hands a released block out again only after the code that released it has run, and a collected one never while its view is reachable', async () => {
+    const first = arenaBits(1_000);
+    first.fill(7);
+    const address = first.byteOffset;
+    releaseBits(first);
+    // Released but the current run of code goes on: its bits are still its own.
+    const during = arenaBits(1_000);
+    expect(during.byteOffset).not.toBe(address);
+    expect(first[999]).toBe(7);
+    await Promise.resolve();
+    const after = arenaBits(1_000);
+    expect(after.byteOffset).toBe(address);
+    // Handed out zeroed, whatever it held.
+    expect(after.every((word) => word === 0)).toBe(true);
+    // A second release of one view frees nothing twice.
+    releaseBits(after);
+    releaseBits(after);
+    await Promise.resolve();
+    const freeBefore = arenaStats().freeBytes;
+    const [x, y] = [arenaBits(1_000), arenaBits(1_000)];
+    expect(x.byteOffset).not.toBe(y.byteOffset);
+    expect(arenaStats().freeBytes).toBeLessThan(freeBefore);
+  });
+});
