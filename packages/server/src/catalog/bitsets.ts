@@ -238,7 +238,7 @@ export class BitsetPool {
    */
   take(scope: Uint32Array[] | undefined, zeroed: boolean): Uint32Array {
     const reused = this.#free.pop();
-    const bits = reused ?? arenaBits(this.#words);
+    const bits = reused ?? arenaBits(this.#words, zeroed);
     if (reused !== undefined && zeroed) fillBits(bits, false);
     // A search that takes more than this leaves the rest to the GC.
     if (scope !== undefined && scope.length < MAX_FREE) scope.push(bits);
@@ -317,7 +317,7 @@ export class BitsetCache {
   keep(key: string, bits: Uint32Array): void {
     if (bits.byteLength > this.#budgetBytes) return;
     // The copy is taken before this keep drops anything (see #spares).
-    const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length);
+    const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length, false);
     copyBits(copy, bits);
     const old = this.#entries.get(key);
     this.#entries.delete(key);
@@ -440,7 +440,7 @@ export class RangeIndex {
     this.#padded = new Float64Array(Math.max(2, 2 ** Math.ceil(Math.log2(bounds.length + 1)))).fill(Number.NaN);
     this.#padded.set(bounds);
     this.#words = wordsFor(capacity);
-    this.#digits = arenaBits(this.#words * PER_WORD);
+    this.#digits = arenaBits(this.#words * PER_WORD, false);
     fillBits(this.#digits, true);
     this.#capacity = capacity;
     this.#min = new Float64Array(bounds.length + 1).fill(Number.POSITIVE_INFINITY);
@@ -475,9 +475,12 @@ export class RangeIndex {
   #fill(column: Float64Array, size: number): void {
     const digits = this.#digits;
     const stride = this.#words;
-    const at = new Int32Array(PER_WORD);
-    for (let word = 0; word < wordsFor(size); word += 1) {
-      at.fill(0);
+    // Per word, the slots whose digit equals d, then "at most d" as a running OR over d: three ORs
+    // per slot, where setting every "at most d" bitset a slot belongs to took one per value of d.
+    const equal = new Int32Array(HIGH + MIDDLE + LOW);
+    const words = wordsFor(size);
+    for (let word = 0; word < words; word += 1) {
+      equal.fill(0);
       const base = word << 5;
       const end = Math.min(32, size - base);
       for (let b = 0; b < end; b += 1) {
@@ -486,13 +489,17 @@ export class RangeIndex {
         this.#extend(bucket, value);
         if (Number.isNaN(value)) setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
         const bit = 1 << b;
-        const [high, middle, low] = digitsOf(bucket);
-        for (let d = high; d < HIGH - 1; d += 1) at[d]! |= bit;
-        for (let d = middle; d < MIDDLE - 1; d += 1) at[MIDDLE_AT + d]! |= bit;
-        for (let d = low; d < LOW - 1; d += 1) at[LOW_AT + d]! |= bit;
+        equal[Math.floor(bucket / (MIDDLE * LOW))]! |= bit;
+        equal[HIGH + (Math.floor(bucket / LOW) % MIDDLE)]! |= bit;
+        equal[HIGH + MIDDLE + (bucket % LOW)]! |= bit;
       }
       // Slots past `size` get no digit: `set` writes all of a slot's digits before a search sees it.
-      for (let d = 0; d < PER_WORD; d += 1) digits[d * stride + word] = at[d]!;
+      let running = 0;
+      for (let d = 0; d < HIGH - 1; d += 1) digits[d * stride + word] = running |= equal[d]!;
+      running = 0;
+      for (let d = 0; d < MIDDLE - 1; d += 1) digits[(MIDDLE_AT + d) * stride + word] = running |= equal[HIGH + d]!;
+      running = 0;
+      for (let d = 0; d < LOW - 1; d += 1) digits[(LOW_AT + d) * stride + word] = running |= equal[HIGH + MIDDLE + d]!;
     }
   }
 
@@ -500,7 +507,7 @@ export class RangeIndex {
   resize(capacity: number): void {
     if (capacity === this.#capacity) return;
     const words = wordsFor(capacity);
-    const digits = arenaBits(words * PER_WORD);
+    const digits = arenaBits(words * PER_WORD, false);
     fillBits(digits, true);
     const kept = Math.min(words, this.#words);
     for (let at = 0; at < PER_WORD; at += 1) digits.set(this.#digits.subarray(at * this.#words, at * this.#words + kept), at * words);
@@ -562,18 +569,9 @@ export class RangeIndex {
    */
   under(into: Uint32Array, size: number, bucket: number): void {
     const words = wordsFor(size);
-    if (bucket >= this.buckets) {
-      into.fill(0xffffffff, 0, words);
-    } else {
-      const digits = this.#digits;
-      const { hbAt, htAt, mbAt, mtAt, lbAt, hbMask, mbMask, lbMask, htAll, mtAll } = this.#digitsAt(bucket);
-      for (let i = 0; i < words; i += 1) {
-        const hb = digits[hbAt + i]! & hbMask;
-        const mb = digits[mbAt + i]! & mbMask;
-        const highSame = (digits[htAt + i]! | htAll) & ~hb;
-        into[i] = hb | (highSame & (mb | ((digits[mtAt + i]! | mtAll) & ~mb & digits[lbAt + i]! & lbMask)));
-      }
-    }
+    // A leaf's pass over a fresh result keeping the slots below the bucket, and none of its members.
+    if (bucket >= this.buckets) fillBits(into, true);
+    else narrowByDigits(into, this.#digits, this.#digitsAt(bucket), words, -1, 0, false, true);
     clearPastEnd(into, size);
   }
 
@@ -581,11 +579,12 @@ export class RangeIndex {
    * Clears in `result` (a bitset over `size` slots) the slots whose value in `column` does not
    * compare to `value` as `operator` says. `around` is, when the caller has them, `under` of the
    * value's bucket and of the next (null past the last bucket): each word then reads those two
-   * bitsets instead of six digit bitsets.
+   * bitsets instead of six digit bitsets. With `fresh`, `result` is taken to hold every slot
+   * whatever it holds (no fill first): the leaf's own new bitset.
    */
-  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number, around?: readonly [Uint32Array, Uint32Array | null]): void {
+  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number, around?: readonly [Uint32Array, Uint32Array | null], fresh = false): void {
     if (Number.isNaN(value)) {
-      result.fill(0);
+      fillBits(result, false);
       return;
     }
     // Buckets under `bucket` lie wholly below `value`, those above it wholly above; its own
@@ -611,8 +610,9 @@ export class RangeIndex {
     const note = whole === -1 && sorted === undefined;
     const noted =
       around === undefined
-        ? narrowByDigits(result, this.#digits, this.#digitsAt(bucket), words, belowMask, membersMask, note)
-        : narrowAround(result, around[0], around[1], words, belowMask, membersMask, note);
+        ? narrowByDigits(result, this.#digits, this.#digitsAt(bucket), words, belowMask, membersMask, note, fresh)
+        : narrowAround(result, around[0], around[1], words, belowMask, membersMask, note, fresh);
+    if (fresh) clearPastEnd(result, size);
     if (noted > 0) keepPassing(result, column, noted, operator, value);
     if (sorted !== undefined) dropFailing(result, sorted, column, operator, value);
     // NaN sits in bucket 0, which a leaf may keep whole. (A loop here that read `this.#nan` per
@@ -670,21 +670,28 @@ export class RangeIndex {
       this.#uses[bucket] = 1;
       return undefined;
     }
+    // Every member, noted by a pass over a scratch bitset read as all ones (the slots past `size`
+    // it notes are skipped), ascending by slot.
     const words = wordsFor(size);
-    const all = arenaBits(words);
-    fillBits(all, true);
-    clearPastEnd(all, size);
-    const noted = narrowByDigits(all, this.#digits, this.#digitsAt(bucket), words, 0, -1, true);
+    const scratch = arenaBits(words, false);
+    const noted = narrowByDigits(scratch, this.#digits, this.#digitsAt(bucket), words, 0, -1, true, true);
+    releaseBits(scratch);
     const members: number[] = [];
+    const values: number[] = [];
     for (let k = 0; k < noted; k += 1) {
       const base = MEMBER_WORDS[k]! << 5;
       for (let bits = MEMBER_BITS[k]! | 0; bits !== 0; bits &= bits - 1) {
         const slot = base + 31 - Math.clz32(bits & -bits);
-        if (!Number.isNaN(column[slot])) members.push(slot);
+        if (slot >= size || Number.isNaN(column[slot])) continue;
+        members.push(slot);
+        values.push(column[slot]!);
       }
     }
-    releaseBits(all);
-    const sorted = Int32Array.from(members).sort((a, b) => column[a]! - column[b]! || a - b);
+    // Sorted by their values read once into a small array (the comparator reading the column would
+    // miss the cache at every step on a large one); ties stay in slot order.
+    const local = Float64Array.from(values);
+    const order = Int32Array.from(members, (_, at) => at).sort((a, b) => local[a]! - local[b]! || a - b);
+    const sorted = Int32Array.from(order, (at) => members[at]!);
     this.#sorted[bucket] = sorted;
     return sorted;
   }
@@ -738,9 +745,10 @@ function roomForMembers(words: number): void {
  * Narrows `result` by the bucket's "under" bitsets (`under`: the slots of buckets below the
  * value's, `next`: below the next bucket, or null past the last): keeps the slots below when
  * `belowMask` is -1, above when 0, and the bucket's own members where `membersMask` is -1; with
- * `note`, records the words holding members for keepPassing and returns their number.
+ * `note`, records the words holding members for keepPassing and returns their number. With
+ * `fresh`, reads `result` as all ones (a new bitset; the caller clears past the end).
  */
-function narrowAround(result: Uint32Array, under: Uint32Array, next: Uint32Array | null, words: number, belowMask: number, membersMask: number, note: boolean): number {
+function narrowAround(result: Uint32Array, under: Uint32Array, next: Uint32Array | null, words: number, belowMask: number, membersMask: number, note: boolean, fresh: boolean): number {
   if (note) roomForMembers(words);
   const memberWords = MEMBER_WORDS;
   const memberBits = MEMBER_BITS;
@@ -749,11 +757,12 @@ function narrowAround(result: Uint32Array, under: Uint32Array, next: Uint32Array
   if (result.length >= words && under.length >= words && nextBits.length >= words && inArena(result) && inArena(under) && inArena(nextBits) && inArena(memberWords) && inArena(memberBits)) {
     MASKS[1] = nextAll;
     const [r, u, n] = [result.byteOffset, under.byteOffset, nextBits.byteOffset];
-    return kernels.narrow(r, words, 0, u, n, 0, 0, 0, 0, MASKS.byteOffset, belowMask, membersMask, note ? 1 : 0, memberWords.byteOffset, memberBits.byteOffset);
+    return kernels.narrow(r, words, 0, u, n, 0, 0, 0, 0, MASKS.byteOffset, belowMask, membersMask, note ? 1 : 0, memberWords.byteOffset, memberBits.byteOffset, fresh ? 1 : 0);
   }
+  const freshMask = fresh ? -1 : 0;
   let noted = 0;
   for (let i = 0; i < words; i += 1) {
-    const had = result[i]!;
+    const had = result[i]! | freshMask;
     const low = under[i]!;
     const same = (nextBits[i]! | nextAll) & ~low;
     const members = had & same;
@@ -768,7 +777,7 @@ function narrowAround(result: Uint32Array, under: Uint32Array, next: Uint32Array
 }
 
 /** narrowAround, reading the bucket's six digit bitsets per word instead of two "under" bitsets. */
-function narrowByDigits(result: Uint32Array, digits: Uint32Array, at: DigitsAt, words: number, belowMask: number, membersMask: number, note: boolean): number {
+function narrowByDigits(result: Uint32Array, digits: Uint32Array, at: DigitsAt, words: number, belowMask: number, membersMask: number, note: boolean, fresh: boolean): number {
   if (note) roomForMembers(words);
   const memberWords = MEMBER_WORDS;
   const memberBits = MEMBER_BITS;
@@ -792,11 +801,13 @@ function narrowByDigits(result: Uint32Array, digits: Uint32Array, at: DigitsAt, 
       note ? 1 : 0,
       memberWords.byteOffset,
       memberBits.byteOffset,
+      fresh ? 1 : 0,
     );
   }
+  const freshMask = fresh ? -1 : 0;
   let noted = 0;
   for (let i = 0; i < words; i += 1) {
-    const had = result[i]!;
+    const had = result[i]! | freshMask;
     const hb = digits[hbAt + i]! & hbMask;
     const ht = digits[htAt + i]! | htAll;
     const mb = digits[mbAt + i]! & mbMask;

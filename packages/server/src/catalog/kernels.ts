@@ -11,7 +11,7 @@
 // Guarantees: a block is handed out again only once its view is unreachable (a
 // FinalizationRegistry) or its owner released it; a release takes effect once the current
 // synchronous run of code ends (a microtask), so a view read right after another was released
-// still holds what it held. A view handed out is zeroed.
+// still holds what it held. A view handed out is zeroed unless its taker says it writes it whole.
 // Limits: the memory is one WebAssembly memory of at most 4 GiB and never shrinks: blocks freed
 // are reused for later blocks of the same size class, not given back to the system. When it is
 // full, `arenaBits` hands out an ordinary array, which the callers' JavaScript loops serve.
@@ -40,6 +40,7 @@ interface Kernels {
     note: number,
     memberWords: number,
     memberBits: number,
+    fresh: number,
   ): number;
 }
 
@@ -110,20 +111,23 @@ function allocate(bytes: number): number | undefined {
   return address;
 }
 
-/** A zeroed bitset of `words` words in the arena (or, once the arena is full, an ordinary one). */
-export function arenaBits(words: number): Uint32Array {
+/**
+ * A bitset of `words` words in the arena (or, once the arena is full, an ordinary one): zeroed, or
+ * with `zeroed` false holding whatever its block held (for a caller that writes every word first).
+ */
+export function arenaBits(words: number, zeroed = true): Uint32Array {
   const bytes = classOf(words * 4);
   const address = allocate(bytes);
   if (address === undefined) return new Uint32Array(words);
   const view = new Uint32Array(memory.buffer, address, words);
-  kernels.fill(address, words, 0);
+  if (zeroed) kernels.fill(address, words, 0);
   registry.register(view, [address, bytes], view);
   return view;
 }
 
 /** An arena copy of `array`. */
 export function arenaCopy(array: Uint32Array): Uint32Array {
-  const copy = arenaBits(array.length);
+  const copy = arenaBits(array.length, false);
   if (inArena(copy) && inArena(array)) kernels.copy(copy.byteOffset, array.byteOffset, array.length);
   else copy.set(array);
   return copy;

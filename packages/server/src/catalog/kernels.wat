@@ -139,21 +139,22 @@
       (local.set $noted (i32.add (local.get $noted) (i32.const 1)))))
     (local.get $noted))
 
-  ;; A range leaf's pass (bitsets.ts, narrowRange): from the value bucket's "under" bitsets, or from
+  ;; A range leaf's pass (bitsets.ts, narrowAround and narrowByDigits): from the value bucket's "under" bitsets, or from
   ;; its six digit bitsets when `digits` is 1 (then `under` is the high-below bitset, `next` the
   ;; high-through one and `mb` to `lt` the others). Keeps in `result` the slots below the bucket when
   ;; `below` is -1 (above it when 0) and its members where `membersAll` is -1; with `note` 1, notes
   ;; the words holding members (memberWords, memberBits) and returns their number. `masks` holds
   ;; the digits' masks: hbMask, htAll, mbMask, mtAll, lbMask, ltAll (or, for "under" bitsets, only
-  ;; htAll: -1 when there is no next bucket).
+  ;; htAll: -1 when there is no next bucket). With `fresh` 1, `result` is read as all ones whatever it
+  ;; holds (a leaf's own new bitset: no fill before the pass).
   (func (export "narrow")
     (param $result i32) (param $words i32) (param $digits i32)
     (param $hb i32) (param $ht i32) (param $mb i32) (param $mt i32) (param $lb i32) (param $lt i32)
     (param $masks i32) (param $below i32) (param $membersAll i32) (param $note i32)
-    (param $memberWords i32) (param $memberBits i32) (result i32)
+    (param $memberWords i32) (param $memberBits i32) (param $fresh i32) (result i32)
     (local $vend i32) (local $word i32) (local $noted i32)
     (local $hbMask v128) (local $htAll v128) (local $mbMask v128) (local $mtAll v128) (local $lbMask v128) (local $ltAll v128)
-    (local $vbelow v128) (local $vmembers v128)
+    (local $vbelow v128) (local $vmembers v128) (local $vfresh v128)
     (local $had v128) (local $under v128) (local $same v128) (local $members v128) (local $highSame v128) (local $middleSame v128) (local $lbv v128)
     (local.set $hbMask (v128.load32_splat (local.get $masks)))
     (local.set $htAll (v128.load32_splat offset=4 (local.get $masks)))
@@ -163,6 +164,7 @@
     (local.set $ltAll (v128.load32_splat offset=20 (local.get $masks)))
     (local.set $vbelow (i32x4.splat (local.get $below)))
     (local.set $vmembers (i32x4.splat (local.get $membersAll)))
+    (local.set $vfresh (i32x4.splat (i32.sub (i32.const 0) (local.get $fresh))))
     ;; Whole vectors: one loop per source of the bucket's bitsets, with no branch but the rare
     ;; members' note; then the last words one at a time.
     (local.set $vend (i32.and (local.get $words) (i32.const -4)))
@@ -171,7 +173,7 @@
         (block $digitsDone
           (loop $digitVectors
             (br_if $digitsDone (i32.ge_u (local.get $word) (local.get $vend)))
-            (local.set $had (v128.load (local.get $result)))
+            (local.set $had (v128.or (v128.load (local.get $result)) (local.get $vfresh)))
             (local.set $highSame (v128.andnot (v128.or (v128.load (local.get $ht)) (local.get $htAll)) (v128.and (v128.load (local.get $hb)) (local.get $hbMask))))
             (local.set $middleSame (v128.andnot (v128.or (v128.load (local.get $mt)) (local.get $mtAll)) (v128.and (v128.load (local.get $mb)) (local.get $mbMask))))
             (local.set $lbv (v128.and (v128.load (local.get $lb)) (local.get $lbMask)))
@@ -204,7 +206,7 @@
         (block $underDone
           (loop $underVectors
             (br_if $underDone (i32.ge_u (local.get $word) (local.get $vend)))
-            (local.set $had (v128.load (local.get $result)))
+            (local.set $had (v128.or (v128.load (local.get $result)) (local.get $vfresh)))
             (local.set $under (v128.load (local.get $hb)))
             (local.set $same (v128.andnot (v128.or (v128.load (local.get $ht)) (local.get $htAll)) (local.get $under)))
             (local.set $members (v128.and (local.get $had) (local.get $same)))
@@ -228,7 +230,7 @@
       (loop $words
         (br_if $done (i32.ge_u (local.get $word) (local.get $words)))
         ;; One word: the same, in lane 0 of vectors loaded from one word each.
-        (local.set $had (v128.load32_zero (local.get $result)))
+        (local.set $had (v128.or (v128.load32_zero (local.get $result)) (local.get $vfresh)))
         (if (local.get $digits)
           (then
             (local.set $highSame (v128.andnot (v128.or (v128.load32_zero (local.get $ht)) (local.get $htAll)) (v128.and (v128.load32_zero (local.get $hb)) (local.get $hbMask))))

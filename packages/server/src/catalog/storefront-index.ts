@@ -819,8 +819,9 @@ export class StorefrontIndex {
       else setRun(bits, low, size);
       return bits;
     }
-    const bits = this.#universe(slices);
-    this.#intersect(bits, field as NumberField, operator, value, slices);
+    // The leaf's pass reads its new bitset as every slot: no fill first.
+    const bits = this.#pool.take(slices.scope, false);
+    this.#intersect(bits, field as NumberField, operator, value, slices, true);
     return bits;
   }
 
@@ -830,7 +831,7 @@ export class StorefrontIndex {
    * use, under keys of their own), a leaf with a value never seen before reads those two bitsets
    * per word instead of the range index's six, and checks the bucket's own members as ever.
    */
-  #intersect(bits: Uint32Array, field: NumberField, operator: RangeOperator, value: number, slices: Slices): void {
+  #intersect(bits: Uint32Array, field: NumberField, operator: RangeOperator, value: number, slices: Slices, fresh = false): void {
     const range = this.#rangeIndex(field);
     const column = this.#numbers[field].data;
     if (Number.isNaN(value)) {
@@ -840,7 +841,7 @@ export class StorefrontIndex {
     const bucket = range.bucketOf(value);
     const under = this.#under(range, field, bucket, slices);
     const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
-    range.intersect(bits, column, this.#size, operator, value, under === undefined || next === undefined ? undefined : [under, next]);
+    range.intersect(bits, column, this.#size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh);
   }
 
   /** The kept bitset of the slots under `bucket`, made and kept on its second use, else undefined. */

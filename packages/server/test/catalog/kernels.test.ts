@@ -79,6 +79,15 @@ describe('bitset kernels', () => {
             return (start[slot >>> 5]! & (1 << (slot & 31))) !== 0 && passes;
           });
           expect(popcount(viaKernel)).toBe(expected.length);
+          // A fresh result (the leaf's own new bitset) is read as every slot, whatever it holds.
+          for (const arena of [false, true]) {
+            const garbage = randomWords(random, wordsFor(size), 0.5);
+            const fresh = arena ? arenaCopy(garbage) : garbage;
+            index.intersect(fresh, column, size, operator, value, around(arena), true);
+            const fromUniverse = complement(new Uint32Array(wordsFor(size)), size);
+            index.intersect(fromUniverse, column, size, operator, value, around(false));
+            expect(Array.from(fresh), `${size} slots, ${operator} ${value}, fresh${arena ? ', arena' : ''}`).toStrictEqual(Array.from(fromUniverse));
+          }
         }
       }
     }
