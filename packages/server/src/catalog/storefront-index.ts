@@ -495,10 +495,22 @@ export class StorefrontIndex {
     if (fresh) {
       for (const code of codes) postings.add(code, slot);
     } else {
-      for (const code of codes) if (!lists.holds(slot, code)) postings.add(code, slot);
+      let added = 0;
+      for (const code of codes) {
+        if (lists.holds(slot, code)) continue;
+        postings.add(code, slot);
+        added += 1;
+      }
+      let dropped = 0;
       lists.forEach(slot, (code) => {
-        if (!codes.includes(code)) postings.drop();
+        if (codes.includes(code)) return;
+        postings.drop();
+        dropped += 1;
       });
+      // The same terms (a rewrite of prices, say): the slot keeps its list. Appending an equal one
+      // grew the buffer, which a snapshot loads without room to spare: at ten million products
+      // the first such rewrite copied the whole buffer into one twice its size.
+      if (added === 0 && dropped === 0) return;
     }
     lists.set(slot, codes, fresh);
   }
@@ -923,7 +935,11 @@ function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
 
 /** Slots ascending by (value, slot): slots ascend with cursors, so ties by slot are ties by cursor. */
 function sortSlots(slots: Int32Array, column: Float64Array): Int32Array {
-  return slots.sort((a, b) => column[a]! - column[b]! || a - b);
+  // By their values read once into an array of their own: a comparator reading the column misses
+  // the cache at every step on a large one (a merge of 100,000 slots at ten million products).
+  const values = Float64Array.from(slots, (slot) => column[slot]!);
+  const order = Int32Array.from(slots, (_, at) => at).sort((a, b) => values[a]! - values[b]! || slots[a]! - slots[b]!);
+  return Int32Array.from(order, (at) => slots[at]!);
 }
 
 /** Largest write batch that moves slots within the sort orders one by one instead of merging them. */

@@ -480,26 +480,34 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     expect(() => StorefrontIndex.fromState({ ...state, arrays: [...state.arrays, new Int32Array(1)] })).toThrow('storefront index state: arrays left over');
   });
 
-  it('counts the stale entries of rewritten tag and title lists in its state, and drops them once they outweigh the live ones', () => {
+  it('counts the stale entries of rewritten tag and title lists in its state, and drops them once they outweigh the live ones', async () => {
     // One product with 63 distinct tags (one given twice) and a title of 63 words: each list is 64
-    // entries. After r rewrites, 64 r entries are stale; they are dropped once
-    // 64 r > 64 (r + 1) / 2 + 4096, that is from the 130th rewrite.
+    // entries. Rewritten with one tag and one word other each time, after r rewrites 64 r entries
+    // are stale; they are dropped once 64 r > 64 (r + 1) / 2 + 4096, that is from the 130th rewrite.
+    // A rewrite with the same terms (new prices, say) leaves the lists as they are.
     const random = createRandom('garbage');
-    const words = Array.from({ length: 63 }, (_, i) => `w${i}`);
-    const row = { ...buildRow(random, at(0), 'g'), tags: [...words.map((word) => `tag_${word}`), 'TAG_W0'], title: words.join(' ') };
+    const version = (first: string): StorefrontIndexRow => {
+      const words = [first, ...Array.from({ length: 62 }, (_, i) => `w${i + 1}`)];
+      return { ...buildRow(random, at(0), 'g'), tags: [...words.map((word) => `tag_${word}`), `TAG_${first.toUpperCase()}`], title: words.join(' ') };
+    };
+    const [a, b] = [version('w0'), version('v0')];
     const index = new StorefrontIndex();
-    index.upsert([row]);
+    index.upsert([a]);
     const lists = (): { garbage: [number, number]; used: [number, number] } => {
       const state = index.state();
       return { garbage: state.garbage, used: [state.arrays[16]!.length, state.arrays[18]!.length] };
     };
     expect(lists()).toStrictEqual({ garbage: [0, 0], used: [64, 64] });
-    index.upsert([row]);
-    expect(lists()).toStrictEqual({ garbage: [64, 64], used: [128, 128] });
-    index.upsert(Array.from({ length: 128 }, () => row));
-    expect(lists()).toStrictEqual({ garbage: [129 * 64, 129 * 64], used: [130 * 64, 130 * 64] });
-    index.upsert([row]);
+    index.upsert([{ ...a, price_min: a.price_min + 1 }]);
     expect(lists()).toStrictEqual({ garbage: [0, 0], used: [64, 64] });
+    index.upsert([b]);
+    expect(lists()).toStrictEqual({ garbage: [64, 64], used: [128, 128] });
+    index.upsert(Array.from({ length: 128 }, (_, i) => (i % 2 === 0 ? a : b)));
+    expect(lists()).toStrictEqual({ garbage: [129 * 64, 129 * 64], used: [130 * 64, 130 * 64] });
+    index.upsert([a]);
+    expect(lists()).toStrictEqual({ garbage: [0, 0], used: [64, 64] });
+    expect(await index.search({ text: 'w0', sort: 'cursor:asc', offset: 0, limit: 20 })).toStrictEqual({ cursors: [a.cursor], total: 1 });
+    expect(await index.search({ text: 'v0', sort: 'cursor:asc', offset: 0, limit: 20 })).toStrictEqual({ cursors: [], total: 0 });
   });
 
   it('gives back the room its columns and term buffers grew into, and keeps one tag kind per term', async () => {
