@@ -4,8 +4,9 @@
 ;; `pnpm generate` assembles this file into generated/kernels.gen.ts (scripts/generate-kernels.ts);
 ;; CI fails when that file is stale.
 ;;
-;; Contract: every address is a byte offset into the imported memory, 16-byte aligned; `words` is a
-;; count of 32-bit words. Each function reads and writes exactly `words` words from each address
+;; Contract: every address is a byte offset into the imported memory, a multiple of 4 (blocks start
+;; on 64 bytes; a digit bitset inside a block may not be 16-byte aligned, which vector loads allow
+;; at some cost); `words` is a count of 32-bit words. Each function reads and writes exactly `words` words from each address
 ;; (a scalar loop takes the last words that do not fill a vector). Nothing here allocates.
 (module
   (import "env" "memory" (memory 1 65536 shared))
