@@ -6,8 +6,8 @@
 //
 //   node bench/bitset-kernels-bench.ts [--slots 1000000,10000000] [--rounds 5]
 import { parseArgs } from 'node:util';
-import { andInto, complement, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
-import { arenaBits, arenaCopy } from '../src/catalog/kernels.ts';
+import { andInto, arenaCopy, complement, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
+import { arenaBits } from '../src/catalog/kernels.ts';
 import { createRandom } from '../src/catalog/seed/prng.ts';
 import { progress } from './lib/processes.ts';
 

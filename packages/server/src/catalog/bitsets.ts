@@ -68,6 +68,13 @@ export function copyBits(into: Uint32Array, from: Uint32Array): void {
   else into.set(from.subarray(0, into.length));
 }
 
+/** A copy of `array` in the arena (where the kernels can take it). */
+export function arenaCopy(array: Uint32Array): Uint32Array {
+  const copy = arenaBits(array.length, false);
+  copyBits(copy, array);
+  return copy;
+}
+
 export function isEmpty(bits: Uint32Array): boolean {
   const words = bits.length;
   if (inArena(bits)) return kernels.any(bits.byteOffset, words) === 0;
@@ -166,6 +173,16 @@ export class Growable<T extends Float64Array | Int32Array | Uint32Array | Uint8A
     const grown = this.#make(Math.max(length, this.data.length * 2));
     grown.set(this.data as never);
     this.data = grown;
+  }
+  /**
+   * Holds exactly `length` elements: grown, or cut, into a new array made as the others are (so
+   * an array the arena holds stays there).
+   */
+  fit(length: number): void {
+    if (length === this.data.length) return;
+    const fitted = this.#make(length);
+    fitted.set(this.data.subarray(0, Math.min(length, this.data.length)) as never);
+    this.data = fitted;
   }
   /** Shrinks to `length` plus an eighth, so the next writes do not reallocate at once. */
   trim(length: number): void {

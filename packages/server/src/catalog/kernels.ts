@@ -125,14 +125,6 @@ export function arenaBits(words: number, zeroed = true): Uint32Array {
   return view;
 }
 
-/** An arena copy of `array`. */
-export function arenaCopy(array: Uint32Array): Uint32Array {
-  const copy = arenaBits(array.length, false);
-  if (inArena(copy) && inArena(array)) kernels.copy(copy.byteOffset, array.byteOffset, array.length);
-  else copy.set(array);
-  return copy;
-}
-
 /**
  * Gives `view`'s block back once the current run of code ends. The caller must not use `view`
  * after that; a view not from the arena (or released already) is left to the GC.

@@ -42,6 +42,7 @@ import type { StorefrontSort } from './model.ts';
 import {
   andInto,
   andNotInto,
+  arenaCopy,
   BitsetCache,
   BitsetPool,
   clearPastEnd,
@@ -62,7 +63,7 @@ import {
   wordsFor,
   type RangeOperator,
 } from './bitsets.ts';
-import { arenaBits, arenaCopy } from './kernels.ts';
+import { arenaBits } from './kernels.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -445,19 +446,12 @@ export class StorefrontIndex {
     const size = this.#size;
     this.#cursor.trim(size);
     const capacity = this.#cursor.data.length;
-    const exactly = <T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(column: Growable<T>, length: number): void => {
-      column.ensure(length);
-      column.trim(length);
-      if (column.data.length > length) column.data = column.data.slice(0, length) as T;
-    };
-    for (const field of NUMBER_FIELDS) exactly(this.#numbers[field], capacity);
-    for (const field of CODED_FIELDS) exactly(this.#coded[field].codes, capacity);
-    for (const field of HASHED_FIELDS) exactly(this.#hashes[field], 2 * capacity);
-    exactly(this.#tagsOf.start, capacity);
-    exactly(this.#titleWordsOf.start, capacity);
-    // A bitset the kernels read: kept in the arena (a slice would leave it).
-    this.#available.ensure(wordsFor(capacity));
-    if (this.#available.data.length !== wordsFor(capacity)) this.#available.data = arenaCopy(this.#available.data.subarray(0, wordsFor(capacity)));
+    for (const field of NUMBER_FIELDS) this.#numbers[field].fit(capacity);
+    for (const field of CODED_FIELDS) this.#coded[field].codes.fit(capacity);
+    for (const field of HASHED_FIELDS) this.#hashes[field].fit(2 * capacity);
+    this.#tagsOf.start.fit(capacity);
+    this.#titleWordsOf.start.fit(capacity);
+    this.#available.fit(wordsFor(capacity));
     this.#tagsOf.arena.trim(this.#tagsOf.used);
     this.#titleWordsOf.arena.trim(this.#titleWordsOf.used);
     this.#terms.trim();

@@ -2,6 +2,7 @@
 // against plain evaluations, and the term dictionary's exactness.
 import { describe, expect, it } from 'vitest';
 import {
+  arenaCopy,
   BitsetCache,
   BitsetPool,
   complement,
@@ -20,7 +21,6 @@ import {
   wordsFor,
   type RangeOperator,
 } from '../../src/catalog/bitsets.ts';
-import { arenaCopy } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 import { foldText } from '../../src/catalog/text.ts';
 

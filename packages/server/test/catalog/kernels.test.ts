@@ -2,8 +2,8 @@
 // operations on the same bits, once in arena bitsets (which the kernels take) and once in
 // ordinary arrays (which the loops take), for lengths with and without a partial last vector.
 import { describe, expect, it } from 'vitest';
-import { andInto, andNotInto, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
-import { arenaBits, arenaCopy, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
+import { andInto, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
+import { arenaBits, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 
 const SEED = process.env['FC_SEED'] ?? '20261128';
