@@ -88,6 +88,29 @@ export function andInto(into: Uint32Array, from: Uint32Array): void {
   for (let i = 0; i < words; i += 1) into[i] = into[i]! & from[i]!;
 }
 
+/**
+ * ANDs every bitset of `from` into `into` (with `fresh`, `into` is read as all ones whatever it
+ * holds: a new result needs no copy of its first operand) and returns the number of set bits of
+ * the result. In the arena, three sources a pass: each word is read once from each and written
+ * once, where an AND at a time writes the result once per source.
+ */
+export function andAll(into: Uint32Array, from: readonly Uint32Array[], fresh: boolean): number {
+  const words = into.length;
+  if (from.length > 0 && inArena(into) && from.every((bits) => bits.length >= words && inArena(bits))) {
+    let total = 0;
+    for (let at = 0; at < from.length; at += 3) {
+      const a = from[at]!;
+      const b = from[Math.min(at + 1, from.length - 1)]!;
+      const c = from[Math.min(at + 2, from.length - 1)]!;
+      total = kernels.and3(into.byteOffset, a.byteOffset, b.byteOffset, c.byteOffset, words, fresh && at === 0 ? 1 : 0);
+    }
+    return total;
+  }
+  if (fresh) fillBits(into, true);
+  for (const bits of from) andInto(into, bits);
+  return popcount(into);
+}
+
 export function orInto(into: Uint32Array, from: Uint32Array): void {
   const words = into.length;
   if (from.length >= words && inArena(into) && inArena(from)) return kernels.combine(into.byteOffset, from.byteOffset, words, 0, -1);
@@ -275,20 +298,28 @@ const MAX_FREE = 256;
  * Guarantees: a kept bitset is the leaf's result at the version it was kept at, and is never
  * returned at another: `lookup` with a new version forgets everything. Kept bitsets are copies
  * that no search writes to.
- * Limits: at most `budgetBytes` of kept bitsets and MAX_NOTED keys, least recently used out first;
- * every write to the index (a new version) empties it, so a catalog written to every few
- * seconds gains little.
+ * Limits: at most `budgetBytes` of kept bitsets, or `minKept` of them where that is more, and
+ * MAX_NOTED keys, least recently used out first; every write to the index (a new version) empties
+ * it, so a catalog written to every few seconds gains little.
  */
 export class BitsetCache {
   readonly #budgetBytes: number;
+  /**
+   * Bitsets kept whatever their size: the leaves a workload repeats (the bounds a form offers) do
+   * not grow with the catalog, but their bitsets do, and a cache that holds fewer of them than a
+   * cycle of repeats misses on every one (least recently used out first).
+   */
+  readonly #minKept: number;
+  /** The budget in force: budgetBytes, or minKept bitsets of the size last kept where that is more. */
+  #limitBytes: number;
   #bytes = 0;
   #version = -1;
   /** Key → kept bitset, or null for a key used once; in order of last use (a Map keeps insertion order). */
   readonly #entries = new Map<string, Uint32Array | null>();
   /**
    * Bitsets dropped (evicted, or of an older version), which later keeps copy into instead of
-   * allocating. A cache whose working set is larger than its budget (at ten million products a
-   * bitset is 1.25 MB and the budget holds 51) allocated one per keep, and that external memory
+   * allocating. A cache whose working set is larger than its budget (a bitset of ten million
+   * slots is 1.25 MB) allocated one per keep, and that external memory
    * alone made V8 run full collections, each a pause of several ms, over and over (bench/README.md,
    * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep()
    * after the one that dropped it, so a bitset lookup() returned stays as it is until the caller's
@@ -299,8 +330,10 @@ export class BitsetCache {
   /** Per kind of key the owner names: look-ups that found a kept bitset, and all look-ups, since the cache was made. */
   readonly tally = new Map<string, { hits: number; lookups: number }>();
 
-  constructor(budgetBytes: number) {
+  constructor(budgetBytes: number, minKept = 0) {
     this.#budgetBytes = budgetBytes;
+    this.#minKept = minKept;
+    this.#limitBytes = budgetBytes;
   }
 
   /**
@@ -330,9 +363,21 @@ export class BitsetCache {
     return entry;
   }
 
+  /**
+   * The bitset kept for `key` at `version`, counted as a look-up (a hit) and a use; undefined,
+   * neither counted nor noted, when there is none: the caller looks up as it reaches the leaf.
+   */
+  kept(key: string, version: number, kind = 'leaf'): Uint32Array | undefined {
+    if (version !== this.#version) return undefined;
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    return this.lookup(key, version, kind) as Uint32Array;
+  }
+
   /** Keeps a copy of `bits` for `key` (at the version of the last look-up). */
   keep(key: string, bits: Uint32Array): void {
-    if (bits.byteLength > this.#budgetBytes) return;
+    this.#limitBytes = Math.max(this.#budgetBytes, this.#minKept * bits.byteLength);
+    if (bits.byteLength > this.#limitBytes) return;
     // The copy is taken before this keep drops anything (see #spares).
     const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length, false);
     copyBits(copy, bits);
@@ -348,9 +393,9 @@ export class BitsetCache {
   }
 
   #evict(): void {
-    if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
+    if (this.#bytes <= this.#limitBytes && this.#entries.size <= MAX_NOTED) return;
     for (const [key, entry] of this.#entries) {
-      if (this.#bytes <= this.#budgetBytes && this.#entries.size <= MAX_NOTED) return;
+      if (this.#bytes <= this.#limitBytes && this.#entries.size <= MAX_NOTED) return;
       this.#entries.delete(key);
       if (entry) {
         this.#bytes -= entry.byteLength;
@@ -360,7 +405,7 @@ export class BitsetCache {
   }
 
   #drop(bits: Uint32Array): void {
-    if (this.#spareBytes + bits.byteLength > this.#budgetBytes / 8) {
+    if (this.#spareBytes + bits.byteLength > this.#limitBytes / 8) {
       releaseBits(bits);
       return;
     }

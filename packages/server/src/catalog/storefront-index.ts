@@ -40,6 +40,7 @@
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import {
+  andAll,
   andInto,
   andNotInto,
   arenaCopy,
@@ -234,7 +235,7 @@ export class StorefrontIndex {
   /** The bitsets searches work in. */
   readonly #pool = new BitsetPool();
   /** Leaves' bitsets that searches used more than once, for the index's current version. */
-  readonly #leaves = new BitsetCache(LEAF_CACHE_BYTES);
+  readonly #leaves = new BitsetCache(LEAF_CACHE_BYTES, LEAF_CACHE_MIN_KEPT);
   /** Counts writes, so a search that yielded can tell the index changed under it. */
   #version = 0;
 
@@ -382,7 +383,7 @@ export class StorefrontIndex {
         scope = this.#pool.begin(this.#size);
         matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, this.#version, scope));
       }
-      return this.#page(search, matches);
+      return this.#page(search, matches.bits, matches.total);
     } finally {
       this.#pool.end(scope);
     }
@@ -394,8 +395,8 @@ export class StorefrontIndex {
     return at < this.#size && this.#cursor.data[at] === cursor ? at : -1;
   }
 
-  /** The page of `matches` (undefined: every product) in the search's order, and their number. */
-  #page(search: StorefrontSearch, matches: Uint32Array | undefined): { cursors: number[]; total: number } {
+  /** The page of `matches` (undefined: every product) in the search's order, and their number (`counted`, when known). */
+  #page(search: StorefrontSearch, matches: Uint32Array | undefined, counted: number | undefined): { cursors: number[]; total: number } {
     const order = this.#order(search.sort);
     const cursors: number[] = [];
     const end = search.offset + search.limit;
@@ -404,7 +405,7 @@ export class StorefrontIndex {
       for (let i = search.offset; i < Math.min(end, this.#size); i += 1) cursors.push(this.#cursor.data[order(i)]!);
       return { cursors, total: this.#size };
     }
-    const total = popcount(matches);
+    const total = counted ?? popcount(matches);
     if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
       // Slots ascend with cursors: walk the set bits word by word, skipping empty words.
       const ascending = search.sort === 'cursor:asc';
@@ -567,7 +568,8 @@ export class StorefrontIndex {
   }
 
   /** The matching slots as a bitset, or undefined when every product matches. */
-  async #matches(search: StorefrontSearch, slices: Slices): Promise<Uint32Array | undefined> {
+  /** The slots the search matches (undefined: every slot), and their number where it was counted on the way. */
+  async #matches(search: StorefrontSearch, slices: Slices): Promise<{ bits: Uint32Array | undefined; total?: number | undefined }> {
     let result: Uint32Array | undefined;
     const and = (bits: Uint32Array): void => {
       if (result === undefined) result = bits;
@@ -577,31 +579,23 @@ export class StorefrontIndex {
       // A query with no word (only punctuation) narrows nothing, as it always has.
       for (const word of new Set(wordsOf(search.text))) {
         and(await this.#kept(`word\u0000${word}`, slices, () => this.#wordBits(word, slices)));
-        if (isEmpty(result!)) return result;
+        if (isEmpty(result!)) return { bits: result };
       }
     }
     if (search.shopName !== undefined) {
       const shopName = search.shopName;
       and(await this.#kept(`shop\u0000${shopName}`, slices, () => this.#codedEquals('shop_name', [shopName], this.#empty(slices))));
     }
-    if (search.filter === undefined) return result;
-    if (result === undefined) return this.#evaluate(search.filter, slices);
-    if (!isEmpty(result)) await this.#narrow(result, search.filter, slices);
-    return result;
+    const filter = search.filter;
+    if (filter === undefined || (result !== undefined && isEmpty(result))) return { bits: result };
+    return this.#and(result, filter.type === 'and' ? filter.operands : [filter], slices);
   }
 
   /** A fresh bitset of the slots `node` matches. */
   async #evaluate(node: FilterExpr, slices: Slices): Promise<Uint32Array> {
     switch (node.type) {
-      case 'and': {
-        const [first, ...rest] = leavesLast(node.operands);
-        const result = await this.#evaluate(first!, slices);
-        for (const operand of rest) {
-          if (isEmpty(result)) break;
-          await this.#narrow(result, operand, slices);
-        }
-        return result;
-      }
+      case 'and':
+        return (await this.#and(undefined, node.operands, slices)).bits;
       case 'or': {
         const [first, ...rest] = node.operands;
         const result = await this.#evaluate(first!, slices);
@@ -617,13 +611,53 @@ export class StorefrontIndex {
     }
   }
 
+  /**
+   * `into` (undefined: a fresh bitset) narrowed by every operand of an AND, and its number of
+   * slots when the last pass counted them. The operands whose bitsets exist already (kept leaves,
+   * `available`) go first, all in one pass (andAll); then the others, each narrowing the result
+   * in place, until it is empty (a leaf not reached is not looked up).
+   */
+  async #and(into: Uint32Array | undefined, operands: readonly FilterExpr[], slices: Slices): Promise<{ bits: Uint32Array; total: number | undefined }> {
+    const ordered = leavesLast(operands);
+    const answers = ordered.map((operand) => this.#ready(operand, slices));
+    const ready = answers.filter((answer) => answer !== undefined);
+    let result = into;
+    let total: number | undefined;
+    if (ready.length > 0) {
+      const fresh = result === undefined;
+      result ??= this.#pool.take(slices.scope, false);
+      total = andAll(result, ready, fresh);
+    }
+    for (const [at, operand] of ordered.entries()) {
+      if (answers[at] !== undefined) continue;
+      if (result === undefined) {
+        result = await this.#evaluate(operand, slices);
+        continue;
+      }
+      if (total === 0 || isEmpty(result)) break;
+      total = undefined;
+      await this.#narrow(result, operand, slices);
+    }
+    return { bits: result!, total };
+  }
+
+  /**
+   * A leaf's bitset where it exists already, to be read and not written: the leaf cache's (a use of
+   * the leaf), or the `available` column.
+   */
+  #ready(node: FilterExpr, slices: Slices): Uint32Array | undefined {
+    if (node.type !== 'compare' && node.type !== 'in') return undefined;
+    if (node.type === 'compare' && node.field === 'available' && (node.operator === '=' || node.operator === '!=')) {
+      return (node.value === true) === (node.operator === '=') ? this.#available.data : undefined;
+    }
+    const key = leafKey(node);
+    return key === undefined || slices.version !== this.#version ? undefined : this.#leaves.kept(key, this.#version);
+  }
+
   /** Clears in `result` the slots `node` does not match. */
   async #narrow(result: Uint32Array, node: FilterExpr, slices: Slices): Promise<void> {
     if (node.type === 'and') {
-      for (const operand of leavesLast(node.operands)) {
-        await this.#narrow(result, operand, slices);
-        if (isEmpty(result)) return;
-      }
+      await this.#and(result, node.operands, slices);
       return;
     }
     if (node.type !== 'compare' && node.type !== 'in') {
@@ -909,8 +943,12 @@ export class StorefrontIndex {
   }
 }
 
-/** Bytes of leaf bitsets a StorefrontIndex keeps (BitsetCache): 512 at a million products, 51 at ten million. */
+/**
+ * Bytes of leaf bitsets a StorefrontIndex keeps (BitsetCache): 512 bitsets at a million products;
+ * past two million products, LEAF_CACHE_MIN_KEPT bitsets (320 MB at ten million).
+ */
 const LEAF_CACHE_BYTES = 64 * 2 ** 20;
+const LEAF_CACHE_MIN_KEPT = 256;
 
 /**
  * The leaf cache's key of a leaf, or undefined for leaves that cost no more than copying a kept

@@ -495,6 +495,21 @@ describe('BitsetCache', () => {
     expect(after instanceof Uint32Array && slotsOf(after)).toStrictEqual([6]);
   });
 
+  it('hands out a kept bitset from kept() as a counted hit, and neither counts nor notes a key it does not keep', () => {
+    const cache = new BitsetCache(1_024);
+    expect(cache.kept('a', 1)).toBeUndefined();
+    expect(cache.tally.get('leaf')).toBeUndefined();
+    // Not noted by kept(): the first lookup is still a first use.
+    expect(cache.lookup('a', 1)).toBe(false);
+    expect(cache.kept('a', 1)).toBeUndefined();
+    expect(cache.lookup('a', 1)).toBe(true);
+    cache.keep('a', bitsOf(5));
+    const kept = cache.kept('a', 1);
+    expect(kept instanceof Uint32Array && slotsOf(kept)).toStrictEqual([5]);
+    expect(cache.tally.get('leaf')).toStrictEqual({ hits: 1, lookups: 3 });
+    expect(cache.kept('a', 2)).toBeUndefined();
+  });
+
   it('forgets everything when the version changes', () => {
     const cache = new BitsetCache(1_024);
     cache.lookup('a', 1);
@@ -524,6 +539,20 @@ describe('BitsetCache', () => {
     cache.lookup('huge', 1);
     cache.keep('huge', new Uint32Array(9));
     expect(cache.lookup('huge', 1)).toBe(true);
+  });
+
+  it('keeps at least its minimum count of bitsets however large they are, then the least recently used out first', () => {
+    // A budget of one 16-byte bitset, and three kept whatever their size.
+    const cache = new BitsetCache(16, 3);
+    const keys = ['a', 'b', 'c', 'd'];
+    for (const key of keys) {
+      cache.lookup(key, 1);
+      cache.lookup(key, 1);
+    }
+    keys.forEach((key, slot) => cache.keep(key, bitsOf(slot)));
+    expect(keys.map((key) => cache.lookup(key, 1) instanceof Uint32Array)).toStrictEqual([false, true, true, true]);
+    const c = cache.lookup('c', 1);
+    expect(c instanceof Uint32Array && slotsOf(c)).toStrictEqual([2]);
   });
 
   it('counts a bitset kept twice under one key once (two searches that both looked it up keep it)', () => {

@@ -2,7 +2,7 @@
 // operations on the same bits, once in arena bitsets (which the kernels take) and once in
 // ordinary arrays (which the loops take), for lengths with and without a partial last vector.
 import { describe, expect, it } from 'vitest';
-import { andInto, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
+import { andAll, andInto, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
 import { arenaBits, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 
@@ -42,6 +42,28 @@ describe('bitset kernels', () => {
           expect(op(arenaInto, arenaFrom), `${name} of ${words} words`).toStrictEqual(expected);
           expect(Array.from(arenaInto), `${name} of ${words} words`).toStrictEqual(Array.from(plainInto));
           expect(Array.from(arenaFrom)).toStrictEqual(Array.from(b));
+        }
+      }
+    }
+  });
+
+  it(`ANDs any number of bitsets in one call, into a fresh result or the one held, and counts it, as the JavaScript loops do (seed ${SEED})`, () => {
+    const random = createRandom(`${SEED}-and-all`);
+    for (const words of [1, 3, 4, 5, 9, 33, 1_001]) {
+      for (const sources of [1, 2, 3, 4, 5, 7]) {
+        for (const fresh of [true, false]) {
+          const start = randomWords(random, words, 0.9);
+          const from = Array.from({ length: sources }, () => randomWords(random, words, 0.8));
+          const expected = fresh ? new Uint32Array(words).fill(0xffffffff) : start.slice();
+          for (const bits of from) for (let i = 0; i < words; i += 1) expected[i]! &= bits[i]!;
+          const plain = start.slice();
+          const arena = arenaCopy(start);
+          const count = expected.reduce((total, word) => total + word.toString(2).replaceAll('0', '').length, 0);
+          const what = `${sources} sources of ${words} words${fresh ? ', fresh' : ''}`;
+          expect(andAll(plain, from, fresh), what).toBe(count);
+          expect(andAll(arena, from.map(arenaCopy), fresh), what).toBe(count);
+          expect(Array.from(plain), what).toStrictEqual(Array.from(expected));
+          expect(Array.from(arena), what).toStrictEqual(Array.from(expected));
         }
       }
     }
