@@ -43,29 +43,32 @@
         (br $tail))))
 
 ;; into[i] = start[i] & a[i] & b[i] & c[i], where start is into, or all ones when `fresh` is 1 (into
-  ;; is then not read); returns the number of set bits of the result (counted as it is written: the
-  ;; sums as in popcount). An AND of fewer sources passes one twice; of more, calls again.
+  ;; is then not read); returns the number of set bits of the result, counted as it is written (as
+  ;; in popcount). An AND of fewer sources passes one twice; of more, calls again.
   (func (export "and3") (param $into i32) (param $a i32) (param $b i32) (param $c i32) (param $words i32) (param $fresh i32) (result i32)
-    (local $vend i32) (local $end i32) (local $v v128) (local $vfresh v128) (local $sum v128) (local $w i32) (local $total i32)
+    (local $vend i32) (local $end i32) (local $bend i32) (local $v v128) (local $vfresh v128) (local $bytes v128) (local $sum v128) (local $w i32) (local $total i32)
     (local.set $vend (i32.add (local.get $into) (i32.shl (i32.and (local.get $words) (i32.const -4)) (i32.const 2))))
     (local.set $end (i32.add (local.get $into) (i32.shl (local.get $words) (i32.const 2))))
     (local.set $vfresh (i32x4.splat (i32.sub (i32.const 0) (local.get $fresh))))
     (block $vectorsDone
-      (loop $vectors
+      (loop $blocks
         (br_if $vectorsDone (i32.ge_u (local.get $into) (local.get $vend)))
-        (local.set $v
-          (v128.and
-            (v128.and (v128.load (local.get $a)) (v128.load (local.get $b)))
-            (v128.and (v128.load (local.get $c))
-              (if (result v128) (local.get $fresh) (then (local.get $vfresh)) (else (v128.load (local.get $into)))))))
-        (v128.store (local.get $into) (local.get $v))
-        (local.set $sum
-          (i32x4.add (local.get $sum) (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (local.get $v))))))
-        (local.set $into (i32.add (local.get $into) (i32.const 16)))
-        (local.set $a (i32.add (local.get $a) (i32.const 16)))
-        (local.set $b (i32.add (local.get $b) (i32.const 16)))
-        (local.set $c (i32.add (local.get $c) (i32.const 16)))
-        (br $vectors)))
+        (local.set $bend (select (i32.add (local.get $into) (i32.const 496)) (local.get $vend) (i32.lt_u (i32.add (local.get $into) (i32.const 496)) (local.get $vend))))
+        (local.set $bytes (v128.const i32x4 0 0 0 0))
+        (loop $vectors
+          (local.set $v
+            (v128.and
+              (v128.and (v128.load (local.get $a)) (v128.load (local.get $b)))
+              (v128.and (v128.load (local.get $c)) (v128.or (local.get $vfresh) (v128.load (local.get $into))))))
+          (v128.store (local.get $into) (local.get $v))
+          (local.set $bytes (i8x16.add (local.get $bytes) (i8x16.popcnt (local.get $v))))
+          (local.set $into (i32.add (local.get $into) (i32.const 16)))
+          (local.set $a (i32.add (local.get $a) (i32.const 16)))
+          (local.set $b (i32.add (local.get $b) (i32.const 16)))
+          (local.set $c (i32.add (local.get $c) (i32.const 16)))
+          (br_if $vectors (i32.lt_u (local.get $into) (local.get $bend))))
+        (local.set $sum (i32x4.add (local.get $sum) (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $bytes)))))
+        (br $blocks)))
     (local.set $total
       (i32.add
         (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
@@ -76,7 +79,7 @@
         (local.set $w
           (i32.and
             (i32.and (i32.load (local.get $a)) (i32.load (local.get $b)))
-            (i32.and (i32.load (local.get $c)) (if (result i32) (local.get $fresh) (then (i32.const -1)) (else (i32.load (local.get $into)))))))
+            (i32.and (i32.load (local.get $c)) (i32.or (i32.sub (i32.const 0) (local.get $fresh)) (i32.load (local.get $into))))))
         (i32.store (local.get $into) (local.get $w))
         (local.set $total (i32.add (local.get $total) (i32.popcnt (local.get $w))))
         (local.set $into (i32.add (local.get $into) (i32.const 4)))
@@ -113,20 +116,24 @@
         (local.set $bits (i32.add (local.get $bits) (i32.const 4)))
         (br $tail))))
 
-  ;; The number of set bits. Byte counts are summed pairwise into 32-bit lanes (at most 32 per
-  ;; vector lane and step): no lane can overflow below 2^27 vectors.
+  ;; The number of set bits. Each byte's count is added into a byte accumulator for up to 31 vectors
+  ;; (at most 8 × 31 = 248 a lane), which is then widened and summed into 32-bit lanes: two widening
+  ;; steps per 31 vectors instead of per vector. No 32-bit lane can overflow below 2^27 vectors.
   (func (export "popcount") (param $bits i32) (param $words i32) (result i32)
-    (local $vend i32) (local $end i32) (local $sum v128) (local $total i32)
+    (local $vend i32) (local $end i32) (local $bend i32) (local $bytes v128) (local $sum v128) (local $total i32)
     (local.set $vend (i32.add (local.get $bits) (i32.shl (i32.and (local.get $words) (i32.const -4)) (i32.const 2))))
     (local.set $end (i32.add (local.get $bits) (i32.shl (local.get $words) (i32.const 2))))
     (block $vectorsDone
-      (loop $vectors
+      (loop $blocks
         (br_if $vectorsDone (i32.ge_u (local.get $bits) (local.get $vend)))
-        (local.set $sum
-          (i32x4.add (local.get $sum)
-            (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (v128.load (local.get $bits)))))))
-        (local.set $bits (i32.add (local.get $bits) (i32.const 16)))
-        (br $vectors)))
+        (local.set $bend (select (i32.add (local.get $bits) (i32.const 496)) (local.get $vend) (i32.lt_u (i32.add (local.get $bits) (i32.const 496)) (local.get $vend))))
+        (local.set $bytes (v128.const i32x4 0 0 0 0))
+        (loop $vectors
+          (local.set $bytes (i8x16.add (local.get $bytes) (i8x16.popcnt (v128.load (local.get $bits)))))
+          (local.set $bits (i32.add (local.get $bits) (i32.const 16)))
+          (br_if $vectors (i32.lt_u (local.get $bits) (local.get $bend))))
+        (local.set $sum (i32x4.add (local.get $sum) (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $bytes)))))
+        (br $blocks)))
     (local.set $total
       (i32.add
         (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
