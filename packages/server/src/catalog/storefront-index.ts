@@ -614,16 +614,21 @@ export class StorefrontIndex {
   /**
    * `into` (undefined: a fresh bitset) narrowed by every operand of an AND, and its number of
    * slots when the last pass counted them. The operands whose bitsets exist already (kept leaves,
-   * `available`) go first, all in one pass (andAll); then the others, each narrowing the result
-   * in place, until it is empty (a leaf not reached is not looked up).
+   * `available`) are ANDed all in one pass (andAll), which counts the result as it writes it; the
+   * others each narrow the result in place, until it is empty (a leaf not reached is not looked
+   * up). The ready ones go first, so that narrowing by a leaf that checks each slot left checks
+   * fewer; but last when every other operand is a range leaf, whose pass reads every word anyway:
+   * then the first range leaf's pass makes the result from nothing, and the count comes with the
+   * last pass instead of one of its own.
    */
   async #and(into: Uint32Array | undefined, operands: readonly FilterExpr[], slices: Slices): Promise<{ bits: Uint32Array; total: number | undefined }> {
     const ordered = leavesLast(operands);
     const answers = ordered.map((operand) => this.#ready(operand, slices));
     const ready = answers.filter((answer) => answer !== undefined);
+    const readyLast = ready.length > 0 && ready.length < ordered.length && ordered.every((operand, at) => answers[at] !== undefined || isRangeLeaf(operand));
     let result = into;
     let total: number | undefined;
-    if (ready.length > 0) {
+    if (ready.length > 0 && !readyLast) {
       const fresh = result === undefined;
       result ??= this.#pool.take(slices.scope, false);
       total = andAll(result, ready, fresh);
@@ -638,6 +643,7 @@ export class StorefrontIndex {
       total = undefined;
       await this.#narrow(result, operand, slices);
     }
+    if (readyLast) total = andAll(result!, ready, false);
     return { bits: result!, total };
   }
 
@@ -959,6 +965,13 @@ function leafKey(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): string 
   if (node.field === 'available' || node.field === 'cursor') return undefined;
   return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
 }
+
+/** A range leaf over a number column (the range index's pass over every word). */
+function isRangeLeaf(node: FilterExpr): boolean {
+  return node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field) && RANGE_OPERATORS.has(node.operator);
+}
+
+const RANGE_OPERATORS: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
 
 /** An AND's operands with the leaves that narrow in place (comparisons) last. */
 function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
