@@ -11,7 +11,7 @@ import { POSTGRES_MIGRATIONS, recountGtinFragments } from '../../src/store/postg
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { openPostgresStores, type PostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
 import { parseExactInt8 } from '../../src/store/postgres/pg-pool.ts';
-import { PostgresCatalogStore } from '../../src/store/postgres/postgres-catalog-store.ts';
+import { PostgresCatalogStore, STOREFRONT_BY_CURSOR_WHERE, STOREFRONT_CHANGES_WHERE, storefrontRowsSql } from '../../src/store/postgres/postgres-catalog-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -132,10 +132,15 @@ describe('PostgresCatalogStore indexes', () => {
     expect((await readVariantPage(stores.catalog, { gtin: '1958600000', offset: 0, limit: 100 })).total).toBe(40);
   });
 
-  it('follows storefront changes and fetches documents through indexes', async () => {
-    expect(await plan('SELECT cursor FROM storefront_products WHERE (change_seq, cursor) > ($1, $2) ORDER BY change_seq, cursor LIMIT 10', [0, '17000000000001024'])).toMatch(
-      /storefront_change/u,
-    );
+  it('follows storefront changes and loads rows in index order, and fetches documents through indexes', async () => {
+    // The statements the store runs: each page read in its index's order, with no sort of the rows
+    // past its start (an ORDER BY naming the float8 output columns sorted them all, every page).
+    const changes = await plan(storefrontRowsSql(STOREFRONT_CHANGES_WHERE), [0, '17000000000001024', 10]);
+    expect(changes).toMatch(/storefront_change/u);
+    expect(changes).not.toMatch(/Sort/u);
+    const byCursor = await plan(storefrontRowsSql(STOREFRONT_BY_CURSOR_WHERE), ['17000000000001024', 10]);
+    expect(byCursor).toMatch(/storefront_products_cursor_key/u);
+    expect(byCursor).not.toMatch(/Sort/u);
     expect(await plan('SELECT document FROM storefront_products WHERE cursor = ANY($1::bigint[])', [['17000000000001024']])).toMatch(
       /storefront_products_cursor_key/u,
     );
