@@ -6,7 +6,7 @@
 //
 //   node bench/bitset-kernels-bench.ts [--slots 1000000,10000000] [--rounds 5]
 import { parseArgs } from 'node:util';
-import { andInto, arenaCopy, complement, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
+import { andAll, andInto, arenaCopy, complement, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
 import { arenaBits } from '../src/catalog/kernels.ts';
 import { createRandom } from '../src/catalog/seed/prng.ts';
 import { progress } from './lib/processes.ts';
@@ -61,6 +61,7 @@ for (const size of sizes) {
   const operations: [string, (bits: readonly [Uint32Array, Uint32Array], i: number, inArena: boolean) => void][] = [
     ['AND of two bitsets', (bits) => andInto(bits[0], bits[1])],
     ['population count', (bits) => void popcount(bits[0])],
+    ['AND of one into a new result, counted (andAll)', (bits) => void andAll(bits[0], [bits[1]], true)],
     ['complement', (bits) => void complement(bits[0], size)],
     ['fill', (bits) => fillBits(bits[0], true)],
     ['copy', (bits) => copyBits(bits[0], bits[1])],

@@ -12,6 +12,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { CURSOR_BASE, CURSOR_STEP } from '../src/catalog/storefront-document.ts';
 import { progress } from './lib/processes.ts';
 
 const { values } = parseArgs({ options: { db: { type: 'string' }, copies: { type: 'string' } } });
@@ -76,7 +77,17 @@ function postgresCopier(connectionString: string): Copier {
          FROM storefront_products WHERE cursor <= ${high}`,
       );
     },
-    close: () => client.end(),
+    close: async () => {
+      // New products and changes come from sequences: past the copies', or a new product's cursor
+      // would fall below theirs and a change would sort before the index's position. Then the
+      // planner's statistics, which the copies made stale.
+      await client.query("SELECT setval('storefront_change_seq', (SELECT max(change_seq) FROM storefront_products))");
+      await client.query(
+        `SELECT setval('storefront_cursor_seq', (SELECT ceil((max(cursor) - ${CURSOR_BASE})::numeric / ${CURSOR_STEP})::bigint FROM storefront_products))`,
+      );
+      await client.query('ANALYZE storefront_products');
+      await client.end();
+    },
   };
 }
 

@@ -6,7 +6,7 @@
 //
 //   node bench/large-write-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--share 0.01] [--from-db] [--marker 12345.67]
 // The catalog must hold storefront products of `catalog seed --storefront-products N` (default seed):
-// the rewrite is made of the seed's products again. With --from-db (SQLite only) it is made of the
+// the rewrite is made of the seed's products again. With --from-db it is made of the
 // stored documents of every (1/share)-th product instead, for a catalog the seed did not make
 // alone (the ten-million catalog copied from a million by SQL, bench/README.md), where generating
 // twice the catalog's products to find the rewrite's would take hours.
@@ -15,6 +15,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { parseArgs } from 'node:util';
 import { parseFilter } from '../src/catalog/filter/parse-filter.ts';
 import { generateStorefrontProducts } from '../src/catalog/seed/generate-catalog.ts';
@@ -36,15 +37,21 @@ const marker = Number(values.marker ?? 12_345.67);
 const file = join(mkdtempSync(join(tmpdir(), 'large-write-')), 'rewrite.ndjson');
 const lines: string[] = [];
 if (values['from-db'] === true) {
-  if (!db.startsWith('sqlite:')) throw new Error('--from-db reads the documents of a SQLite catalog');
-  const file = new DatabaseSync(db.slice('sqlite:'.length), { readOnly: true });
   const every = Math.floor(size / rewritten);
   // The cursors first (a narrow index), then those documents: numbering the documents themselves read every one.
-  const picked = `SELECT cursor FROM (SELECT cursor, row_number() OVER (ORDER BY cursor) AS n FROM storefront_products) WHERE n % ${every} = 0 LIMIT ${rewritten}`;
-  for (const row of file.prepare(`SELECT doc FROM storefront_documents WHERE cursor IN (${picked})`).iterate()) {
-    lines.push(JSON.stringify({ ...(JSON.parse(row['doc'] as string) as object), price_min: marker }));
+  const picked = `SELECT cursor FROM (SELECT cursor, row_number() OVER (ORDER BY cursor) AS n FROM storefront_products) AS numbered WHERE n % ${every} = 0 LIMIT ${rewritten}`;
+  const documents: string[] = [];
+  if (db.startsWith('sqlite:')) {
+    const file = new DatabaseSync(db.slice('sqlite:'.length), { readOnly: true });
+    for (const row of file.prepare(`SELECT doc FROM storefront_documents WHERE cursor IN (${picked})`).iterate()) documents.push(row['doc'] as string);
+    file.close();
+  } else {
+    const client = new pg.Client({ connectionString: db });
+    await client.connect();
+    for (const row of (await client.query<{ document: string }>(`SELECT document FROM storefront_products WHERE cursor IN (${picked})`)).rows) documents.push(row.document);
+    await client.end();
   }
-  file.close();
+  for (const document of documents) lines.push(JSON.stringify({ ...(JSON.parse(document) as object), price_min: marker }));
 } else {
   let i = 0;
   for (const product of generateStorefrontProducts({ products: 2 * size, seed: values.seed ?? 'catalog' })) {
