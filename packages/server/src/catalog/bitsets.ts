@@ -363,6 +363,11 @@ export class BitsetCache {
     return entry;
   }
 
+  /** Whether a bitset is kept for `key` at `version`; neither counted nor a use. */
+  has(key: string, version: number): boolean {
+    return version === this.#version && Boolean(this.#entries.get(key));
+  }
+
   /**
    * The bitset kept for `key` at `version`, counted as a look-up (a hit) and a use; undefined,
    * neither counted nor noted, when there is none: the caller looks up as it reaches the leaf.

@@ -567,7 +567,6 @@ export class StorefrontIndex {
     if ((all && !this.#titleWords.clean) || this.#titleWords.due) this.#titleWords.compact(size, this.#terms.size, (slot, emit) => this.#titleWordsOf.forEach(slot, emit));
   }
 
-  /** The matching slots as a bitset, or undefined when every product matches. */
   /** The slots the search matches (undefined: every slot), and their number where it was counted on the way. */
   async #matches(search: StorefrontSearch, slices: Slices): Promise<{ bits: Uint32Array | undefined; total?: number | undefined }> {
     let result: Uint32Array | undefined;
@@ -620,36 +619,67 @@ export class StorefrontIndex {
    * fewer; but last when every other operand is a range leaf, whose pass reads every word anyway:
    * then the first range leaf's pass makes the result from nothing, and the count comes with the
    * last pass instead of one of its own.
+   * A kept bitset is taken from the cache only where it is read, with no await between: while a
+   * search yields, other searches' keeps may put out a bitset and write another leaf into it. One
+   * put out meanwhile narrows the result as a leaf not kept.
    */
   async #and(into: Uint32Array | undefined, operands: readonly FilterExpr[], slices: Slices): Promise<{ bits: Uint32Array; total: number | undefined }> {
     const ordered = leavesLast(operands);
-    const answers = ordered.map((operand) => this.#ready(operand, slices));
-    const ready = answers.filter((answer) => answer !== undefined);
-    const readyLast = ready.length > 0 && ready.length < ordered.length && ordered.every((operand, at) => answers[at] !== undefined || isRangeLeaf(operand));
+    const isReady = ordered.map((operand) => this.#isReady(operand, slices));
+    const readyCount = isReady.filter(Boolean).length;
+    const readyLast = readyCount > 0 && readyCount < ordered.length && ordered.every((operand, at) => isReady[at] || isRangeLeaf(operand));
     let result = into;
     let total: number | undefined;
-    if (ready.length > 0 && !readyLast) {
-      const fresh = result === undefined;
-      result ??= this.#pool.take(slices.scope, false);
-      total = andAll(result, ready, fresh);
-    }
+    /** The ready operands' bitsets, taken now; those put out since they were seen, narrowed by. */
+    const andReady = async (): Promise<void> => {
+      const taken = ordered.filter((_, at) => isReady[at]).map((operand) => [operand, this.#ready(operand, slices)] as const);
+      const bits = taken.flatMap(([, kept]) => (kept === undefined ? [] : [kept]));
+      if (bits.length > 0) {
+        const fresh = result === undefined;
+        result ??= this.#pool.take(slices.scope, false);
+        total = andAll(result, bits, fresh);
+      }
+      for (const [operand, kept] of taken) {
+        if (kept !== undefined) continue;
+        if (result === undefined) result = await this.#evaluate(operand, slices);
+        else {
+          total = undefined;
+          await this.#narrow(result, operand, slices);
+        }
+      }
+    };
+    if (readyCount > 0 && !readyLast) await andReady();
+    let emptied = false;
     for (const [at, operand] of ordered.entries()) {
-      if (answers[at] !== undefined) continue;
+      if (isReady[at]) continue;
       if (result === undefined) {
         result = await this.#evaluate(operand, slices);
         continue;
       }
-      if (total === 0 || isEmpty(result)) break;
+      if (total === 0 || isEmpty(result)) {
+        emptied = true;
+        break;
+      }
       total = undefined;
       await this.#narrow(result, operand, slices);
     }
-    if (readyLast) total = andAll(result!, ready, false);
+    if (readyLast && !emptied) await andReady();
     return { bits: result!, total };
   }
 
+  /** Whether `node` is a leaf whose bitset exists already (kept, or the `available` column); not a use of it. */
+  #isReady(node: FilterExpr, slices: Slices): boolean {
+    if (node.type !== 'compare' && node.type !== 'in') return false;
+    if (node.type === 'compare' && node.field === 'available' && (node.operator === '=' || node.operator === '!=')) {
+      return (node.value === true) === (node.operator === '=');
+    }
+    const key = leafKey(node);
+    return key !== undefined && slices.version === this.#version && this.#leaves.has(key, this.#version);
+  }
+
   /**
-   * A leaf's bitset where it exists already, to be read and not written: the leaf cache's (a use of
-   * the leaf), or the `available` column.
+   * A leaf's bitset where it exists already, to be read at once and not written: the leaf cache's
+   * (a use of the leaf), or the `available` column; undefined when it is not (or no longer) kept.
    */
   #ready(node: FilterExpr, slices: Slices): Uint32Array | undefined {
     if (node.type !== 'compare' && node.type !== 'in') return undefined;

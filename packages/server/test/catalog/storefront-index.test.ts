@@ -592,6 +592,28 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     expect(await tally(narrowed)).toStrictEqual({ hits: 4, lookups: 4 });
   });
 
+  it('answers an AND whose kept leaf other searches put out of the cache, and reused, while it yielded', async () => {
+    const rows = crafted();
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    const nike = compare('brand', '=', 'Nike');
+    // Noted, then kept: from now on the AND below reads it as a ready operand, after its range leaf.
+    await index.search(page({ filter: nike }));
+    await index.search(page({ filter: nike }));
+    const search = page({ filter: and(nike, compare('price_min', '>', 15)) });
+    // Slices of no time: it yields at its range leaf, before it reads the kept leaf.
+    const yielding = index.search(search, 0);
+    // Meanwhile (searches that never yield, so all of this runs before it resumes): over 4,096 new
+    // keys put the leaf out; then another leaf kept takes its bitset.
+    const whole = Number.POSITIVE_INFINITY;
+    await Promise.all(Array.from({ length: 4_200 }, (_, i) => index.search(page({ filter: compare('id', '=', `none${i}`) }), whole)));
+    const other = page({ filter: compare('slug', '=', 'XYZ') });
+    await index.search(other, whole);
+    await index.search(other, whole);
+    expect(await yielding).toStrictEqual(plainSearch(rows, search));
+    expect(await index.search(other)).toStrictEqual(plainSearch(rows, other));
+  });
+
   it('keeps the slots under a range bound’s bucket and the next from their second use, counted as bucket look-ups', async () => {
     const random = createRandom(`${SEED}-bucket-tally`);
     const rows = Array.from({ length: 3_000 }, (_, i) => ({ ...buildRow(random, at(i), random.uuid()), price_min: i / 10 }));
