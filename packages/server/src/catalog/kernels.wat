@@ -42,14 +42,15 @@
         (local.set $from (i32.add (local.get $from) (i32.const 4)))
         (br $tail))))
 
-;; into[i] = start[i] & a[i] & b[i] & c[i], where start is into, or all ones when `fresh` is 1 (into
-  ;; is then not read); returns the number of set bits of the result, counted as it is written (as
-  ;; in popcount). An AND of fewer sources passes one twice; of more, calls again.
+  ;; into[i] = start[i] & a[i] & b[i] & c[i], where start is into, or a itself when `fresh` is 1
+  ;; (ANDing it twice changes nothing, and into is then not read); returns the number of set bits of
+  ;; the result, counted as it is written (as in popcount). An AND of fewer sources passes one
+  ;; twice; of more, calls again.
   (func (export "and3") (param $into i32) (param $a i32) (param $b i32) (param $c i32) (param $words i32) (param $fresh i32) (result i32)
-    (local $vend i32) (local $end i32) (local $bend i32) (local $v v128) (local $vfresh v128) (local $bytes v128) (local $sum v128) (local $w i32) (local $total i32)
+    (local $start i32) (local $vend i32) (local $end i32) (local $bend i32) (local $v v128) (local $bytes v128) (local $sum v128) (local $w i32) (local $total i32)
+    (local.set $start (select (local.get $a) (local.get $into) (local.get $fresh)))
     (local.set $vend (i32.add (local.get $into) (i32.shl (i32.and (local.get $words) (i32.const -4)) (i32.const 2))))
     (local.set $end (i32.add (local.get $into) (i32.shl (local.get $words) (i32.const 2))))
-    (local.set $vfresh (i32x4.splat (i32.sub (i32.const 0) (local.get $fresh))))
     (block $vectorsDone
       (loop $blocks
         (br_if $vectorsDone (i32.ge_u (local.get $into) (local.get $vend)))
@@ -59,10 +60,11 @@
           (local.set $v
             (v128.and
               (v128.and (v128.load (local.get $a)) (v128.load (local.get $b)))
-              (v128.and (v128.load (local.get $c)) (v128.or (local.get $vfresh) (v128.load (local.get $into))))))
+              (v128.and (v128.load (local.get $c)) (v128.load (local.get $start)))))
           (v128.store (local.get $into) (local.get $v))
           (local.set $bytes (i8x16.add (local.get $bytes) (i8x16.popcnt (local.get $v))))
           (local.set $into (i32.add (local.get $into) (i32.const 16)))
+          (local.set $start (i32.add (local.get $start) (i32.const 16)))
           (local.set $a (i32.add (local.get $a) (i32.const 16)))
           (local.set $b (i32.add (local.get $b) (i32.const 16)))
           (local.set $c (i32.add (local.get $c) (i32.const 16)))
@@ -79,10 +81,11 @@
         (local.set $w
           (i32.and
             (i32.and (i32.load (local.get $a)) (i32.load (local.get $b)))
-            (i32.and (i32.load (local.get $c)) (i32.or (i32.sub (i32.const 0) (local.get $fresh)) (i32.load (local.get $into))))))
+            (i32.and (i32.load (local.get $c)) (i32.load (local.get $start)))))
         (i32.store (local.get $into) (local.get $w))
         (local.set $total (i32.add (local.get $total) (i32.popcnt (local.get $w))))
         (local.set $into (i32.add (local.get $into) (i32.const 4)))
+        (local.set $start (i32.add (local.get $start) (i32.const 4)))
         (local.set $a (i32.add (local.get $a) (i32.const 4)))
         (local.set $b (i32.add (local.get $b) (i32.const 4)))
         (local.set $c (i32.add (local.get $c) (i32.const 4)))
