@@ -2,11 +2,11 @@
 // build can be measured beside this one in the same run), on one seeded storefront database, the
 // seconds from spawn to /readyz 200, the RSS once ready, distinct searches of each kind of the
 // scale bench one at a time over HTTP (p50/p99, and the same client's p99 against a bare server
-// replaying one answer's bytes: the client's and the transport's own tail), then distinct 3-leaf filters at 50 connections
-// beside a bare node:http server replaying the same bytes, twice: filters whose leaves repeat
-// across requests (5,000 filters from 100 lower and 50 upper price bounds, as a form offers them:
-// the leaf cache's case) and filters whose every range value is new (its miss case). Reports;
-// asserts nothing.
+// replaying one answer's bytes: the client's and the transport's own tail), then distinct 3-leaf
+// filters at 50 connections beside a bare node:http server replaying the same bytes, twice: filters
+// whose leaves repeat across requests (5,000 filters from 100 lower and 50 upper price bounds, as a
+// form offers them: the leaf cache's case) and filters whose every range value is new (its miss
+// case). Reports; asserts nothing.
 //
 //   node bench/market-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--cli A.ts,B.ts] [--requests 300] [--seconds 6] [--connections 50]
 // The database must hold storefront products (`catalog seed --storefront-products N`, or
@@ -29,7 +29,7 @@ export interface MarketRow {
   readySeconds: number;
   readyRssMiB: number;
   /** One at a time: p50 and p99 ms, and the p99 of the same client against a bare server replaying the first answer's bytes. */
-  kinds: { kind: string; p50: number; p99: number; bareP99: number }[];
+  kinds: { kind: string; p50: number; p99: number; bareP99?: number }[];
   filterRps: number;
   filterP99: number;
   /** Answers other than 2xx during the filter load (a 503 is cheap: it must not count as served). */
@@ -124,7 +124,8 @@ export async function runMarketBench(options: { db: string; cli: string; request
 /**
  * Milliseconds of each request to `paths`, one at a time on one kept-alive connection, as sorted
  * times. node:http rather than fetch: fetch's own allocations (streams, promises per request) put
- * pauses of several ms into this process's tail, which the bare server's row then shows.
+ * pauses of several ms into this process's tail. What is left of the client's own tail shows in
+ * its p99 against a bare server.
  */
 async function oneAtATime(base: string, paths: readonly string[], headers: Record<string, string>): Promise<number[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -171,12 +172,14 @@ function bareLoad(base: string, paths: readonly string[], headers: Record<string
 
 export function renderMarket(rows: readonly MarketRow[]): string {
   const kinds = Object.keys(KINDS);
+  // Results written before a figure was measured (a carried-over section) lack it.
+  const fixed = (value: number | undefined, digits: number): string => (value === undefined ? '–' : value.toFixed(digits));
   return [
     `| server | db | products | /readyz s | RSS ready MiB | RSS after the loads MiB | ${kinds.map((kind) => `${kind} p50 / p99 ms (bare p99)`).join(' | ')} | 3-leaf filter, leaves shared, at 50 conn. req/s (p99 ms; non-2xx) | bare same bytes req/s | ratio | 3-leaf filter, every value new: req/s (p99 ms; non-2xx) | bare req/s | ratio |`,
     `| --- | --- | --- | --- | --- | --- | ${kinds.map(() => '---').join(' | ')} | --- | --- | --- | --- | --- | --- |`,
     ...rows.map(
       (row) =>
-        `| ${row.cli} | ${row.db} | ${row.products.toLocaleString('en')} | ${row.readySeconds.toFixed(1)} | ${row.readyRssMiB.toFixed(0)} | ${row.afterLoadRssMiB.toFixed(0)} | ${row.kinds.map((kind) => `${kind.p50.toFixed(2)} / ${kind.p99.toFixed(2)} (${kind.bareP99.toFixed(2)})`).join(' | ')} | ${Math.round(row.filterRps)} (${row.filterP99}; ${row.filterNon2xx}) | ${Math.round(row.bareRps)} | ${(row.filterRps / row.bareRps).toFixed(2)}× | ${Math.round(row.distinctRps)} (${row.distinctP99}; ${row.distinctNon2xx}) | ${Math.round(row.distinctBareRps)} | ${(row.distinctRps / row.distinctBareRps).toFixed(2)}× |`,
+        `| ${row.cli} | ${row.db} | ${row.products.toLocaleString('en')} | ${row.readySeconds.toFixed(1)} | ${row.readyRssMiB.toFixed(0)} | ${fixed(row.afterLoadRssMiB, 0)} | ${row.kinds.map((kind) => `${kind.p50.toFixed(2)} / ${kind.p99.toFixed(2)} (${fixed(kind.bareP99, 2)})`).join(' | ')} | ${Math.round(row.filterRps)} (${row.filterP99}; ${row.filterNon2xx}) | ${Math.round(row.bareRps)} | ${(row.filterRps / row.bareRps).toFixed(2)}× | ${Math.round(row.distinctRps)} (${row.distinctP99}; ${row.distinctNon2xx}) | ${Math.round(row.distinctBareRps)} | ${(row.distinctRps / row.distinctBareRps).toFixed(2)}× |`,
     ),
   ].join('\n');
 }
