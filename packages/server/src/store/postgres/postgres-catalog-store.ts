@@ -42,7 +42,7 @@ import type { SnapshotPlace } from '../storefront-snapshot.ts';
  * The storefront rows the index loads, `where` naming the table `s`. Its ORDER BY must name `s.`'s
  * columns: a bare `cursor` or `change_seq` there is the output column of that name, the float8 cast,
  * which no index orders, and every page then sorted all the rows past its start (a load or a
- * catch-up quadratic in the rows; a page of ten million took a second).
+ * catch-up quadratic in the rows).
  */
 export function storefrontRowsSql(where: string): string {
   return `SELECT s.change_seq::float8, s.cursor::float8, s.id, s.product_id, s.shop_name, s.brand, s.product_type, s.title, s.slug,
