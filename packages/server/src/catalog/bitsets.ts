@@ -111,6 +111,23 @@ export function andAll(into: Uint32Array, from: readonly Uint32Array[], fresh: b
   return popcount(into);
 }
 
+/** The number of slots set in every one of one to three bitsets, over their first `words` words; nothing is written. */
+export function countAll(from: readonly Uint32Array[], words: number): number {
+  const [a, b = a, c = a] = from;
+  if (a === undefined || from.length > 3) throw new Error('countAll takes one to three bitsets');
+  if (inArena(a) && inArena(b!) && inArena(c!) && a.length >= words && b!.length >= words && c!.length >= words) {
+    return kernels.count3(a.byteOffset, b!.byteOffset, c!.byteOffset, words);
+  }
+  let total = 0;
+  for (let i = 0; i < words; i += 1) {
+    let word = (a[i]! & b![i]! & c![i]!) | 0;
+    word -= (word >>> 1) & 0x55555555;
+    word = (word & 0x33333333) + ((word >>> 2) & 0x33333333);
+    total += Math.imul((word + (word >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+  }
+  return total;
+}
+
 export function orInto(into: Uint32Array, from: Uint32Array): void {
   const words = into.length;
   if (from.length >= words && inArena(into) && inArena(from)) return kernels.combine(into.byteOffset, from.byteOffset, words, 0, -1);

@@ -31,7 +31,9 @@
 // - A search yields to the event loop whenever it has worked SLICE_MS since it last did (between
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
-//   meanwhile makes it start again, without yielding.
+//   meanwhile makes it start again, without yielding. A search whose filter is an AND of at most
+//   three leaves kept already (or `available`) is answered at once from their bitsets, in one
+//   synchronous step.
 // Limits: a write batch of more than INCREMENTAL_ORDER_MAX rows sets its slots aside; the next
 // read of a sort order sorts only those and merges them into each order (one pass over the order
 // plus O(k log n), or O(n + k log k) for a batch that large); smaller ones move each slot (a
@@ -42,6 +44,7 @@ import type { StorefrontSort } from './model.ts';
 import {
   andAll,
   andInto,
+  countAll,
   andNotInto,
   arenaCopy,
   BitsetCache,
@@ -55,7 +58,6 @@ import {
   isEmpty,
   narrow,
   orInto,
-  popcount,
   Postings,
   RangeIndex,
   setBit,
@@ -373,6 +375,8 @@ export class StorefrontIndex {
   /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     this.#compactPostings(false);
+    const ready = this.#readyPage(search);
+    if (ready !== undefined) return ready;
     const version = this.#version;
     let scope = this.#pool.begin(this.#size);
     try {
@@ -383,7 +387,7 @@ export class StorefrontIndex {
         scope = this.#pool.begin(this.#size);
         matches = await this.#matches(search, new Slices(Number.POSITIVE_INFINITY, this.#version, scope));
       }
-      return this.#page(search, matches.bits, matches.total);
+      return this.#page(search, matches.bits === undefined ? undefined : [matches.bits], matches.total);
     } finally {
       this.#pool.end(scope);
     }
@@ -395,8 +399,28 @@ export class StorefrontIndex {
     return at < this.#size && this.#cursor.data[at] === cursor ? at : -1;
   }
 
-  /** The page of `matches` (undefined: every product) in the search's order, and their number (`counted`, when known). */
-  #page(search: StorefrontSearch, matches: Uint32Array | undefined, counted: number | undefined): { cursors: number[]; total: number } {
+  /**
+   * A search whose filter is an AND of at most three leaves whose bitsets exist already (kept
+   * leaves, `available`), answered from those bitsets in place: counted in one pass that writes
+   * nothing, its page read word by word from all of them. A result bitset would be one more
+   * bitset to write per search (1.25 MB at ten million products). Undefined for any other search.
+   * One synchronous step: a kept bitset is read before any other search can put it out.
+   */
+  #readyPage(search: StorefrontSearch): { cursors: number[]; total: number } | undefined {
+    const filter = search.filter;
+    if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
+    const operands = filter.type === 'and' ? filter.operands : [filter];
+    const slices = new Slices(Number.POSITIVE_INFINITY, this.#version, []);
+    if (operands.length > 3 || !operands.every((operand) => this.#isReady(operand, slices))) return undefined;
+    const sources = operands.map((operand) => this.#ready(operand, slices)!);
+    return this.#page(search, sources, countAll(sources, wordsFor(this.#size)));
+  }
+
+  /**
+   * The page of the slots set in every bitset of `matches` (undefined: every product; at most
+   * three bitsets) in the search's order, and their number (`counted`, when known).
+   */
+  #page(search: StorefrontSearch, matches: readonly Uint32Array[] | undefined, counted: number | undefined): { cursors: number[]; total: number } {
     const order = this.#order(search.sort);
     const cursors: number[] = [];
     const end = search.offset + search.limit;
@@ -405,13 +429,16 @@ export class StorefrontIndex {
       for (let i = search.offset; i < Math.min(end, this.#size); i += 1) cursors.push(this.#cursor.data[order(i)]!);
       return { cursors, total: this.#size };
     }
-    const total = counted ?? popcount(matches);
+    const [a, b = a, c = a] = matches as [Uint32Array, ...Uint32Array[]];
+    const words = wordsFor(this.#size);
+    const total = counted ?? countAll(matches, words);
     if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
       // Slots ascend with cursors: walk the set bits word by word, skipping empty words.
       const ascending = search.sort === 'cursor:asc';
-      for (let w = 0; w < matches.length && seen < end; w += 1) {
-        let word = matches[ascending ? w : matches.length - 1 - w]!;
-        const base = (ascending ? w : matches.length - 1 - w) << 5;
+      for (let w = 0; w < words && seen < end; w += 1) {
+        const at = ascending ? w : words - 1 - w;
+        let word = a[at]! & b[at]! & c[at]!;
+        const base = at << 5;
         while (word !== 0 && seen < end) {
           const bit = ascending ? 31 - Math.clz32(word & -word) : 31 - Math.clz32(word);
           word &= ~(1 << bit);
@@ -423,7 +450,7 @@ export class StorefrontIndex {
     }
     for (let i = 0; i < this.#size && seen < end && seen < total; i += 1) {
       const slot = order(i);
-      if ((matches[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
+      if ((a[slot >>> 5]! & b[slot >>> 5]! & c[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
       if (seen >= search.offset) cursors.push(this.#cursor.data[slot]!);
       seen += 1;
     }

@@ -2,7 +2,7 @@
 // operations on the same bits, once in arena bitsets (which the kernels take) and once in
 // ordinary arrays (which the loops take), for lengths with and without a partial last vector.
 import { describe, expect, it } from 'vitest';
-import { andAll, andInto, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
+import { andAll, andInto, countAll, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
 import { arenaBits, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 
@@ -47,7 +47,7 @@ describe('bitset kernels', () => {
     }
   });
 
-  it(`ANDs any number of bitsets in one call, into a fresh result or the one held, and counts it, as the JavaScript loops do (seed ${SEED})`, () => {
+  it(`ANDs any number of bitsets in one call, into a fresh result or the one held, and counts it, and counts up to three without a result, as the JavaScript loops do (seed ${SEED})`, () => {
     const random = createRandom(`${SEED}-and-all`);
     for (const words of [1, 3, 4, 5, 9, 33, 1_001]) {
       for (const sources of [1, 2, 3, 4, 5, 7]) {
@@ -64,6 +64,13 @@ describe('bitset kernels', () => {
           expect(andAll(arena, from.map(arenaCopy), fresh), what).toBe(count);
           expect(Array.from(plain), what).toStrictEqual(Array.from(expected));
           expect(Array.from(arena), what).toStrictEqual(Array.from(expected));
+          if (sources <= 3 && fresh) {
+            // Counted without a result: the same number, and nothing written.
+            const arenaFrom = from.map(arenaCopy);
+            expect(countAll(from, words), what).toBe(count);
+            expect(countAll(arenaFrom, words), what).toBe(count);
+            expect(arenaFrom.map((bits) => Array.from(bits))).toStrictEqual(from.map((bits) => Array.from(bits)));
+          }
         }
       }
     }
