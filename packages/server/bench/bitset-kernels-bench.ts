@@ -6,7 +6,7 @@
 //
 //   node bench/bitset-kernels-bench.ts [--slots 1000000,10000000] [--rounds 5]
 import { parseArgs } from 'node:util';
-import { andAll, andInto, arenaCopy, complement, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
+import { andAll, andInto, arenaCopy, complement, countAll, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
 import { arenaBits } from '../src/catalog/kernels.ts';
 import { createRandom } from '../src/catalog/seed/prng.ts';
 import { progress } from './lib/processes.ts';
@@ -62,6 +62,7 @@ for (const size of sizes) {
     ['AND of two bitsets', (bits) => andInto(bits[0], bits[1])],
     ['population count', (bits) => void popcount(bits[0])],
     ['AND of one into a new result, counted (andAll)', (bits) => void andAll(bits[0], [bits[1]], true)],
+    ['AND of three, one read flipped, counted, nothing written (countAll)', (bits) => void countAll([bits[0], bits[1], bits[0]], size, [0, -1, 0])],
     ['complement', (bits) => void complement(bits[0], size)],
     ['fill', (bits) => fillBits(bits[0], true)],
     ['copy', (bits) => copyBits(bits[0], bits[1])],

@@ -113,17 +113,33 @@ export function andAll(into: Uint32Array, from: readonly Uint32Array[], fresh: b
   return popcount(into);
 }
 
-/** The number of slots set in every one of one to three bitsets, over their first `words` words; nothing is written. */
-export function countAll(from: readonly Uint32Array[], words: number): number {
-  const [a, b = a, c = a] = from;
-  if (a === undefined || from.length > 3) throw new Error('countAll takes one to three bitsets');
-  if (inArena(a) && inArena(b!) && inArena(c!) && a.length >= words && b!.length >= words && c!.length >= words) {
-    return kernels.count3(a.byteOffset, b!.byteOffset, c!.byteOffset, words);
-  }
+/**
+ * The number of slots below `size` set in every one of one to three bitsets, each read flipped
+ * where its entry of `flips` is -1 (a flipped source stands for the slots it does not hold; past
+ * `size` those are not counted); nothing is written.
+ */
+export function countAll(from: readonly Uint32Array[], size: number, flips: readonly number[] = NO_FLIPS): number {
+  if (from.length < 1 || from.length > 3) throw new Error('countAll takes one to three bitsets');
+  // Fewer than three sources: the first stands in for the missing ones.
+  const [a, b, c] = [0, 1, 2].map((k) => from[k < from.length ? k : 0]!) as [Uint32Array, Uint32Array, Uint32Array];
+  const [fa, fb, fc] = [0, 1, 2].map((k) => flips[k < from.length ? k : 0] ?? 0) as [number, number, number];
+  const words = wordsFor(size);
   let total = 0;
-  for (let i = 0; i < words; i += 1) total += bitsIn(a[i]! & b![i]! & c![i]!);
+  if (inArena(a) && inArena(b) && inArena(c) && a.length >= words && b.length >= words && c.length >= words) {
+    total = kernels.count3(a.byteOffset, b.byteOffset, c.byteOffset, words, fa, fb, fc);
+  } else {
+    for (let i = 0; i < words; i += 1) total += bitsIn((a[i]! ^ fa) & (b[i]! ^ fb) & (c[i]! ^ fc));
+  }
+  // The last word's slots past `size`, which a flipped source holds.
+  const past = size & 31;
+  if (past !== 0) {
+    const last = words - 1;
+    total -= bitsIn((a[last]! ^ fa) & (b[last]! ^ fb) & (c[last]! ^ fc) & ~((1 << past) - 1));
+  }
   return total;
 }
+
+const NO_FLIPS: readonly number[] = [];
 
 export function orInto(into: Uint32Array, from: Uint32Array): void {
   const words = into.length;
@@ -450,12 +466,14 @@ const MAX_NOTED = 4_096;
 /**
  * A bucket number is three digits, of bases HIGH, MIDDLE and LOW (most significant first): at most
  * HIGH × MIDDLE × LOW buckets. Enough buckets that a leaf reads few values from the column (each
- * read is a cache miss on a large catalog), few enough bitsets per slot for the memory goal.
+ * read is a cache miss on a large catalog) and that a leaf answered from a kept bucket checks few
+ * members one by one (StorefrontIndex's in-place answers); few enough bitsets per slot for the
+ * memory goal: (HIGH - 1) + (MIDDLE - 1) + (LOW - 1) bits per slot and number column.
  */
-const HIGH = 16;
+const HIGH = 32;
 const MIDDLE = 16;
 const LOW = 16;
-const RANGE_BUCKETS = HIGH * MIDDLE * LOW;
+export const RANGE_BUCKETS = HIGH * MIDDLE * LOW;
 /** Where each digit's bitsets start in a word's group: digit d ("at most d") at start + d. */
 const MIDDLE_AT = HIGH - 1;
 const LOW_AT = MIDDLE_AT + MIDDLE - 1;
@@ -672,14 +690,7 @@ export class RangeIndex {
     // members are checked one by one.
     const bucket = this.#bucket(value);
     const below = operator === '<' || operator === '<=';
-    // The bucket's members all pass (or all fail) when its extremes say so.
-    const min = this.#min[bucket]!;
-    const max = this.#max[bucket]!;
-    const whole =
-      operator === '<' ? (max < value ? 1 : min >= value ? 0 : -1)
-      : operator === '<=' ? (max <= value ? 1 : min > value ? 0 : -1)
-      : operator === '>' ? (min > value ? 1 : max <= value ? 0 : -1)
-      : min >= value ? 1 : max < value ? 0 : -1;
+    const whole = this.#whole(bucket, operator, value);
     const words = wordsFor(size);
     const belowMask = below ? -1 : 0;
     // The bucket's members still in the result are noted for a second pass only when they must be
@@ -700,6 +711,41 @@ export class RangeIndex {
     // word cost more than the leaf's own pass.)
     const nan = this.#nan;
     if (nan !== undefined) andNotInto(result, nan, words);
+  }
+
+  /**
+   * The leaf `operator value` (not NaN) as one bitset a caller keeps and a few slots: the written
+   * slots under bucket `under` (see `under`), or with `flip` -1 those not under it, and besides
+   * them `extra`, the members of the value's bucket that pass (ascending by value, none in that
+   * base). Undefined where that takes what is not at hand: a NaN slot was ever written (it lies
+   * under every bucket but 0 yet passes no leaf), the bucket's sorted members are not made (see
+   * #sorted; this is not a use of them), or the base would be under the bucket past the last.
+   */
+  split(column: Float64Array, operator: RangeOperator, value: number): { under: number; flip: number; extra: Int32Array } | undefined {
+    if (Number.isNaN(value) || this.#nan !== undefined) return undefined;
+    const bucket = this.#bucket(value);
+    const below = operator === '<' || operator === '<=';
+    const whole = this.#whole(bucket, operator, value);
+    // Below: under the bucket, or under the next when all its members pass. Above: not under the
+    // next, or not under the bucket when all its members pass.
+    const under = below ? (whole === 1 ? bucket + 1 : bucket) : whole === 1 ? bucket : bucket + 1;
+    if (under >= this.buckets) return undefined;
+    const flip = below ? 0 : -1;
+    if (whole !== -1) return { under, flip, extra: NO_SLOTS };
+    const sorted = this.#sorted[bucket];
+    if (sorted === undefined) return undefined;
+    const boundary = passingBoundary(sorted, column, operator, value);
+    return { under, flip, extra: below ? sorted.subarray(0, boundary) : sorted.subarray(boundary) };
+  }
+
+  /** 1 when every member of `bucket` passes the leaf, 0 when none does, as its extremes say; else -1. */
+  #whole(bucket: number, operator: RangeOperator, value: number): number {
+    const min = this.#min[bucket]!;
+    const max = this.#max[bucket]!;
+    return operator === '<' ? (max < value ? 1 : min >= value ? 0 : -1)
+      : operator === '<=' ? (max <= value ? 1 : min > value ? 0 : -1)
+      : operator === '>' ? (min > value ? 1 : max <= value ? 0 : -1)
+      : min >= value ? 1 : max < value ? 0 : -1;
   }
 
   /**
@@ -914,16 +960,13 @@ function narrowByDigits(result: Uint32Array, digits: Uint32Array, at: DigitsAt, 
 
 /** Adds to `result` the noted members whose own value in `column` compares to `value` as `operator` says. */
 function keepPassing(result: Uint32Array, column: Float64Array, noted: number, operator: RangeOperator, value: number): void {
-  const greater = operator === '>' || operator === '>=';
-  const inclusive = operator === '<=' || operator === '>=';
   for (let k = 0; k < noted; k += 1) {
     const i = MEMBER_WORDS[k]!;
     let kept = 0;
     for (let check = MEMBER_BITS[k]!; check !== 0; ) {
       const lowest = check & -check;
       check ^= lowest;
-      const own = column[(i << 5) + 31 - Math.clz32(lowest)]!;
-      if (greater ? (inclusive ? own >= value : own > value) : inclusive ? own <= value : own < value) kept |= lowest;
+      if (compares(column[(i << 5) + 31 - Math.clz32(lowest)]!, operator, value)) kept |= lowest;
     }
     result[i]! |= kept;
   }
@@ -932,12 +975,24 @@ function keepPassing(result: Uint32Array, column: Float64Array, noted: number, o
 /**
  * Clears in `result` the members of `sorted` (slots ascending by their value in `column`, no NaN)
  * whose value does not compare to `value` as `operator` says: a prefix of the list for `>` and
- * `>=`, a suffix for `<` and `<=`, found by binary search.
+ * `>=`, a suffix for `<` and `<=`.
  */
 function dropFailing(result: Uint32Array, sorted: Int32Array, column: Float64Array, operator: RangeOperator, value: number): void {
-  const greater = operator === '>' || operator === '>=';
-  // Where passing and failing meet: for `<` and `>=` the first position at or above `value`, for
-  // `<=` and `>` the first above it.
+  const boundary = passingBoundary(sorted, column, operator, value);
+  const [from, to] = operator === '>' || operator === '>=' ? [0, boundary] : [boundary, sorted.length];
+  for (let k = from; k < to; k += 1) {
+    const slot = sorted[k]!;
+    result[slot >>> 5] = result[slot >>> 5]! & ~(1 << (slot & 31));
+  }
+}
+
+/**
+ * Where in `sorted` (slots ascending by their value in `column`, no NaN) the members that compare
+ * to `value` as `operator` says meet the others, by binary search: those before it pass `<` and
+ * `<=`, those from it on pass `>` and `>=`.
+ */
+function passingBoundary(sorted: Int32Array, column: Float64Array, operator: RangeOperator, value: number): number {
+  // For `<` and `>=` the first position at or above `value`, for `<=` and `>` the first above it.
   const firstAbove = operator === '<=' || operator === '>';
   let low = 0;
   let high = sorted.length;
@@ -947,11 +1002,14 @@ function dropFailing(result: Uint32Array, sorted: Int32Array, column: Float64Arr
     if (firstAbove ? own <= value : own < value) low = middle + 1;
     else high = middle;
   }
-  const [from, to] = greater ? [0, low] : [low, sorted.length];
-  for (let k = from; k < to; k += 1) {
-    const slot = sorted[k]!;
-    result[slot >>> 5] = result[slot >>> 5]! & ~(1 << (slot & 31));
-  }
+  return low;
+}
+
+const NO_SLOTS = new Int32Array(0);
+
+/** Whether `own` compares to `value` as `operator` says (NaN: never). */
+export function compares(own: number, operator: RangeOperator, value: number): boolean {
+  return operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
 }
 
 /** Offsets (into the digit bitsets) and masks of one bucket's six digit bitsets: see RangeIndex.#digitsAt. */

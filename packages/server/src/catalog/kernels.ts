@@ -20,7 +20,7 @@ import { KERNELS_WASM_BASE64 } from './generated/kernels.gen.ts';
 interface Kernels {
   combine(into: number, from: number, words: number, flip: number, orAll: number): void;
   and3(into: number, a: number, b: number, c: number, words: number, fresh: number): number;
-  count3(a: number, b: number, c: number, words: number): number;
+  count3(a: number, b: number, c: number, words: number, fa: number, fb: number, fc: number): number;
   fill(bits: number, words: number, byte: number): void;
   copy(into: number, from: number, words: number): void;
   invert(bits: number, words: number): void;

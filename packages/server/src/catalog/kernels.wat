@@ -92,11 +92,16 @@
         (br $tail)))
     (local.get $total))
 
-  ;; The number of slots set in all of a, b and c (a[i] & b[i] & c[i]), written nowhere: an AND
-  ;; that is only counted and then read a few words at a time needs no result to be stored. Fewer
-  ;; sources pass one twice.
-  (func (export "count3") (param $a i32) (param $b i32) (param $c i32) (param $words i32) (result i32)
+  ;; The number of slots set in all of a, b and c, each read flipped where its flip is -1
+  ;; ((a[i] ^ fa) & (b[i] ^ fb) & (c[i] ^ fc): a source flipped stands for the slots it does not
+  ;; hold), written nowhere: an AND that is only counted and then read a few words at a time needs
+  ;; no result to be stored. Fewer sources pass one twice.
+  (func (export "count3") (param $a i32) (param $b i32) (param $c i32) (param $words i32) (param $fa i32) (param $fb i32) (param $fc i32) (result i32)
     (local $vend i32) (local $end i32) (local $bend i32) (local $bytes v128) (local $sum v128) (local $total i32)
+    (local $va v128) (local $vb v128) (local $vc v128)
+    (local.set $va (i32x4.splat (local.get $fa)))
+    (local.set $vb (i32x4.splat (local.get $fb)))
+    (local.set $vc (i32x4.splat (local.get $fc)))
     (local.set $vend (i32.add (local.get $a) (i32.shl (i32.and (local.get $words) (i32.const -4)) (i32.const 2))))
     (local.set $end (i32.add (local.get $a) (i32.shl (local.get $words) (i32.const 2))))
     (block $vectorsDone
@@ -107,7 +112,10 @@
         (loop $vectors
           (local.set $bytes
             (i8x16.add (local.get $bytes)
-              (i8x16.popcnt (v128.and (v128.and (v128.load (local.get $a)) (v128.load (local.get $b))) (v128.load (local.get $c))))))
+              (i8x16.popcnt
+                (v128.and
+                  (v128.and (v128.xor (v128.load (local.get $a)) (local.get $va)) (v128.xor (v128.load (local.get $b)) (local.get $vb)))
+                  (v128.xor (v128.load (local.get $c)) (local.get $vc))))))
           (local.set $a (i32.add (local.get $a) (i32.const 16)))
           (local.set $b (i32.add (local.get $b) (i32.const 16)))
           (local.set $c (i32.add (local.get $c) (i32.const 16)))
@@ -121,7 +129,12 @@
     (block $wordsDone
       (loop $tail
         (br_if $wordsDone (i32.ge_u (local.get $a) (local.get $end)))
-        (local.set $total (i32.add (local.get $total) (i32.popcnt (i32.and (i32.and (i32.load (local.get $a)) (i32.load (local.get $b))) (i32.load (local.get $c))))))
+        (local.set $total
+          (i32.add (local.get $total)
+            (i32.popcnt
+              (i32.and
+                (i32.and (i32.xor (i32.load (local.get $a)) (local.get $fa)) (i32.xor (i32.load (local.get $b)) (local.get $fb)))
+                (i32.xor (i32.load (local.get $c)) (local.get $fc))))))
         (local.set $a (i32.add (local.get $a) (i32.const 4)))
         (local.set $b (i32.add (local.get $b) (i32.const 4)))
         (local.set $c (i32.add (local.get $c) (i32.const 4)))

@@ -32,8 +32,9 @@
 //   leaves), so a costly filter delays other requests by about one slice per search in flight
 //   instead of by its whole cost. Its answer is the index as it stood when it began: a write
 //   meanwhile makes it start again, without yielding. A search whose filter is an AND of at most
-//   three leaves kept already (or `available`) is answered at once from their bitsets, in one
-//   synchronous step.
+//   three leaves kept already (or `available`, or a range leaf whose bucket's slots below it are
+//   kept: those, and its bucket's passing members one by one) is answered at once from their
+//   bitsets, in one synchronous step.
 // Limits: a write batch of more than INCREMENTAL_ORDER_MAX rows sets its slots aside; the next
 // read of a sort order sorts only those and merges them into each order (one pass over the order
 // plus O(k log n), or O(n + k log k) for a batch that large); smaller ones move each slot (a
@@ -50,6 +51,7 @@ import {
   BitsetCache,
   BitsetPool,
   clearPastEnd,
+  compares,
   complement,
   copyBits,
   countBelow,
@@ -240,6 +242,8 @@ export class StorefrontIndex {
   readonly #leaves = new BitsetCache(LEAF_CACHE_BYTES, LEAF_CACHE_MIN_KEPT);
   /** Counts writes, so a search that yielded can tell the index changed under it. */
   #version = 0;
+  /** Scratch of #page, where it marks extra slots: all clear between searches. */
+  #extra = new Uint32Array(0);
 
   get size(): number {
     return this.#size;
@@ -400,61 +404,142 @@ export class StorefrontIndex {
   }
 
   /**
-   * A search whose filter is an AND of at most three leaves whose bitsets exist already (kept
-   * leaves, `available`), answered from those bitsets in place: counted in one pass that writes
-   * nothing, its page read word by word from all of them. A result bitset would be one more
-   * bitset to write per search (1.25 MB at ten million products). Undefined for any other search.
+   * A search whose filter is an AND of at most three leaves whose bitsets are at hand, answered
+   * from those bitsets in place: counted in one pass that writes nothing, its page read word by
+   * word from all of them. A result bitset would be one more bitset to write per search (1.25 MB
+   * at ten million products). At hand: a kept leaf, `available`, or a range leaf whose bucket's
+   * "under" bitset is kept and whose bucket's members are sorted (RangeIndex.split): that bitset,
+   * read flipped for `>` and `>=`, plus the members of the value's bucket that pass, which are
+   * checked one by one against the other operands (a few thousand at ten million products, where
+   * the leaf's own pass would read and write every word). Undefined for any other search.
    * One synchronous step: a kept bitset is read before any other search can put it out.
    */
   #readyPage(search: StorefrontSearch): { cursors: number[]; total: number } | undefined {
     const filter = search.filter;
     if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
     const operands = filter.type === 'and' ? filter.operands : [filter];
+    if (operands.length > 3) return undefined;
     const slices = new Slices(Number.POSITIVE_INFINITY, this.#version, []);
-    if (operands.length > 3 || !operands.every((operand) => this.#isReady(operand, slices))) return undefined;
-    const sources = operands.map((operand) => this.#ready(operand, slices)!);
-    return this.#page(search, sources, countAll(sources, wordsFor(this.#size)));
+    const splits = operands.map((operand) => (this.#isReady(operand, slices) ? null : this.#splitLeaf(operand)));
+    if (splits.includes(undefined)) return undefined;
+    const whole: [FilterExpr, ReadySource][] = [];
+    const sources = operands.map((operand, at): ReadySource => {
+      const split = splits[at];
+      if (!split) return { bits: this.#ready(operand, slices)!, flip: 0, extra: NO_EXTRA, column: undefined, operator: '<', value: 0 };
+      const source = { bits: this.#leaves.kept(split.key, this.#version, 'bucket')!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value };
+      // A use of the leaf, as on any other path: from its second, it is kept whole (made from its
+      // parts), and later searches read it with no extra slots to check.
+      if (this.#leaves.lookup(leafKey(operand as Extract<FilterExpr, { type: 'compare' }>)!, this.#version) === true) whole.push([operand, source]);
+      return source;
+    });
+    const bits = sources.map((source) => source.bits);
+    const flips = sources.map((source) => source.flip);
+    const extras = passingExtras(sources);
+    const page = this.#page(search, bits, countAll(bits, this.#size, flips) + extras.length, flips, extras);
+    // Kept once the page is read: a keep may put out bitsets this search reads, and a later keep
+    // write into them.
+    for (const [operand, source] of whole) this.#keepWhole(operand, source);
+    return page;
+  }
+
+  /** Keeps the leaf `node` whole, made from its parts (`source`: a bitset read flipped or not, and extra slots). */
+  #keepWhole(node: FilterExpr, source: ReadySource): void {
+    const scope = this.#pool.begin(this.#size);
+    try {
+      const bits = this.#pool.take(scope, false);
+      copyBits(bits, source.bits);
+      if (source.flip !== 0) complement(bits, this.#size);
+      for (const slot of source.extra) setBit(bits, slot);
+      this.#leaves.keep(leafKey(node as Extract<FilterExpr, { type: 'compare' }>)!, bits);
+    } finally {
+      this.#pool.end(scope);
+    }
+  }
+
+  /**
+   * A range leaf that is not kept, as the kept "under" bitset of a bucket and the passing members
+   * of its own bucket (RangeIndex.split), where both are at hand; else undefined. Not a use of the
+   * leaf or of the bucket.
+   */
+  #splitLeaf(node: FilterExpr): (Omit<ReadySource, 'bits'> & { key: string; column: Float64Array }) | undefined {
+    if (!isRangeLeaf(node) || node.type !== 'compare' || typeof node.value !== 'number') return undefined;
+    const field = node.field as NumberField;
+    const operator = node.operator as RangeOperator;
+    const column = this.#numbers[field].data;
+    const split = this.#rangeIndex(field).split(column, operator, node.value);
+    if (split === undefined) return undefined;
+    const key = underKey(field, split.under);
+    if (!this.#leaves.has(key, this.#version)) return undefined;
+    return { key, flip: split.flip, extra: split.extra, column, operator, value: node.value };
   }
 
   /**
    * The page of the slots set in every bitset of `matches` (undefined: every product; at most
-   * three bitsets) in the search's order, and their number (`counted`, when known).
+   * three bitsets, each read flipped where its entry of `flips` is -1), or listed in `extras`
+   * (slots in none of those, any order), in the search's order, and their number (`counted`, when
+   * known).
    */
-  #page(search: StorefrontSearch, matches: readonly Uint32Array[] | undefined, counted: number | undefined): { cursors: number[]; total: number } {
+  #page(
+    search: StorefrontSearch,
+    matches: readonly Uint32Array[] | undefined,
+    counted: number | undefined,
+    flips: readonly number[] = [],
+    extras: Int32Array = NO_EXTRA,
+  ): { cursors: number[]; total: number } {
     const order = this.#order(search.sort);
-    const cursors: number[] = [];
     const end = search.offset + search.limit;
-    let seen = 0;
     if (matches === undefined) {
+      const cursors: number[] = [];
       for (let i = search.offset; i < Math.min(end, this.#size); i += 1) cursors.push(this.#cursor.data[order(i)]!);
       return { cursors, total: this.#size };
     }
-    const [a, b = a, c = a] = matches as [Uint32Array, ...Uint32Array[]];
-    const words = wordsFor(this.#size);
-    const total = counted ?? countAll(matches, words);
+    // Fewer than three bitsets: the first stands in for the missing ones.
+    const [a, b, c] = [0, 1, 2].map((k) => matches[k < matches.length ? k : 0]!) as [Uint32Array, Uint32Array, Uint32Array];
+    const [fa, fb, fc] = [0, 1, 2].map((k) => flips[k < matches.length ? k : 0] ?? 0) as [number, number, number];
+    const size = this.#size;
+    const words = wordsFor(size);
+    const total = counted ?? countAll(matches, size, flips);
+    const slots: number[] = [];
     if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
-      // Slots ascend with cursors: walk the set bits word by word, skipping empty words.
+      // Slots ascend with cursors: walk the set bits word by word, skipping empty words. A flipped
+      // bitset holds the last word's slots past the end.
       const ascending = search.sort === 'cursor:asc';
-      for (let w = 0; w < words && seen < end; w += 1) {
+      const lastMask = (size & 31) === 0 ? -1 : (1 << (size & 31)) - 1;
+      for (let w = 0; w < words && slots.length < end; w += 1) {
         const at = ascending ? w : words - 1 - w;
-        let word = a[at]! & b[at]! & c[at]!;
+        let word = (a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc) & (at === words - 1 ? lastMask : -1);
         const base = at << 5;
-        while (word !== 0 && seen < end) {
+        while (word !== 0 && slots.length < end) {
           const bit = ascending ? 31 - Math.clz32(word & -word) : 31 - Math.clz32(word);
           word &= ~(1 << bit);
-          if (seen >= search.offset) cursors.push(this.#cursor.data[base + bit]!);
-          seen += 1;
+          slots.push(base + bit);
         }
       }
-      return { cursors, total };
+      // The extras that come before the last slot walked (all of them if the walk ran out) take
+      // their places among those: few, as extras are few among all slots.
+      const walked = slots.length;
+      const last = walked < end ? (ascending ? size : -1) : slots[walked - 1]!;
+      for (const slot of extras) if (ascending ? slot < last : slot > last) slots.push(slot);
+      if (slots.length > walked) {
+        slots.sort((x, y) => (ascending ? x - y : y - x));
+        slots.length = Math.min(slots.length, end);
+      }
+    } else {
+      // Extras are marked in a scratch bitset while the order is walked, and cleared after.
+      if (this.#extra.length < words) this.#extra = new Uint32Array(wordsFor(this.#cursor.data.length));
+      const x = this.#extra;
+      for (const slot of extras) x[slot >>> 5]! |= 1 << (slot & 31);
+      try {
+        for (let i = 0; i < size && slots.length < end && slots.length < total; i += 1) {
+          const slot = order(i);
+          const at = slot >>> 5;
+          if (((((a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc)) | x[at]!) & (1 << (slot & 31))) !== 0) slots.push(slot);
+        }
+      } finally {
+        for (const slot of extras) x[slot >>> 5]! &= ~(1 << (slot & 31));
+      }
     }
-    for (let i = 0; i < this.#size && seen < end && seen < total; i += 1) {
-      const slot = order(i);
-      if ((a[slot >>> 5]! & b[slot >>> 5]! & c[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
-      if (seen >= search.offset) cursors.push(this.#cursor.data[slot]!);
-      seen += 1;
-    }
-    return { cursors, total };
+    return { cursors: slots.slice(search.offset).map((slot) => this.#cursor.data[slot]!), total };
   }
 
   #ensure(length: number): void {
@@ -949,7 +1034,7 @@ export class StorefrontIndex {
 
   /** The kept bitset of the slots under `bucket`, made and kept on its second use, else undefined. */
   #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
-    const key = `${field}\u0000under\u0000${bucket}`;
+    const key = underKey(field, bucket);
     const kept = this.#lookUp(key, slices, 'bucket');
     if (kept instanceof Uint32Array) return kept;
     if (!kept) return undefined;
@@ -1021,6 +1106,78 @@ const LEAF_CACHE_MIN_KEPT = 256;
 function leafKey(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): string | undefined {
   if (node.field === 'available' || node.field === 'cursor') return undefined;
   return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
+}
+
+/** The leaf cache's key of the slots under `bucket` of the range index of `field`. */
+function underKey(field: NumberField, bucket: number): string {
+  return `${field}\u0000under\u0000${bucket}`;
+}
+
+/**
+ * An operand of an AND answered in place (#readyPage): the slots of `bits`, read flipped where
+ * `flip` is -1, and the `extra` slots, not among those, that pass; for a range leaf, `column`,
+ * `operator` and `value` tell whether any slot outside `bits` passes.
+ */
+interface ReadySource {
+  bits: Uint32Array;
+  flip: number;
+  extra: Int32Array;
+  column: Float64Array | undefined;
+  operator: RangeOperator;
+  value: number;
+}
+
+const NO_EXTRA = new Int32Array(0);
+
+/** Per extra slot of one source, a bit per other source whose bitset does not hold it (passingExtras). */
+let outside = new Uint8Array(1024);
+
+/**
+ * The extra slots of `sources` that every other source holds, each once (from the first source
+ * holding it as extra: a slot outside another's bitset is in it only as one of its extra slots),
+ * in no particular order: a view of a scratch list, valid until the next call.
+ * One loop per pair of sources, each reading one bitset at the words of one source's extra slots:
+ * those are in value order, so on a large catalog every read misses the cache, and a loop whose
+ * reads do not wait on one another overlaps the misses, where a slot-by-slot check waited for each.
+ */
+function passingExtras(sources: readonly ReadySource[]): Int32Array {
+  let passing = 0;
+  for (let i = 0; i < sources.length; i += 1) {
+    const own = sources[i]!.extra;
+    const count = own.length;
+    if (count === 0) continue;
+    if (outside.length < count) outside = new Uint8Array(2 * count);
+    if (PASSING.length < passing + count) PASSING = growTo(PASSING, 2 * (passing + count));
+    const flags = outside;
+    flags.fill(0, 0, count);
+    for (let j = 0; j < sources.length; j += 1) {
+      if (j === i) continue;
+      const { bits, flip } = sources[j]!;
+      for (let k = 0; k < count; k += 1) {
+        const slot = own[k]!;
+        flags[k]! |= ((((bits[slot >>> 5]! ^ flip) >>> (slot & 31)) & 1) ^ 1) << j;
+      }
+    }
+    for (let k = 0; k < count; k += 1) {
+      let passes = true;
+      for (let j = 0, left = flags[k]!; left !== 0 && passes; j += 1, left >>>= 1) {
+        if ((left & 1) === 0) continue;
+        const other = sources[j]!;
+        passes = j > i && other.column !== undefined && compares(other.column[own[k]!]!, other.operator, other.value);
+      }
+      if (passes) PASSING[passing++] = own[k]!;
+    }
+  }
+  return PASSING.subarray(0, passing);
+}
+
+/** The scratch list passingExtras returns a view of. */
+let PASSING = new Int32Array(1024);
+
+function growTo(list: Int32Array, length: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(length);
+  grown.set(list);
+  return grown;
 }
 
 /** A range leaf over a number column (the range index's pass over every word). */

@@ -14,6 +14,7 @@ import {
   narrow,
   popcount,
   Postings,
+  RANGE_BUCKETS,
   RangeIndex,
   setBit,
   setRun,
@@ -344,33 +345,35 @@ describe('RangeIndex', () => {
   });
   it('places bounds at quantiles of the column, distinct and above its least value, NaN and slots past the size left out', () => {
     const bucketsOf = (index: RangeIndex, values: readonly number[]): number[] => values.map((value) => index.bucketOf(value));
-    // 8191 distinct values, shuffled: the bound of bucket k is the value of rank 2k - 1, so every bucket but the first holds two.
-    const distinct = new Float64Array(8_191).map((_, slot) => (slot * 1_024) % 8_191);
-    const ranks = Array.from({ length: 8_191 }, (_, value) => value);
+    // 2 × RANGE_BUCKETS - 1 distinct values, shuffled: the bound of bucket k is the value of rank
+    // 2k - 1, so every bucket but the first holds two.
+    const count = 2 * RANGE_BUCKETS - 1;
+    const distinct = new Float64Array(count).map((_, slot) => (slot * 1_024) % count);
+    const ranks = Array.from({ length: count }, (_, value) => value);
     const twoPerBucket = ranks.map((value) => Math.ceil(value / 2));
-    const spread = RangeIndex.build(distinct, 8_191, 8_191);
-    expect(spread.buckets).toBe(4_096);
+    const spread = RangeIndex.build(distinct, count, count);
+    expect(spread.buckets).toBe(RANGE_BUCKETS);
     expect(bucketsOf(spread, ranks)).toStrictEqual(twoPerBucket);
     expect(bucketsOf(spread, ranks.map((value) => value + 0.5))).toStrictEqual(twoPerBucket);
-    expect(bucketsOf(spread, [-1, Number.NEGATIVE_INFINITY, Number.NaN, 1e9, Number.POSITIVE_INFINITY])).toStrictEqual([0, 0, 0, 4_095, 4_095]);
+    expect(bucketsOf(spread, [-1, Number.NEGATIVE_INFINITY, Number.NaN, 1e9, Number.POSITIVE_INFINITY])).toStrictEqual([0, 0, 0, RANGE_BUCKETS - 1, RANGE_BUCKETS - 1]);
     // The same values among as many NaN, with other values past the size: the same bounds.
-    const withNaN = new Float64Array(16_400).fill(1e9);
-    for (let slot = 0; slot < 16_382; slot += 1) withNaN[slot] = slot % 2 === 0 ? Number.NaN : distinct[slot >>> 1]!;
-    const skipping = RangeIndex.build(withNaN, 16_382, 16_400);
-    expect(skipping.buckets).toBe(4_096);
+    const withNaN = new Float64Array(2 * count + 18).fill(1e9);
+    for (let slot = 0; slot < 2 * count; slot += 1) withNaN[slot] = slot % 2 === 0 ? Number.NaN : distinct[slot >>> 1]!;
+    const skipping = RangeIndex.build(withNaN, 2 * count, 2 * count + 18);
+    expect(skipping.buckets).toBe(RANGE_BUCKETS);
     expect(bucketsOf(skipping, ranks)).toStrictEqual(twoPerBucket);
-    // 2048 values four times each: one bucket per value, the least value's bucket 0.
+    // 2048 values four times each (fewer values than buckets): one bucket per value, the least value's bucket 0.
     const repeated = new Float64Array(8_192).map((_, slot) => ((slot * 1_031) % 8_192) >>> 2);
     const perValue = RangeIndex.build(repeated, 8_192, 8_192);
     expect(perValue.buckets).toBe(2_048);
     expect(bucketsOf(perValue, ranks.slice(0, 2_048))).toStrictEqual(ranks.slice(0, 2_048));
   });
 
-  it('narrows exactly over all 4096 buckets, the last ones included, reading the digit bitsets or the buckets around the value', () => {
-    const size = 8_191;
+  it('narrows exactly over all RANGE_BUCKETS buckets, the last ones included, reading the digit bitsets or the buckets around the value', () => {
+    const size = 2 * RANGE_BUCKETS - 1;
     const column = new Float64Array(size).map((_, slot) => (slot * 1_024) % size);
     const index = RangeIndex.build(column, size, size);
-    expect(index.buckets).toBe(4_096);
+    expect(index.buckets).toBe(RANGE_BUCKETS);
     const every = Array.from({ length: size }, (_, slot) => slot);
     const underOf = (bucket: number): Uint32Array => {
       const bits = new Uint32Array(wordsFor(size));
@@ -383,10 +386,13 @@ describe('RangeIndex', () => {
       return bits;
     };
     // Where the middle and high digits turn over (every 16 and 256 buckets), and the ends.
-    for (const bucket of [0, 1, 15, 16, 255, 256, 3_839, 3_840, 4_094, 4_095, 4_096]) {
+    const last = RANGE_BUCKETS;
+    for (const bucket of [0, 1, 15, 16, 255, 256, last - 257, last - 256, last - 2, last - 1, last]) {
       expect(underOf(bucket), `under ${bucket}`).toStrictEqual(bitsOf(every.filter((slot) => index.bucketOf(column[slot]!) < bucket)));
     }
-    const values = [-1, 0, 0.5, 1, 2, 511, 512, 513, 7_678, 7_679, 7_680, 7_681, 8_188.5, 8_189, 8_190, 10_000];
+    // Bucket b holds values 2b - 1 and 2b: the values around those buckets.
+    const turn = 2 * (last - 256);
+    const values = [-1, 0, 0.5, 1, 2, 511, 512, 513, turn - 2, turn - 1, turn, turn + 1, 2 * last - 3.5, 2 * last - 3, 2 * last - 2, 10 * last];
     for (const operator of ['<', '<=', '>', '>='] as const) {
       for (const value of values) {
         const expected = bitsOf(
