@@ -266,6 +266,57 @@ describe('RangeIndex', () => {
     }
   });
 
+  it(`splits a leaf into the slots under one bucket, read as is or flipped, and its bucket's passing members, exactly; none where NaN was written (seed ${SEED})`, () => {
+    const random = createRandom(`${SEED}-split`);
+    // Several values per bucket, some repeated (buckets a leaf takes or drops whole).
+    const size = 4 * RANGE_BUCKETS;
+    const column = new Float64Array(size).map(() => (random.chance(0.2) ? random.int(0, 50) : random.int(0, 1_000_000) / 100));
+    const index = RangeIndex.build(column, size, size);
+    let split = 0;
+    let partial: [RangeOperator, number] | undefined;
+    for (let round = 0; round < 240; round += 1) {
+      const operator = (['<', '<=', '>', '>='] as const)[random.int(0, 3)]! satisfies RangeOperator;
+      const value = random.chance(0.3) ? column[random.int(0, size - 1)]! : random.int(-100, 1_000_100) / 100;
+      // Used twice first, as a caller's leaves would: the bucket's sorted members are made on the second.
+      for (let use = 0; use < 2; use += 1) index.intersect(universe(size), column, size, operator, value);
+      const parts = index.split(column, operator, value);
+      const bucket = index.bucketOf(value);
+      if (parts === undefined) {
+        // Only where the base would be the slots under the bucket past the last.
+        expect(bucket, `${operator} ${value}`).toBe(index.buckets - 1);
+        continue;
+      }
+      split += 1;
+      const base = new Uint32Array(wordsFor(size));
+      index.under(base, size, parts.under);
+      if (parts.flip !== 0) complement(base, size);
+      const extra = Array.from(parts.extra);
+      expect(extra.filter((slot) => hasBit(base, slot)), `${operator} ${value}: extra slots outside the base`).toStrictEqual([]);
+      expect(extra.every((slot) => index.bucketOf(column[slot]!) === bucket), `${operator} ${value}: extra slots of its bucket`).toBe(true);
+      if (extra.length > 0) partial = [operator, value];
+      for (const slot of extra) base[slot >>> 5]! |= 1 << (slot & 31);
+      // The slots where the parts and a plain comparison disagree (a short list to compare).
+      const wrong = Array.from({ length: size }, (_, slot) => slot).filter((slot) => {
+        const own = column[slot]!;
+        const passes = operator === '<' ? own < value : operator === '<=' ? own <= value : operator === '>' ? own > value : own >= value;
+        return passes !== hasBit(base, slot);
+      });
+      expect(wrong, `${operator} ${value}`).toStrictEqual([]);
+    }
+    expect(split).toBeGreaterThan(200);
+    // A bucket whose sorted members are not made yet: no split (this is not a use of them).
+    expect(partial).toBeDefined();
+    const fresh = RangeIndex.build(column, size, size);
+    expect(fresh.split(column, ...partial!)).toBeUndefined();
+    // NaN written anywhere: none (it lies under buckets yet passes no leaf).
+    expect(index.split(column, ...partial!)).toBeDefined();
+    const previous = column[7]!;
+    column[7] = Number.NaN;
+    index.set(7, Number.NaN, previous);
+    expect(index.split(column, ...partial!)).toBeUndefined();
+    expect(index.split(column, '<', Number.NaN)).toBeUndefined();
+  });
+
   it(`drops a bucket's failing members from its sorted list, made on its second use and again after writes move members in and out (seed ${SEED})`, () => {
     // Many distinct values per bucket (the buckets' extremes seldom decide), NaN among them, and
     // bounds drawn from a few buckets so that each is used again and again between writes.
