@@ -119,10 +119,7 @@ export function andAll(into: Uint32Array, from: readonly Uint32Array[], fresh: b
  * `size` those are not counted); nothing is written.
  */
 export function countAll(from: readonly Uint32Array[], size: number, flips: readonly number[] = NO_FLIPS): number {
-  if (from.length < 1 || from.length > 3) throw new Error('countAll takes one to three bitsets');
-  // Fewer than three sources: the first stands in for the missing ones.
-  const [a, b, c] = [0, 1, 2].map((k) => from[k < from.length ? k : 0]!) as [Uint32Array, Uint32Array, Uint32Array];
-  const [fa, fb, fc] = [0, 1, 2].map((k) => flips[k < from.length ? k : 0] ?? 0) as [number, number, number];
+  const [a, b, c, fa, fb, fc] = threeSources(from, flips);
   const words = wordsFor(size);
   let total = 0;
   if (inArena(a) && inArena(b) && inArena(c) && a.length >= words && b.length >= words && c.length >= words) {
@@ -140,6 +137,16 @@ export function countAll(from: readonly Uint32Array[], size: number, flips: read
 }
 
 const NO_FLIPS: readonly number[] = [];
+
+/**
+ * One to three bitsets as three, with their flips (0 where `flips` has none): the first, with its
+ * flip, stands in for the missing ones (ANDing a source twice changes nothing).
+ */
+export function threeSources(from: readonly Uint32Array[], flips: readonly number[]): [Uint32Array, Uint32Array, Uint32Array, number, number, number] {
+  if (from.length < 1 || from.length > 3) throw new Error('one to three bitsets');
+  const at = (k: number): number => (k < from.length ? k : 0);
+  return [from[at(0)]!, from[at(1)]!, from[at(2)]!, flips[at(0)] ?? 0, flips[at(1)] ?? 0, flips[at(2)] ?? 0];
+}
 
 export function orInto(into: Uint32Array, from: Uint32Array): void {
   const words = into.length;

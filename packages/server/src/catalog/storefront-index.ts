@@ -65,6 +65,7 @@ import {
   setBit,
   setRun,
   TermDictionary,
+  threeSources,
   wordsFor,
   type RangeOperator,
 } from './bitsets.ts';
@@ -493,9 +494,7 @@ export class StorefrontIndex {
       for (let i = search.offset; i < Math.min(end, this.#size); i += 1) cursors.push(this.#cursor.data[order(i)]!);
       return { cursors, total: this.#size };
     }
-    // Fewer than three bitsets: the first stands in for the missing ones.
-    const [a, b, c] = [0, 1, 2].map((k) => matches[k < matches.length ? k : 0]!) as [Uint32Array, Uint32Array, Uint32Array];
-    const [fa, fb, fc] = [0, 1, 2].map((k) => flips[k < matches.length ? k : 0] ?? 0) as [number, number, number];
+    const [a, b, c, fa, fb, fc] = threeSources(matches, flips);
     const size = this.#size;
     const words = wordsFor(size);
     const total = counted ?? countAll(matches, size, flips);
@@ -1130,7 +1129,9 @@ interface ReadySource {
 const NO_EXTRA = new Int32Array(0);
 
 /** Per extra slot of one source, a bit per other source whose bitset does not hold it (passingExtras). */
-let outside = new Uint8Array(1024);
+const OUTSIDE = new Growable((n) => new Uint8Array(n));
+/** The scratch list passingExtras returns a view of. */
+const PASSING = new Growable((n) => new Int32Array(n));
 
 /**
  * The extra slots of `sources` that every other source holds, each once (from the first source
@@ -1146,9 +1147,10 @@ function passingExtras(sources: readonly ReadySource[]): Int32Array {
     const own = sources[i]!.extra;
     const count = own.length;
     if (count === 0) continue;
-    if (outside.length < count) outside = new Uint8Array(2 * count);
-    if (PASSING.length < passing + count) PASSING = growTo(PASSING, 2 * (passing + count));
-    const flags = outside;
+    OUTSIDE.ensure(count);
+    PASSING.ensure(passing + count);
+    const flags = OUTSIDE.data;
+    const list = PASSING.data;
     flags.fill(0, 0, count);
     for (let j = 0; j < sources.length; j += 1) {
       if (j === i) continue;
@@ -1165,19 +1167,10 @@ function passingExtras(sources: readonly ReadySource[]): Int32Array {
         const other = sources[j]!;
         passes = j > i && other.column !== undefined && compares(other.column[own[k]!]!, other.operator, other.value);
       }
-      if (passes) PASSING[passing++] = own[k]!;
+      if (passes) list[passing++] = own[k]!;
     }
   }
-  return PASSING.subarray(0, passing);
-}
-
-/** The scratch list passingExtras returns a view of. */
-let PASSING = new Int32Array(1024);
-
-function growTo(list: Int32Array, length: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(length);
-  grown.set(list);
-  return grown;
+  return PASSING.data.subarray(0, passing);
 }
 
 /** A range leaf over a number column (the range index's pass over every word). */
