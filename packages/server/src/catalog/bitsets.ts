@@ -490,6 +490,21 @@ const PER_WORD = LOW_AT + LOW - 1;
 const SAMPLE = 65_536;
 
 /**
+ * A range leaf as RangeIndex.split gives it: the slots under bucket `under` (with `flip` -1, those
+ * not under it) and besides them `extra`, the members of the value's `bucket` that pass:
+ * `members` (the bucket's members ascending by value, then slot; empty when none or all pass)
+ * from index `from`.
+ */
+export interface RangeSplit {
+  under: number;
+  flip: number;
+  extra: Int32Array;
+  bucket: number;
+  members: Int32Array;
+  from: number;
+}
+
+/**
  * Range leaves (`<`, `<=`, `>`, `>=`) over one number column without a pass over the column: slots
  * are split by value into at most RANGE_BUCKETS buckets whose bounds are quantiles of the column
  * when it was built. A bucket number is three digits, and for each value d of a digit the bitset of
@@ -728,7 +743,7 @@ export class RangeIndex {
    * under every bucket but 0 yet passes no leaf), the bucket's sorted members are not made (see
    * #sorted; this is not a use of them), or the base would be under the bucket past the last.
    */
-  split(column: Float64Array, operator: RangeOperator, value: number): { under: number; flip: number; extra: Int32Array } | undefined {
+  split(column: Float64Array, operator: RangeOperator, value: number): RangeSplit | undefined {
     if (Number.isNaN(value) || this.#nan !== undefined) return undefined;
     const bucket = this.#bucket(value);
     const below = operator === '<' || operator === '<=';
@@ -738,11 +753,12 @@ export class RangeIndex {
     const under = below ? (whole === 1 ? bucket + 1 : bucket) : whole === 1 ? bucket : bucket + 1;
     if (under >= this.buckets) return undefined;
     const flip = below ? 0 : -1;
-    if (whole !== -1) return { under, flip, extra: NO_SLOTS };
+    if (whole !== -1) return { under, flip, extra: NO_SLOTS, bucket, members: NO_SLOTS, from: 0 };
     const sorted = this.#sorted[bucket];
     if (sorted === undefined) return undefined;
     const boundary = passingBoundary(sorted, column, operator, value);
-    return { under, flip, extra: below ? sorted.subarray(0, boundary) : sorted.subarray(boundary) };
+    const from = below ? 0 : boundary;
+    return { under, flip, extra: sorted.subarray(from, below ? boundary : sorted.length), bucket, members: sorted, from };
   }
 
   /** 1 when every member of `bucket` passes the leaf, 0 when none does, as its extremes say; else -1. */

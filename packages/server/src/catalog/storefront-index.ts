@@ -68,8 +68,10 @@ import {
   threeSources,
   wordsFor,
   type RangeOperator,
+  type RangeSplit,
 } from './bitsets.ts';
 import { arenaBits } from './kernels.ts';
+import { RangePairCounts } from './range-pair-counts.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */
@@ -245,6 +247,16 @@ export class StorefrontIndex {
   #version = 0;
   /** Scratch of #page, where it marks extra slots: all clear between searches. */
   #extra = new Uint32Array(0);
+  /** Per pair of number fields, its RangePairCounts (once built) and its uses since the version it was built for (#pairCounts). */
+  readonly #pairs = new Map<string, { version: number; uses: number; counts: RangePairCounts | undefined }>();
+  #pairBuild: Promise<void> | undefined;
+  readonly #pairStats = { counted: 0, builds: 0, failures: 0 };
+  readonly #pairMinSlots: number;
+
+  /** `pairMinSlots`: the catalog size from which pairs of range leaves are counted by RangePairCounts (tests lower it). */
+  constructor(options: { pairMinSlots?: number } = {}) {
+    this.#pairMinSlots = options.pairMinSlots ?? PAIR_MIN_SLOTS;
+  }
 
   get size(): number {
     return this.#size;
@@ -287,6 +299,8 @@ export class StorefrontIndex {
       this.#setTerms(this.#titleWords, this.#titleWordsOf, slot, this.#titleWordCodes(row.title), fresh);
     }
     this.#version += 1;
+    // Counts of the version before: given back now, not at their next use.
+    this.#pairs.clear();
     this.#tagsOf.compactWhenWasteful(this.#size);
     this.#titleWordsOf.compactWhenWasteful(this.#size);
   }
@@ -420,6 +434,8 @@ export class StorefrontIndex {
     if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
     const operands = filter.type === 'and' ? filter.operands : [filter];
     if (operands.length > 3) return undefined;
+    const paired = this.#pairedSources(operands);
+    if (paired !== undefined) return this.#page(search, paired.bits, paired.total, paired.flips, paired.extras);
     const slices = new Slices(Number.POSITIVE_INFINITY, this.#version, []);
     const splits = operands.map((operand) => (this.#isReady(operand, slices) ? null : this.#splitLeaf(operand)));
     if (splits.includes(undefined)) return undefined;
@@ -443,6 +459,108 @@ export class StorefrontIndex {
     return page;
   }
 
+  /**
+   * An AND of two range leaves over two different number columns (and `available = true`, or
+   * nothing else) on a catalog of at least `pairMinSlots` products, as #page takes it: the bitsets
+   * of each range leaf split as #splitLeaf splits it (and `available`), the extra members in every
+   * leaf, and the total, counted by the columns' RangePairCounts instead of a pass over the bitsets
+   * and checks of each extra member against the other bitsets; undefined when the search has another shape, a leaf does not split, or the pair's counts are
+   * not built for the index as it is (their second use since a write starts their build).
+   * Whole kept leaves are not read here: the page reads the split bitsets and their members.
+   */
+  #pairedSources(operands: readonly FilterExpr[]): { bits: Uint32Array[]; flips: number[]; total: number; extras: Int32Array } | undefined {
+    if (this.#size < this.#pairMinSlots) return undefined;
+    const ranges = operands.filter(isRangeLeaf) as Extract<FilterExpr, { type: 'compare' }>[];
+    const rest = operands.filter((operand) => !isRangeLeaf(operand));
+    if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
+    if (rest.length > 1 || (rest.length === 1 && !isAvailableTrue(rest[0]!))) return undefined;
+    let [first, second] = ranges.map((operand) => this.#splitLeaf(operand));
+    if (first === undefined || second === undefined) return undefined;
+    let fields = ranges.map((operand) => operand.field as NumberField) as [NumberField, NumberField];
+    if (fields[0] > fields[1]) {
+      fields = [fields[1], fields[0]];
+      [first, second] = [second, first];
+    }
+    const counts = this.#pairCounts(fields);
+    if (counts === undefined) return undefined;
+    const availableOnly = rest.length === 1;
+    const bits = [this.#leaves.kept(first.key, this.#version, 'bucket')!, this.#leaves.kept(second.key, this.#version, 'bucket')!];
+    const flips = [first.flip, second.flip];
+    if (availableOnly) {
+      bits.push(this.#available.data);
+      flips.push(0);
+    }
+    const extras = counts.passingExtras(first, second, availableOnly);
+    return { bits, flips, total: counts.count(first.split, second.split, availableOnly) + extras.length, extras };
+  }
+
+  /**
+   * The RangePairCounts of `fields` (in field-name order) for the index as it is, or undefined:
+   * then this is a use of them, and the second since the index was last written starts their
+   * build, unless one is running. At most PAIRS_KEPT pairs are kept, the least recently used
+   * given up first.
+   */
+  #pairCounts(fields: readonly [NumberField, NumberField]): RangePairCounts | undefined {
+    const key = `${fields[0]}\u0000${fields[1]}`;
+    const ranges = [this.#rangeIndex(fields[0]), this.#rangeIndex(fields[1])] as const;
+    let entry = this.#pairs.get(key);
+    if (entry !== undefined && entry.version !== this.#version && entry.uses >= 0) this.#pairs.delete(key);
+    else if (entry?.counts !== undefined && entry.counts.first === ranges[0] && entry.counts.second === ranges[1]) {
+      // Most recently used last.
+      this.#pairs.delete(key);
+      this.#pairs.set(key, entry);
+      this.#pairStats.counted += 1;
+      return entry.counts;
+    }
+    entry = this.#pairs.get(key) ?? { version: this.#version, uses: 0, counts: undefined };
+    this.#pairs.set(key, entry);
+    entry.uses += 1;
+    if (entry.uses >= 2 && this.#pairBuild === undefined) {
+      const version = this.#version;
+      const pause = async (): Promise<boolean> => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return this.#version === version;
+      };
+      const available = this.#available.data;
+      this.#pairBuild = RangePairCounts.build(
+        { range: ranges[0], column: this.#numbers[fields[0]].data },
+        { range: ranges[1], column: this.#numbers[fields[1]].data },
+        available,
+        this.#size,
+        pause,
+      )
+        .then((counts) => {
+          if (counts === undefined || this.#version !== version) return;
+          this.#pairStats.builds += 1;
+          this.#pairs.set(key, { version, uses: 0, counts });
+          let built = [...this.#pairs.values()].filter((kept) => kept.counts !== undefined).length;
+          for (const [other, kept] of this.#pairs) {
+            if (built <= PAIRS_KEPT) break;
+            if (other === key || kept.counts === undefined) continue;
+            this.#pairs.delete(other);
+            built -= 1;
+          }
+        })
+        // A build fails only on a bug (no I/O): the pair is then never built again, and counted.
+        .catch(() => {
+          this.#pairStats.failures += 1;
+          this.#pairs.set(key, { version: Number.NaN, uses: Number.NEGATIVE_INFINITY, counts: undefined });
+        })
+        .finally(() => (this.#pairBuild = undefined));
+    }
+    return undefined;
+  }
+
+  /** Resolves once no RangePairCounts build is running (for tests and benchmarks). */
+  async pairCountsBuilt(): Promise<void> {
+    await this.#pairBuild;
+  }
+
+  /** Searches counted by RangePairCounts, builds of them that finished, and builds that failed, since the start. */
+  get pairCountStats(): { counted: number; builds: number; failures: number } {
+    return { ...this.#pairStats };
+  }
+
   /** Keeps the leaf `node` whole, made from its parts (`source`: a bitset read flipped or not, and extra slots). */
   #keepWhole(node: FilterExpr, source: ReadySource): void {
     const scope = this.#pool.begin(this.#size);
@@ -462,7 +580,7 @@ export class StorefrontIndex {
    * of its own bucket (RangeIndex.split), where both are at hand; else undefined. Not a use of the
    * leaf or of the bucket.
    */
-  #splitLeaf(node: FilterExpr): (Omit<ReadySource, 'bits'> & { key: string; column: Float64Array }) | undefined {
+  #splitLeaf(node: FilterExpr): (Omit<ReadySource, 'bits'> & { key: string; split: RangeSplit; column: Float64Array }) | undefined {
     if (!isRangeLeaf(node) || node.type !== 'compare' || typeof node.value !== 'number') return undefined;
     const field = node.field as NumberField;
     const operator = node.operator as RangeOperator;
@@ -471,7 +589,7 @@ export class StorefrontIndex {
     if (split === undefined) return undefined;
     const key = underKey(field, split.under);
     if (!this.#leaves.has(key, this.#version)) return undefined;
-    return { key, flip: split.flip, extra: split.extra, column, operator, value: node.value };
+    return { key, split, flip: split.flip, extra: split.extra, column, operator, value: node.value };
   }
 
   /**
@@ -1098,6 +1216,14 @@ const LEAF_CACHE_BYTES = 64 * 2 ** 20;
 const LEAF_CACHE_MIN_KEPT = 256;
 
 /**
+ * Products from which an AND of two range leaves is counted by RangePairCounts: below it, the
+ * pass over their bitsets costs about what the table's scan does, and a build is not worth it.
+ */
+const PAIR_MIN_SLOTS = 2_000_000;
+/** RangePairCounts kept at once (about 6 bytes per product each). */
+const PAIRS_KEPT = 2;
+
+/**
  * The leaf cache's key of a leaf, or undefined for leaves that cost no more than copying a kept
  * bitset (`available` is a bitset already; `cursor` a run of slots). Literals keep their JSON
  * type: `"1"` and `1` are different leaves.
@@ -1171,6 +1297,10 @@ function passingExtras(sources: readonly ReadySource[]): Int32Array {
     }
   }
   return PASSING.data.subarray(0, passing);
+}
+
+function isAvailableTrue(node: FilterExpr): boolean {
+  return node.type === 'compare' && node.field === 'available' && (node.operator === '=' || node.operator === '!=') && (node.value === true) === (node.operator === '=');
 }
 
 /** A range leaf over a number column (the range index's pass over every word). */

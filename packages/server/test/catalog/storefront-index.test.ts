@@ -339,6 +339,47 @@ describe('StorefrontIndex', () => {
     expect(index.leafCacheStats.bucket.lookups).toBeLessThan(1.5 * leaves);
   });
 
+  it(`counts ANDs of two range leaves (and available) by the pair's counts once built, exactly, through rewrites that make them stale (seed ${SEED})`, async () => {
+    const random = createRandom(`${SEED}-pairs`);
+    // Counted by RangePairCounts from any size here (a catalog of millions by default).
+    const index = new StorefrontIndex({ pairMinSlots: 0 });
+    let rows = Array.from({ length: 20_000 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `p${i}`), price_min: random.int(0, 100_000) / 100, price_max: random.int(0, 100_000) / 100, updated_at: random.int(0, 1_000_000) }));
+    index.upsert(rows);
+    index.prepare();
+    let fraction = 0;
+    for (let round = 0; round < 3; round += 1) {
+      const countedBefore = index.pairCountStats.counted;
+      for (let i = 0; i < 60; i += 1) {
+        const near = (around: number): number => around + random.int(-25, 25) / 100 + (fraction += 1e-6);
+        const leaf = (field: 'price_min' | 'price_max' | 'updated_at', around: number): FilterExpr => ({ type: 'compare', field, operator: pick(random, ['<', '<=', '>', '>='] as const), value: field === 'updated_at' ? Math.round(around * 1000) : near(around) });
+        const available: FilterExpr = { type: 'compare', field: 'available', operator: '=', value: true };
+        const operands = pick(random, [
+          [leaf('price_min', 250), leaf('price_max', 750)],
+          [leaf('price_max', 750), leaf('price_min', 250), available],
+          [available, leaf('updated_at', 500), leaf('price_min', 250)],
+          // Not the pair's shape: one column twice, or a third leaf other than available.
+          [leaf('price_min', 250), leaf('price_min', 260), available],
+          [leaf('price_min', 250), leaf('price_max', 750), { type: 'compare', field: 'available', operator: '=', value: false } as FilterExpr],
+        ]);
+        const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 100), limit: 20, filter: { type: 'and', operands } };
+        expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+        // The build runs between other work: let it.
+        if (i % 10 === 9) await index.pairCountsBuilt();
+      }
+      expect(index.pairCountStats.counted, `round ${round}`).toBeGreaterThan(countedBefore + 10);
+      // Products move across buckets: counts of the old index must not answer for the new one.
+      const rewritten = rows.filter(() => random.chance(0.1)).map((row) => ({ ...row, price_min: random.int(24_000, 26_000) / 100, price_max: random.int(74_000, 76_000) / 100, available: !row.available }));
+      index.upsert(rewritten);
+      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
+      for (const row of rewritten) byCursor.set(row.cursor, row);
+      rows = [...byCursor.values()];
+    }
+    // One build per pair of columns and round, at most: none thrown away but by a write.
+    expect(index.pairCountStats.builds).toBeGreaterThanOrEqual(3);
+    expect(index.pairCountStats.builds).toBeLessThanOrEqual(6);
+    expect(index.pairCountStats.failures).toBe(0);
+  });
+
   it('keeps no leaf from a search that began before a write, though it uses the leaf twice after it', async () => {
     const random = createRandom('stale-keep');
     let rows = Array.from({ length: 100 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `s${i}`), price_min: i }));
