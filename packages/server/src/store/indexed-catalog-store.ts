@@ -93,6 +93,15 @@ export class IndexedCatalogStore implements CatalogStore {
       return { hit: hits, miss: lookups - hits };
     });
     gaugeReading(
+      'catalog_storefront_pair_counts',
+      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), and the tables built (built) or whose build failed (failed), since the index was loaded; none below two million storefront products.",
+      ['event'],
+      () => {
+        const { counted, builds, failures } = this.#index.pairCountStats;
+        return { counted, built: builds, failed: failures };
+      },
+    );
+    gaugeReading(
       'catalog_storefront_bitset_memory_bytes',
       "The WebAssembly memory holding the storefront index's bitsets (range digits, pooled and kept bitsets): bytes handed out so far (it never shrinks), and of those the bytes free for reuse.",
       ['state'],
