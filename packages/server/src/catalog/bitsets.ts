@@ -744,6 +744,26 @@ export class RangeIndex {
    * #sorted; this is not a use of them), or the base would be under the bucket past the last.
    */
   split(column: Float64Array, operator: RangeOperator, value: number): RangeSplit | undefined {
+    const base = this.base(operator, value);
+    if (base === undefined) return undefined;
+    const { under, flip, bucket, whole } = base;
+    const below = flip === 0;
+    if (whole !== -1) return { under, flip, extra: NO_SLOTS, bucket, members: NO_SLOTS, from: 0 };
+    const sorted = this.#sorted[bucket];
+    if (sorted === undefined) return undefined;
+    const boundary = passingBoundary(sorted, column, operator, value);
+    const from = below ? 0 : boundary;
+    return { under, flip, extra: sorted.subarray(from, below ? boundary : sorted.length), bucket, members: sorted, from };
+  }
+
+  /**
+   * The base of the leaf `operator value` as `split` takes it, without its members: the slots
+   * under bucket `under` (with `flip` -1, those not under it), which hold every slot that passes
+   * but for members of the value's own `bucket` when `whole` is -1 (some of them pass, each to be
+   * checked; 1 or 0: all or none, and the base says which). Undefined as for `split`: a NaN value
+   * or a NaN slot ever written, or a base under the bucket past the last.
+   */
+  base(operator: RangeOperator, value: number): { under: number; flip: number; bucket: number; whole: number } | undefined {
     if (Number.isNaN(value) || this.#nan !== undefined) return undefined;
     const bucket = this.#bucket(value);
     const below = operator === '<' || operator === '<=';
@@ -752,13 +772,7 @@ export class RangeIndex {
     // next, or not under the bucket when all its members pass.
     const under = below ? (whole === 1 ? bucket + 1 : bucket) : whole === 1 ? bucket : bucket + 1;
     if (under >= this.buckets) return undefined;
-    const flip = below ? 0 : -1;
-    if (whole !== -1) return { under, flip, extra: NO_SLOTS, bucket, members: NO_SLOTS, from: 0 };
-    const sorted = this.#sorted[bucket];
-    if (sorted === undefined) return undefined;
-    const boundary = passingBoundary(sorted, column, operator, value);
-    const from = below ? 0 : boundary;
-    return { under, flip, extra: sorted.subarray(from, below ? boundary : sorted.length), bucket, members: sorted, from };
+    return { under, flip: below ? 0 : -1, bucket, whole };
   }
 
   /** 1 when every member of `bucket` passes the leaf, 0 when none does, as its extremes say; else -1. */
@@ -1014,7 +1028,7 @@ function dropFailing(result: Uint32Array, sorted: Int32Array, column: Float64Arr
  * to `value` as `operator` says meet the others, by binary search: those before it pass `<` and
  * `<=`, those from it on pass `>` and `>=`.
  */
-function passingBoundary(sorted: Int32Array, column: Float64Array, operator: RangeOperator, value: number): number {
+export function passingBoundary(sorted: Int32Array, column: Float64Array, operator: RangeOperator, value: number): number {
   // For `<` and `>=` the first position at or above `value`, for `<=` and `>` the first above it.
   const firstAbove = operator === '<=' || operator === '>';
   let low = 0;

@@ -62,6 +62,7 @@ import {
   orInto,
   Postings,
   RangeIndex,
+  hasBit,
   setBit,
   setRun,
   TermDictionary,
@@ -250,7 +251,7 @@ export class StorefrontIndex {
   /** Per pair of number fields, its RangePairCounts (once built) and its uses since the version it was built for (#pairCounts). */
   readonly #pairs = new Map<string, { version: number; uses: number; counts: RangePairCounts | undefined }>();
   #pairBuild: Promise<void> | undefined;
-  readonly #pairStats = { counted: 0, builds: 0, failures: 0 };
+  readonly #pairStats = { counted: 0, scanned: 0, builds: 0, failures: 0 };
   readonly #pairMinSlots: number;
 
   /** `pairMinSlots`: the catalog size from which pairs of range leaves are counted by RangePairCounts (tests lower it). */
@@ -307,14 +308,24 @@ export class StorefrontIndex {
 
   /**
    * Builds now what searches would otherwise build on first use (every number column's range
-   * index, the posting lists, the orders of the non-cursor sorts) and gives back the room the
-   * columns grew into.
+   * index, the posting lists, the orders of the non-cursor sorts; on a catalog of `pairMinSlots`
+   * products or more, the RangePairCounts of PREPARED_PAIRS: one pass over every slot each) and
+   * gives back the room the columns grew into.
    */
   prepare(): void {
     this.#compactPostings(true);
     this.#trim();
     for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
     for (const field of SORTED_FIELDS) this.#permutation(field);
+    if (this.#size < this.#pairMinSlots) return;
+    for (const fields of PREPARED_PAIRS) {
+      const entry = this.#pairs.get(pairKey(fields));
+      if (entry?.counts !== undefined && entry.version === this.#version) continue;
+      const [first, second] = fields.map((field) => ({ range: this.#rangeIndex(field), column: this.#numbers[field].data }));
+      const counts = RangePairCounts.buildNow(first!, second!, this.#available.data, this.#size);
+      this.#pairStats.builds += 1;
+      this.#pairs.set(pairKey(fields), { version: this.#version, uses: 0, counts });
+    }
   }
 
   /**
@@ -434,8 +445,13 @@ export class StorefrontIndex {
     if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
     const operands = filter.type === 'and' ? filter.operands : [filter];
     if (operands.length > 3) return undefined;
-    const paired = this.#pairedSources(operands);
-    if (paired !== undefined) return this.#page(search, paired.bits, paired.total, paired.flips, paired.extras);
+    const pair = this.#pairOf(operands);
+    if (pair !== undefined) {
+      const scanned = this.#scannedPage(search, pair);
+      if (scanned !== undefined) return scanned;
+      const paired = this.#pairedSources(pair);
+      if (paired !== undefined) return this.#page(search, paired.bits, paired.total, paired.flips, paired.extras);
+    }
     const slices = new Slices(Number.POSITIVE_INFINITY, this.#version, []);
     const splits = operands.map((operand) => (this.#isReady(operand, slices) ? null : this.#splitLeaf(operand)));
     if (splits.includes(undefined)) return undefined;
@@ -461,29 +477,70 @@ export class StorefrontIndex {
 
   /**
    * An AND of two range leaves over two different number columns (and `available = true`, or
-   * nothing else) on a catalog of at least `pairMinSlots` products, as #page takes it: the bitsets
-   * of each range leaf split as #splitLeaf splits it (and `available`), the extra members in every
-   * leaf, and the total, counted by the columns' RangePairCounts instead of a pass over the bitsets
-   * and checks of each extra member against the other bitsets; undefined when the search has another shape, a leaf does not split, or the pair's counts are
-   * not built for the index as it is (their second use since a write starts their build).
-   * Whole kept leaves are not read here: the page reads the split bitsets and their members.
+   * nothing else) on a catalog of at least `pairMinSlots` products, with the columns'
+   * RangePairCounts built for the index as it is: the leaves in the order of the counts' columns
+   * (field names'). Undefined for another shape, or when the counts are not built: this is then a
+   * use of them (their second since a write starts their build).
    */
-  #pairedSources(operands: readonly FilterExpr[]): { bits: Uint32Array[]; flips: number[]; total: number; extras: Int32Array } | undefined {
+  #pairOf(operands: readonly FilterExpr[]): RangePair | undefined {
     if (this.#size < this.#pairMinSlots) return undefined;
-    const ranges = operands.filter(isRangeLeaf) as Extract<FilterExpr, { type: 'compare' }>[];
+    let ranges = operands.filter(isRangeLeaf) as Extract<FilterExpr, { type: 'compare' }>[];
     const rest = operands.filter((operand) => !isRangeLeaf(operand));
     if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
     if (rest.length > 1 || (rest.length === 1 && !isAvailableTrue(rest[0]!))) return undefined;
-    let [first, second] = ranges.map((operand) => this.#splitLeaf(operand));
-    if (first === undefined || second === undefined) return undefined;
-    let fields = ranges.map((operand) => operand.field as NumberField) as [NumberField, NumberField];
-    if (fields[0] > fields[1]) {
-      fields = [fields[1], fields[0]];
-      [first, second] = [second, first];
-    }
-    const counts = this.#pairCounts(fields);
+    if (typeof ranges[0]!.value !== 'number' || typeof ranges[1]!.value !== 'number') return undefined;
+    if (ranges[0]!.field > ranges[1]!.field) ranges = [ranges[1]!, ranges[0]!];
+    const counts = this.#pairCounts([ranges[0]!.field as NumberField, ranges[1]!.field as NumberField]);
     if (counts === undefined) return undefined;
-    const availableOnly = rest.length === 1;
+    return { counts, leaves: [ranges[0]!, ranges[1]!], availableOnly: rest.length === 1 };
+  }
+
+  /**
+   * The page of a pair's AND walked in the search's order, each slot checked against the two
+   * columns (and `available`), its total from countLeaves: no bitset is read or made, so a leaf
+   * never seen before costs what a kept one does (the bitsets' paths first make its bucket's
+   * bitsets, a pass over every slot each, on a large catalog). Undefined where the walk would be
+   * long, as the total says (a selective filter, a deep page; the bitsets' page walks words
+   * instead), or turns out to be (matches bunched late in the order).
+   */
+  #scannedPage(search: StorefrontSearch, pair: RangePair): { cursors: number[]; total: number } | undefined {
+    const { counts, leaves, availableOnly } = pair;
+    const ranges = [counts.first, counts.second];
+    const bases = leaves.map((leaf, at) => {
+      const base = ranges[at]!.base(leaf.operator as RangeOperator, leaf.value as number);
+      return base === undefined ? undefined : { ...base, operator: leaf.operator as RangeOperator, value: leaf.value as number };
+    });
+    const [first, second] = bases;
+    if (first === undefined || second === undefined) return undefined;
+    const total = counts.countLeaves(first, second, availableOnly);
+    const wanted = Math.min(search.offset + search.limit, total);
+    if (wanted <= search.offset) return { cursors: [], total };
+    if (wanted * (this.#size / total) > SCAN_EXPECTED_MAX) return undefined;
+    const order = this.#order(search.sort);
+    const [x, y] = [this.#numbers[leaves[0].field as NumberField].data, this.#numbers[leaves[1].field as NumberField].data];
+    const available = this.#available.data;
+    const slots: number[] = [];
+    for (let i = 0; slots.length < wanted; i += 1) {
+      if (i >= SCAN_MAX || i >= this.#size) return undefined;
+      const slot = order(i);
+      if (availableOnly && !hasBit(available, slot)) continue;
+      if (compares(x[slot]!, first.operator, first.value) && compares(y[slot]!, second.operator, second.value)) slots.push(slot);
+    }
+    this.#pairStats.scanned += 1;
+    return { cursors: slots.slice(search.offset).map((slot) => this.#cursor.data[slot]!), total };
+  }
+
+  /**
+   * A pair's AND as #page takes it: the bitsets of each range leaf split as #splitLeaf splits it
+   * (and `available`), the extra members in every leaf, and the total, counted by the pair's
+   * RangePairCounts instead of a pass over the bitsets and checks of each extra member against the
+   * other bitsets; undefined when a leaf does not split. Whole kept leaves are not read here: the
+   * page reads the split bitsets and their members.
+   */
+  #pairedSources(pair: RangePair): { bits: Uint32Array[]; flips: number[]; total: number; extras: Int32Array } | undefined {
+    const { counts, availableOnly } = pair;
+    const [first, second] = pair.leaves.map((operand) => this.#splitLeaf(operand));
+    if (first === undefined || second === undefined) return undefined;
     const bits = [this.#leaves.kept(first.key, this.#version, 'bucket')!, this.#leaves.kept(second.key, this.#version, 'bucket')!];
     const flips = [first.flip, second.flip];
     if (availableOnly) {
@@ -501,7 +558,7 @@ export class StorefrontIndex {
    * given up first.
    */
   #pairCounts(fields: readonly [NumberField, NumberField]): RangePairCounts | undefined {
-    const key = `${fields[0]}\u0000${fields[1]}`;
+    const key = pairKey(fields);
     const ranges = [this.#rangeIndex(fields[0]), this.#rangeIndex(fields[1])] as const;
     let entry = this.#pairs.get(key);
     if (entry !== undefined && entry.version !== this.#version && entry.uses >= 0) this.#pairs.delete(key);
@@ -556,8 +613,11 @@ export class StorefrontIndex {
     await this.#pairBuild;
   }
 
-  /** Searches counted by RangePairCounts, builds of them that finished, and builds that failed, since the start. */
-  get pairCountStats(): { counted: number; builds: number; failures: number } {
+  /**
+   * Searches counted by RangePairCounts, those of them whose page was walked with no bitset
+   * (#scannedPage), builds of them that finished (prepare's too), and builds that failed, since the start.
+   */
+  get pairCountStats(): { counted: number; scanned: number; builds: number; failures: number } {
     return { ...this.#pairStats };
   }
 
@@ -1220,8 +1280,20 @@ const LEAF_CACHE_MIN_KEPT = 256;
  * pass over their bitsets costs about what the table's scan does, and a build is not worth it.
  */
 const PAIR_MIN_SLOTS = 2_000_000;
-/** RangePairCounts kept at once (about 6 bytes per product each). */
+/** RangePairCounts kept at once (about 16 bytes per product each). */
 const PAIRS_KEPT = 2;
+/**
+ * The pairs prepare() builds before the index answers: the price range (`price_min >= X AND
+ * price_max <= Y`), the pair a storefront's price filter sends. Other pairs are built on their
+ * second use, and every pair again after a write.
+ */
+const PREPARED_PAIRS: readonly (readonly [NumberField, NumberField])[] = [['price_max', 'price_min']];
+/**
+ * Positions #scannedPage walks at most, and walks at all when the total says it expects to walk
+ * more: past that, the bitsets' page (a word walk) costs less than a check of every position.
+ */
+const SCAN_MAX = 131_072;
+const SCAN_EXPECTED_MAX = 32_768;
 
 /**
  * The leaf cache's key of a leaf, or undefined for leaves that cost no more than copying a kept
@@ -1231,6 +1303,18 @@ const PAIRS_KEPT = 2;
 function leafKey(node: Extract<FilterExpr, { type: 'compare' | 'in' }>): string | undefined {
   if (node.field === 'available' || node.field === 'cursor') return undefined;
   return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
+}
+
+/** An AND of two range leaves over two number columns (and maybe `available = true`), with their counts: see #pairOf. */
+interface RangePair {
+  counts: RangePairCounts;
+  leaves: readonly [Extract<FilterExpr, { type: 'compare' }>, Extract<FilterExpr, { type: 'compare' }>];
+  availableOnly: boolean;
+}
+
+/** The key of a pair of number fields (in field-name order) in StorefrontIndex.#pairs. */
+function pairKey(fields: readonly [NumberField, NumberField]): string {
+  return `${fields[0]}\u0000${fields[1]}`;
 }
 
 /** The leaf cache's key of the slots under `bucket` of the range index of `field`. */

@@ -94,11 +94,11 @@ export class IndexedCatalogStore implements CatalogStore {
     });
     gaugeReading(
       'catalog_storefront_pair_counts',
-      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), and the tables built (built) or whose build failed (failed), since the index was loaded; none below two million storefront products.",
+      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), those whose page was then walked with no bitset (scanned), and the tables built (built) or whose build failed (failed), since the index was loaded; none below two million storefront products.",
       ['event'],
       () => {
-        const { counted, builds, failures } = this.#index.pairCountStats;
-        return { counted, built: builds, failed: failures };
+        const { counted, scanned, builds, failures } = this.#index.pairCountStats;
+        return { counted, scanned, built: builds, failed: failures };
       },
     );
     gaugeReading(

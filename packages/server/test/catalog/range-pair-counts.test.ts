@@ -2,7 +2,7 @@
 // index, or not, and the same of another) and `available`, against the population count of those
 // bases' bitsets, for every kind of base and sizes from a few slots to several groups.
 import { describe, expect, it } from 'vitest';
-import { complement, hasBit, RANGE_BUCKETS, RangeIndex, setBit, wordsFor } from '../../src/catalog/bitsets.ts';
+import { compares, complement, hasBit, RANGE_BUCKETS, RangeIndex, setBit, wordsFor } from '../../src/catalog/bitsets.ts';
 import { RangePairCounts } from '../../src/catalog/range-pair-counts.ts';
 import { createRandom, type Random } from '../../src/catalog/seed/prng.ts';
 
@@ -44,6 +44,44 @@ describe('RangePairCounts', () => {
         }
         expect(counts.count(a, b, availableOnly), JSON.stringify({ a, b, availableOnly })).toBe(expected);
       }
+    });
+  }
+
+  for (const size of [7, 3 * RANGE_BUCKETS + 17, 100_000]) {
+    it(`counts the slots that pass two leaves (and are available), each leaf's own bucket's members checked, as the columns say, at ${size} slots (seed ${SEED})`, () => {
+      const random = createRandom(`${SEED}-leaves-${size}`);
+      const [x, y] = [columnOf(random, size), columnOf(random, size)];
+      const available = new Uint32Array(wordsFor(size));
+      for (let slot = 0; slot < size; slot += 1) if (random.chance(0.6)) setBit(available, slot);
+      const [first, second] = [RangeIndex.build(x, size, size), RangeIndex.build(y, size, size)];
+      const counts = RangePairCounts.buildNow({ range: first, column: x }, { range: second, column: y }, available, size);
+      let checked = 0;
+      for (let round = 0; round < 200; round += 1) {
+        // Values of the columns (a bucket's bound, a repeated value), between them, and past both ends.
+        const valueOf = (column: Float64Array): number => (random.chance(0.5) ? column[random.int(0, size - 1)]! : random.int(-100, 1_000_100) / 100 + (random.chance(0.5) ? 0.005 : 0));
+        const leafOf = (index: RangeIndex, column: Float64Array) => {
+          const operator = random.pick(['<', '<=', '>', '>='] as const);
+          const value = valueOf(column);
+          const base = index.base(operator, value);
+          return base === undefined ? undefined : { ...base, operator, value };
+        };
+        const [a, b] = [leafOf(first, x), leafOf(second, y)];
+        if (a === undefined || b === undefined) continue;
+        const availableOnly = random.chance(0.5);
+        let expected = 0;
+        for (let slot = 0; slot < size; slot += 1) {
+          if (compares(x[slot]!, a.operator, a.value) && compares(y[slot]!, b.operator, b.value) && (!availableOnly || hasBit(available, slot))) expected += 1;
+        }
+        expect(counts.countLeaves(a, b, availableOnly), JSON.stringify({ a, b, availableOnly })).toBe(expected);
+        // Its bases' count too, though countLeaves has reordered the buckets' members it read.
+        const [baseA, baseB] = [baseOf(first, size, a.under, a.flip), baseOf(second, size, b.under, b.flip)];
+        let inBases = 0;
+        for (let slot = 0; slot < size; slot += 1) if (hasBit(baseA, slot) && hasBit(baseB, slot) && (!availableOnly || hasBit(available, slot))) inBases += 1;
+        expect(counts.count(a, b, availableOnly)).toBe(inBases);
+        checked += 1;
+      }
+      // A base past the last bucket is not counted here (its leaf is left to the bitsets).
+      expect(checked).toBeGreaterThan(100);
     });
   }
 

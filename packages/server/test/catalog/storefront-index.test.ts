@@ -374,10 +374,36 @@ describe('StorefrontIndex', () => {
       for (const row of rewritten) byCursor.set(row.cursor, row);
       rows = [...byCursor.values()];
     }
-    // One build per pair of columns and round, at most: none thrown away but by a write.
-    expect(index.pairCountStats.builds).toBeGreaterThanOrEqual(3);
-    expect(index.pairCountStats.builds).toBeLessThanOrEqual(6);
+    // The price range's by prepare(), then one build per pair of columns and round, at most: none
+    // thrown away but by a write.
+    expect(index.pairCountStats.builds).toBeGreaterThanOrEqual(4);
+    expect(index.pairCountStats.builds).toBeLessThanOrEqual(7);
+    // Most pages walked with no bitset; the rest (a selective filter, a deep page) by the bitsets.
+    expect(index.pairCountStats.scanned).toBeGreaterThan(index.pairCountStats.counted / 2);
     expect(index.pairCountStats.failures).toBe(0);
+  });
+
+  it(`answers the price range from its first search once prepared, its pages walked with no bitset or from the bitsets where the walk would be long, exactly (seed ${SEED})`, async () => {
+    const random = createRandom(`${SEED}-prepared`);
+    const index = new StorefrontIndex({ pairMinSlots: 0 });
+    // Prices bunched: a bound at either end selects a few products, or nearly all.
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ ...buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `q${i}`), price_min: random.int(0, 100_000) / 100, price_max: i < 20_000 ? random.int(0, 100_000) / 100 : 2_000 + i / 100, updated_at: random.int(0, 1_000_000) }));
+    index.upsert(rows);
+    index.prepare();
+    expect(index.pairCountStats.builds).toBe(1);
+    for (let i = 0; i < 120; i += 1) {
+      const available: FilterExpr = { type: 'compare', field: 'available', operator: '=', value: true };
+      const low: FilterExpr = { type: 'compare', field: 'price_min', operator: pick(random, ['>', '>='] as const), value: random.chance(0.2) ? 999.9 : random.int(0, 100_000) / 100 };
+      const high: FilterExpr = { type: 'compare', field: 'price_max', operator: pick(random, ['<', '<='] as const), value: random.chance(0.2) ? 2_000 + random.int(19_000, 29_999) / 100 : random.int(0, 100_000) / 100 };
+      const operands = random.chance(0.5) ? [low, high, available] : [high, low];
+      const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.chance(0.1) ? random.int(0, 40_000) : random.int(0, 100), limit: random.int(0, 50), filter: { type: 'and', operands } };
+      expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+    }
+    // Every search was counted by the prepared pair: no other build was needed.
+    expect(index.pairCountStats.counted).toBe(120);
+    expect(index.pairCountStats.builds).toBe(1);
+    expect(index.pairCountStats.scanned).toBeGreaterThan(30);
+    expect(index.pairCountStats.scanned).toBeLessThan(120);
   });
 
   it('keeps no leaf from a search that began before a write, though it uses the leaf twice after it', async () => {
