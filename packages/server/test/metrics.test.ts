@@ -70,6 +70,7 @@ describe('/metrics on --metrics-port', () => {
     expect(value(text, 'catalog_storefront_pair_counts{event="counted"}')).toBe(0);
     expect(value(text, 'catalog_storefront_pair_counts{event="built"}')).toBe(0);
     expect(value(text, 'catalog_storefront_pair_counts{event="scanned"}')).toBe(0);
+    expect(value(text, 'catalog_storefront_later_keeps{result="made"}')).toBe(0);
     expect(text).toContain('catalog_process_resident_memory_bytes');
     expect(text).toContain('catalog_stream_slow_consumers_cut_total');
     stream.close();

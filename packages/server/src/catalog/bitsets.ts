@@ -703,7 +703,16 @@ export class RangeIndex {
    * bitsets instead of six digit bitsets. With `fresh`, `result` is taken to hold every slot
    * whatever it holds (no fill first): the leaf's own new bitset.
    */
-  intersect(result: Uint32Array, column: Float64Array, size: number, operator: RangeOperator, value: number, around?: readonly [Uint32Array, Uint32Array | null], fresh = false): void {
+  intersect(
+    result: Uint32Array,
+    column: Float64Array,
+    size: number,
+    operator: RangeOperator,
+    value: number,
+    around?: readonly [Uint32Array, Uint32Array | null],
+    fresh = false,
+    sortLater?: (sort: () => void) => void,
+  ): void {
     if (Number.isNaN(value)) {
       fillBits(result, false);
       return;
@@ -719,7 +728,7 @@ export class RangeIndex {
     // checked one by one; otherwise they are kept or dropped with the rest of their word.
     // With the bucket's sorted members at hand, the pass keeps every member still in the result
     // and the failing ones are dropped from the list after it.
-    const sorted = whole === -1 ? this.#sortedMembers(bucket, column, size) : undefined;
+    const sorted = whole === -1 ? this.#sortedMembers(bucket, column, size, sortLater) : undefined;
     const membersMask = whole === 1 || sorted !== undefined ? -1 : 0;
     const note = whole === -1 && sorted === undefined;
     const noted =
@@ -825,13 +834,18 @@ export class RangeIndex {
 
   /**
    * The bucket's sorted members (see #sorted): undefined on the first use since the bucket last
-   * changed, made on the second (one pass over the digit bitsets for the members, and a sort).
+   * changed, made on the second (one pass over the digit bitsets for the members, and a sort), or
+   * with `sortLater`, handed to it to be made later (undefined until then).
    */
-  #sortedMembers(bucket: number, column: Float64Array, size: number): Int32Array | undefined {
+  #sortedMembers(bucket: number, column: Float64Array, size: number, sortLater?: (sort: () => void) => void): Int32Array | undefined {
     const kept = this.#sorted[bucket];
     if (kept !== undefined) return kept;
     if (this.#uses[bucket]! < 1) {
       this.#uses[bucket] = 1;
+      return undefined;
+    }
+    if (sortLater !== undefined) {
+      sortLater(() => this.#sortedMembers(bucket, column, size));
       return undefined;
     }
     // Every member, noted by a pass over a scratch bitset read as all ones (the slots past `size`

@@ -251,12 +251,19 @@ export class StorefrontIndex {
   /** Per pair of number fields, its RangePairCounts (once built) and its uses since the version it was built for (#pairCounts). */
   readonly #pairs = new Map<string, { version: number; uses: number; counts: RangePairCounts | undefined }>();
   #pairBuild: Promise<void> | undefined;
+  /** What searches asked to be kept, waiting to be made between searches (#later), by key. */
+  readonly #waiting = new Map<string, () => void>();
+  readonly #laterStats = { made: 0, failed: 0 };
   readonly #pairStats = { counted: 0, scanned: 0, builds: 0, failures: 0 };
-  readonly #pairMinSlots: number;
+  readonly #largeMinSlots: number;
 
-  /** `pairMinSlots`: the catalog size from which pairs of range leaves are counted by RangePairCounts (tests lower it). */
-  constructor(options: { pairMinSlots?: number } = {}) {
-    this.#pairMinSlots = options.pairMinSlots ?? PAIR_MIN_SLOTS;
+  /**
+   * `largeMinSlots`: the catalog size from which the index takes its large-catalog paths (pairs of
+   * range leaves counted by RangePairCounts; what a second use keeps, made between searches; tests
+   * lower it).
+   */
+  constructor(options: { largeMinSlots?: number } = {}) {
+    this.#largeMinSlots = options.largeMinSlots ?? LARGE_MIN_SLOTS;
   }
 
   get size(): number {
@@ -308,7 +315,7 @@ export class StorefrontIndex {
 
   /**
    * Builds now what searches would otherwise build on first use (every number column's range
-   * index, the posting lists, the orders of the non-cursor sorts; on a catalog of `pairMinSlots`
+   * index, the posting lists, the orders of the non-cursor sorts; on a catalog of `largeMinSlots`
    * products or more, the RangePairCounts of PREPARED_PAIRS: one pass over every slot each) and
    * gives back the room the columns grew into.
    */
@@ -317,7 +324,7 @@ export class StorefrontIndex {
     this.#trim();
     for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
     for (const field of SORTED_FIELDS) this.#permutation(field);
-    if (this.#size < this.#pairMinSlots) return;
+    if (this.#size < this.#largeMinSlots) return;
     for (const fields of PREPARED_PAIRS) {
       const entry = this.#pairs.get(pairKey(fields));
       if (entry?.counts !== undefined && entry.version === this.#version) continue;
@@ -477,13 +484,13 @@ export class StorefrontIndex {
 
   /**
    * An AND of two range leaves over two different number columns (and `available = true`, or
-   * nothing else) on a catalog of at least `pairMinSlots` products, with the columns'
+   * nothing else) on a catalog of at least `largeMinSlots` products, with the columns'
    * RangePairCounts built for the index as it is: the leaves in the order of the counts' columns
    * (field names'). Undefined for another shape, or when the counts are not built: this is then a
    * use of them (their second since a write starts their build).
    */
   #pairOf(operands: readonly FilterExpr[]): RangePair | undefined {
-    if (this.#size < this.#pairMinSlots) return undefined;
+    if (this.#size < this.#largeMinSlots) return undefined;
     let ranges = operands.filter(isRangeLeaf) as Extract<FilterExpr, { type: 'compare' }>[];
     const rest = operands.filter((operand) => !isRangeLeaf(operand));
     if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
@@ -1003,8 +1010,12 @@ export class StorefrontIndex {
       return;
     }
     // A leaf not kept (yet) narrows in place where it can: that skips the words `result` no longer
-    // has, where the whole leaf would read them all. On its second use it is made whole and kept.
-    if (!kept && node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field)) {
+    // has, where the whole leaf would read them all. On its second use it is made whole and kept;
+    // a range leaf on a large catalog is made whole between searches (#later) and narrows in place
+    // meanwhile.
+    const large = this.#size >= this.#largeMinSlots && key !== undefined && node.type === 'compare' && RANGE_OPERATORS.has(node.operator) && typeof node.value === 'number';
+    if (kept && large) this.#laterWhole(node as Extract<FilterExpr, { type: 'compare' }>, key);
+    if ((!kept || large) && node.type === 'compare' && node.field !== 'cursor' && (NUMBER_FIELDS as readonly string[]).includes(node.field)) {
       const field = node.field as NumberField;
       const column = this.#numbers[field].data;
       const value = node.value as number;
@@ -1021,6 +1032,20 @@ export class StorefrontIndex {
       return;
     }
     andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
+  }
+
+  /** Makes the range leaf `node` whole and keeps it under `key`, between searches (#later). */
+  #laterWhole(node: Extract<FilterExpr, { type: 'compare' }>, key: string): void {
+    this.#later(key, () => {
+      const scope = this.#pool.begin(this.#size);
+      try {
+        const bits = this.#pool.take(scope, false);
+        this.#intersect(bits, node.field as NumberField, node.operator as RangeOperator, node.value as number, new Slices(Number.POSITIVE_INFINITY, this.#version, scope), true);
+        this.#leaves.keep(key, bits);
+      } finally {
+        this.#pool.end(scope);
+      }
+    });
   }
 
   /**
@@ -1206,19 +1231,79 @@ export class StorefrontIndex {
     const bucket = range.bucketOf(value);
     const under = this.#under(range, field, bucket, slices);
     const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
-    range.intersect(bits, column, this.#size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh);
+    const sortLater = this.#size >= this.#largeMinSlots ? (sort: () => void) => this.#later(`sorted\u0000${field}\u0000${bucket}`, sort) : undefined;
+    range.intersect(bits, column, this.#size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh, sortLater);
   }
 
-  /** The kept bitset of the slots under `bucket`, made and kept on its second use, else undefined. */
+  /**
+   * The kept bitset of the slots under `bucket`, made and kept on its second use (on a catalog of
+   * `largeMinSlots` or more, made and kept between searches: #later), else undefined.
+   */
   #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
     const key = underKey(field, bucket);
     const kept = this.#lookUp(key, slices, 'bucket');
     if (kept instanceof Uint32Array) return kept;
     if (!kept) return undefined;
+    if (this.#size >= this.#largeMinSlots) {
+      this.#later(key, () => {
+        const scope = this.#pool.begin(this.#size);
+        try {
+          const bits = this.#pool.take(scope, false);
+          range.under(bits, this.#size, bucket);
+          this.#leaves.keep(key, bits);
+        } finally {
+          this.#pool.end(scope);
+        }
+      });
+      return undefined;
+    }
     const bits = this.#pool.take(slices.scope, false);
     range.under(bits, this.#size, bucket);
     this.#leaves.keep(key, bits);
     return bits;
+  }
+
+  /**
+   * Runs `make` (what a second use keeps: a whole leaf, a bucket's bitset, a bucket's sorted
+   * members) between searches, one per turn of the event loop, unless one is waiting under `key`
+   * already or the index is written first. On a large catalog each is a pass over every slot:
+   * made by the search that asked, it was that search's cost, several times what the search
+   * itself costs. Until it is made, searches take the path of a first use. At most LATER_MAX wait;
+   * past that a use asks again.
+   */
+  #later(key: string, make: () => void): void {
+    if (this.#waiting.has(key) || this.#waiting.size >= LATER_MAX) return;
+    const version = this.#version;
+    this.#waiting.set(key, () => {
+      if (this.#version === version) make();
+    });
+    if (this.#waiting.size === 1) setImmediate(() => this.#makeNext());
+  }
+
+  #makeNext(): void {
+    const first = this.#waiting.entries().next();
+    if (first.done === true) return;
+    const [key, make] = first.value;
+    try {
+      make();
+      this.#laterStats.made += 1;
+    } catch {
+      // Only a bug throws here (no I/O): the search path answers without what was not made.
+      this.#laterStats.failed += 1;
+    } finally {
+      this.#waiting.delete(key);
+      if (this.#waiting.size > 0) setImmediate(() => this.#makeNext());
+    }
+  }
+
+  /** What #later made, and what threw instead, since the start. */
+  get laterStats(): { made: number; failed: number } {
+    return { ...this.#laterStats };
+  }
+
+  /** Resolves once nothing waits to be made between searches (for tests and benchmarks). */
+  async laterMade(): Promise<void> {
+    while (this.#waiting.size > 0) await new Promise((resolve) => setImmediate(resolve));
   }
 
   /** The range index of a number column, built on first use and again once the index has doubled. */
@@ -1276,10 +1361,13 @@ const LEAF_CACHE_BYTES = 64 * 2 ** 20;
 const LEAF_CACHE_MIN_KEPT = 256;
 
 /**
- * Products from which an AND of two range leaves is counted by RangePairCounts: below it, the
- * pass over their bitsets costs about what the table's scan does, and a build is not worth it.
+ * Products from which an AND of two range leaves is counted by RangePairCounts (below it, the
+ * pass over their bitsets costs about what the table's scan does, and a build is not worth it),
+ * and range leaves' keeps are made between searches (below it, such a pass is short).
  */
-const PAIR_MIN_SLOTS = 2_000_000;
+const LARGE_MIN_SLOTS = 2_000_000;
+/** Keeps waiting to be made between searches at most (#later): about a pass over every slot each. */
+const LATER_MAX = 64;
 /** RangePairCounts kept at once (about 16 bytes per product each). */
 const PAIRS_KEPT = 2;
 /**

@@ -102,6 +102,15 @@ export class IndexedCatalogStore implements CatalogStore {
       },
     );
     gaugeReading(
+      'catalog_storefront_later_keeps',
+      "What second uses of range leaves asked the storefront index to keep (whole leaves, range buckets, buckets' sorted members), made between requests (made) or failed (failed), since the index was loaded; none below two million storefront products, where the request that asks makes them.",
+      ['result'],
+      () => {
+        const { made, failed } = this.#index.laterStats;
+        return { made, failed };
+      },
+    );
+    gaugeReading(
       'catalog_storefront_bitset_memory_bytes',
       "The WebAssembly memory holding the storefront index's bitsets (range digits, pooled and kept bitsets): bytes handed out so far (it never shrinks), and of those the bytes free for reuse.",
       ['state'],
