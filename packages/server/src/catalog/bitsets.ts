@@ -489,6 +489,14 @@ const PER_WORD = LOW_AT + LOW - 1;
 /** Values sampled to place the bounds. */
 const SAMPLE = 65_536;
 
+/** A range leaf's base (RangeIndex.base): see there. */
+export interface RangeBase {
+  under: number;
+  flip: number;
+  bucket: number;
+  whole: number;
+}
+
 /**
  * A range leaf as RangeIndex.split gives it: the slots under bucket `under` (with `flip` -1, those
  * not under it) and besides them `extra`, the members of the value's `bucket` that pass:
@@ -772,7 +780,7 @@ export class RangeIndex {
    * checked; 1 or 0: all or none, and the base says which). Undefined as for `split`: a NaN value
    * or a NaN slot ever written, or a base under the bucket past the last.
    */
-  base(operator: RangeOperator, value: number): { under: number; flip: number; bucket: number; whole: number } | undefined {
+  base(operator: RangeOperator, value: number): RangeBase | undefined {
     if (Number.isNaN(value) || this.#nan !== undefined) return undefined;
     const bucket = this.#bucket(value);
     const below = operator === '<' || operator === '<=';
@@ -865,11 +873,8 @@ export class RangeIndex {
         values.push(column[slot]!);
       }
     }
-    // Sorted by their values read once into a small array (the comparator reading the column would
-    // miss the cache at every step on a large one); ties stay in slot order.
-    const local = Float64Array.from(values);
-    const order = Int32Array.from(members, (_, at) => at).sort((a, b) => local[a]! - local[b]! || a - b);
-    const sorted = Int32Array.from(order, (at) => members[at]!);
+    const slots = Int32Array.from(members);
+    const sorted = Int32Array.from(valueOrder(slots, Float64Array.from(values)), (at) => slots[at]!);
     this.#sorted[bucket] = sorted;
     return sorted;
   }
@@ -1035,6 +1040,15 @@ function dropFailing(result: Uint32Array, sorted: Int32Array, column: Float64Arr
     const slot = sorted[k]!;
     result[slot >>> 5] = result[slot >>> 5]! & ~(1 << (slot & 31));
   }
+}
+
+/**
+ * The places of `slots` (0 to its length) in ascending order of (value, slot), `values[place]`
+ * being the value of `slots[place]`, read once by the caller: a comparator reading a large column
+ * would miss the cache at every step.
+ */
+export function valueOrder(slots: Int32Array, values: Float64Array): Int32Array {
+  return Int32Array.from(slots, (_, at) => at).sort((a, b) => values[a]! - values[b]! || slots[a]! - slots[b]!);
 }
 
 /**

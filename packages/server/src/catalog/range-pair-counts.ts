@@ -30,7 +30,7 @@
 // 4-byte counts: about 16 bytes per slot in all (groups grow with the slots); then 2 bytes per
 // member of each bucket whose extra members were checked by passingExtras (at most 4 bytes per
 // slot, both columns' buckets all used).
-import { compares, Growable, hasBit, passingBoundary, type RangeIndex, type RangeOperator, type RangeSplit } from './bitsets.ts';
+import { compares, Growable, hasBit, passingBoundary, valueOrder, type RangeBase, type RangeIndex, type RangeOperator, type RangeSplit } from './bitsets.ts';
 
 /** The slots of a bucket base: those under bucket `under` of its range index, or with `flip` -1 those not under it (RangeIndex.split). */
 export interface BucketBase {
@@ -46,9 +46,7 @@ export interface PairLeaf {
 }
 
 /** A range leaf over one of the pair's columns: its base (RangeIndex.base) and its comparison. */
-export interface LeafBase extends BucketBase {
-  bucket: number;
-  whole: number;
+export interface LeafBase extends RangeBase {
   operator: RangeOperator;
   value: number;
 }
@@ -375,16 +373,11 @@ function startsOf(counts: Int32Array): Int32Array {
   return starts;
 }
 
-/**
- * Sorts places `start .. end)` of `slots` by their slots' values in `column` (ties by slot), and
- * `codes` with them. The values are read once into a small array: a comparator reading the
- * column would miss the cache at every step on a large one.
- */
+/** Sorts places `start .. end)` of `slots` by their slots' values in `column` (ties by slot), and `codes` with them. */
 function sortPlaces(slots: Int32Array, codes: Uint16Array, start: number, end: number, column: Float64Array): void {
   const own = slots.slice(start, end);
   const ownCodes = codes.slice(start, end);
-  const values = Float64Array.from(own, (slot) => column[slot]!);
-  const order = Int32Array.from(own, (_, at) => at).sort((a, b) => values[a]! - values[b]! || own[a]! - own[b]!);
+  const order = valueOrder(own, Float64Array.from(own, (slot) => column[slot]!));
   for (let k = 0; k < order.length; k += 1) {
     slots[start + k] = own[order[k]!]!;
     codes[start + k] = ownCodes[order[k]!]!;

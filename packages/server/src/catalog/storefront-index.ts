@@ -67,6 +67,7 @@ import {
   setRun,
   TermDictionary,
   threeSources,
+  valueOrder,
   wordsFor,
   type RangeOperator,
   type RangeSplit,
@@ -320,10 +321,7 @@ export class StorefrontIndex {
    * gives back the room the columns grew into.
    */
   prepare(): void {
-    this.#compactPostings(true);
-    this.#trim();
-    for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
-    for (const field of SORTED_FIELDS) this.#permutation(field);
+    this.#prepareSearchPaths();
     if (this.#size < this.#largeMinSlots) return;
     for (const fields of PREPARED_PAIRS) {
       const entry = this.#pairs.get(pairKey(fields));
@@ -335,12 +333,20 @@ export class StorefrontIndex {
     }
   }
 
+  /** prepare() but for the pairs' counts. */
+  #prepareSearchPaths(): void {
+    this.#compactPostings(true);
+    this.#trim();
+    for (const field of NUMBER_FIELDS) this.#rangeIndex(field);
+    for (const field of SORTED_FIELDS) this.#permutation(field);
+  }
+
   /**
    * The index as typed arrays (views into the index: write them out before the next write) and the
    * rest as JSON, for a snapshot; `fromState` makes the same index of them.
    */
   state(): StorefrontIndexState {
-    this.prepare();
+    this.#prepareSearchPaths();
     const size = this.#size;
     const lists = (of: TermLists): TypedArray[] => [of.arena.data.subarray(0, of.used), of.start.data.subarray(0, size)];
     const arrays: TypedArray[] = [
@@ -404,8 +410,9 @@ export class StorefrontIndex {
     for (const [word, tags] of state.tagsByWord) index.#tagsByWord.set(word, tags);
     for (const [word, codes] of state.codesByWord) index.#codesByWord.set(word, codes);
     if (arrays.length !== 0) throw new Error('storefront index state: arrays left over');
-    // Columns hold exactly `size` slots: the next write grows them.
-    index.prepare();
+    // Columns hold exactly `size` slots: the next write grows them. The pairs' counts are left to
+    // the owner's prepare(), after it has caught up with changes (each of which would drop them).
+    index.#prepareSearchPaths();
     return index;
   }
 
@@ -1036,11 +1043,16 @@ export class StorefrontIndex {
 
   /** Makes the range leaf `node` whole and keeps it under `key`, between searches (#later). */
   #laterWhole(node: Extract<FilterExpr, { type: 'compare' }>, key: string): void {
+    this.#keepLater(key, (bits, scope) => this.#intersect(bits, node.field as NumberField, node.operator as RangeOperator, node.value as number, new Slices(Number.POSITIVE_INFINITY, this.#version, scope), true));
+  }
+
+  /** Keeps under `key`, between searches (#later), the bitset `fill` writes whole (any bits it held are to be overwritten). */
+  #keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void): void {
     this.#later(key, () => {
       const scope = this.#pool.begin(this.#size);
       try {
         const bits = this.#pool.take(scope, false);
-        this.#intersect(bits, node.field as NumberField, node.operator as RangeOperator, node.value as number, new Slices(Number.POSITIVE_INFINITY, this.#version, scope), true);
+        fill(bits, scope);
         this.#leaves.keep(key, bits);
       } finally {
         this.#pool.end(scope);
@@ -1245,16 +1257,7 @@ export class StorefrontIndex {
     if (kept instanceof Uint32Array) return kept;
     if (!kept) return undefined;
     if (this.#size >= this.#largeMinSlots) {
-      this.#later(key, () => {
-        const scope = this.#pool.begin(this.#size);
-        try {
-          const bits = this.#pool.take(scope, false);
-          range.under(bits, this.#size, bucket);
-          this.#leaves.keep(key, bits);
-        } finally {
-          this.#pool.end(scope);
-        }
-      });
+      this.#keepLater(key, (bits) => range.under(bits, this.#size, bucket));
       return undefined;
     }
     const bits = this.#pool.take(slices.scope, false);
@@ -1489,10 +1492,7 @@ function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
 
 /** Slots ascending by (value, slot): slots ascend with cursors, so ties by slot are ties by cursor. */
 function sortSlots(slots: Int32Array, column: Float64Array): Int32Array {
-  // By their values read once into an array of their own: a comparator reading the column misses
-  // the cache at every step on a large one (a merge of 100,000 slots at ten million products).
-  const values = Float64Array.from(slots, (slot) => column[slot]!);
-  const order = Int32Array.from(slots, (_, at) => at).sort((a, b) => values[a]! - values[b]! || slots[a]! - slots[b]!);
+  const order = valueOrder(slots, Float64Array.from(slots, (slot) => column[slot]!));
   return Int32Array.from(order, (at) => slots[at]!);
 }
 
