@@ -35,6 +35,21 @@ export default tseslint.config(
     },
   },
   {
+    // One writer (http/exchange.ts): Express's response helpers would be a second one, with
+    // headers, status and error shapes of their own.
+    files: ['packages/server/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression > MemberExpression.callee[object.name='res'][property.name=/^(json|jsonp|send|sendFile|sendStatus|render|redirect|download|attachment|status|set|header|type|format|cookie|clearCookie|location|links|vary|append|contentType)$/]",
+          message: 'Answer through http/exchange.ts (sendJson, sendError, sendResource, sendStream): it is the one writer.',
+        },
+      ],
+    },
+  },
+  {
     // The domain knows nothing of transports or drivers: adapters depend on it, never the reverse.
     files: ['packages/server/src/catalog/**/*.ts', 'packages/server/src/prices/price-log.ts', 'packages/server/src/stream/**/*.ts'],
     rules: {

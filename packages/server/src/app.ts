@@ -1,17 +1,16 @@
-// createApp builds the catalog API's request listener and listens on nothing (src/main.ts owns
-// listeners and signals). One path for every request: the operation pipeline
-// (http/operation-pipeline.ts) answers CORS preflights and takes every request that names a
-// contract operation (the contract's route, credential, plans and parameters, then the handler and
-// the one writer), the same pipeline that admits the price stream on its own listener; the static
-// router (http/static-router.ts) answers the rest: docs, documents, health and readiness, 404 and
-// 405. Every response, success or refusal, leaves through http/exchange.ts with an X-Request-Id
-// and one access log line.
+// createApp builds the catalog API's Express application and listens on nothing (src/main.ts
+// owns listeners and signals); catalogRouter is the same API as a router to mount in an Express
+// app of your own. One path for every request (http/express-shell.ts): the operator's middleware,
+// CORS preflights, then the contract's operations (http/operation-pipeline.ts: one route per
+// operation of the contract's table, each running credential, plans, parameters, quota, deadline
+// and handler), then the routes outside the contract (docs, documents, health and readiness), 404
+// and 405. Every response, success or refusal, leaves through http/exchange.ts with an
+// X-Request-Id and one access log line.
 //
 // Why the operations do not go through openapi-backend's handleRequest: its router re-derives its
-// operation list on every request, several times the CPU per request of matching the operation
-// table here and calling the validators it compiled (measured with bench/get-product-routing.ts;
-// figures in bench/README.md).
-import type { RequestListener } from 'node:http';
+// operation list on every request; Express routes built from the operation table call the
+// validators openapi-backend compiled (bench/get-product-routing.ts compares them).
+import { Router, type Express, type RequestHandler } from 'express';
 import { asyncapiDocument, openapiDocument } from '@catalog/contract/documents';
 import { createAuthenticator } from './http/auth.ts';
 import { docsResources } from './http/docs.ts';
@@ -20,7 +19,7 @@ import { handlers } from './http/handlers/index.ts';
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './http/operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS } from './http/rate-limit.ts';
 import { requestValidator } from './http/request-validation.ts';
-import { createStaticRouter, type StaticRoute } from './http/static-router.ts';
+import { answerPreflight, createShell, enter, errorMiddleware, staticRoutes, type StaticRoute } from './http/express-shell.ts';
 import { apiServices, type AppDeps } from './dependencies.ts';
 import { ServiceUnavailable, ShuttingDown, StillStarting } from './catalog/errors.ts';
 
@@ -29,10 +28,35 @@ export type { AppDeps, ReadinessCheck } from './dependencies.ts';
 /** A dependency that does not answer a readiness ping within this time counts as down. */
 const READINESS_TIMEOUT_MS = 2_000;
 
-export function createApp(deps: AppDeps): RequestListener {
+/**
+ * The API listener: `http.createServer(serverOptionsFor(app), app)`. Middleware in
+ * `deps.middleware` runs for every request, before the operations (which still authenticate and
+ * validate whatever it does).
+ */
+export function createApp(deps: AppDeps): Express {
+  return createShell({
+    listener: 'api',
+    logger: deps.logger,
+    middleware: deps.middleware,
+    routers: apiRouter(deps),
+    notFound: (path) => `No resource at ${path}; see /docs for the operations.`,
+  });
+}
+
+/**
+ * The API as an Express router, to mount in an app of your own (`app.use('/catalog',
+ * catalogRouter(deps))`): the same operations and routes as createApp, paths relative to the
+ * mount point. A path it does not know falls through to the app's next routes; whatever it
+ * answers or refuses is in the contract's shape.
+ */
+export function catalogRouter(deps: AppDeps): Router {
+  return Router().use(enter('api'), answerPreflight(deps.logger), ...apiRouter(deps), errorMiddleware(deps.logger));
+}
+
+function apiRouter(deps: AppDeps): RequestHandler[] {
   const { logger } = deps;
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
-  const dispatch = createOperationPipeline({
+  const operations = createOperationPipeline({
     listener: 'api',
     handlers,
     services: apiServices(deps),
@@ -66,21 +90,14 @@ export function createApp(deps: AppDeps): RequestListener {
     else sendError(logger, req, res, shuttingDown ?? new ServiceUnavailable(down.join(' and ')));
   };
   // Operational routes: not in the contract, so they stay off the validation path.
-  const shell = createStaticRouter({
-    logger,
-    routes: [
-      ['/healthz', (req, res) => sendJson(logger, req, res, 200, { status: 'ok' })],
-      ['/readyz', readyz],
-      ...[...docsResources(openapiDocument, asyncapiDocument)].map(
-        ([path, found]): [string, StaticRoute, string] => [path, (req, res) => sendResource(logger, req, res, found), path.startsWith('/docs/assets/') ? '/docs/assets' : path],
-      ),
-    ],
-    notFound: (path) => `No resource at ${path}; see /docs for the operations.`,
-  });
-
-  return (req, res) => {
-    if (!dispatch(req, res)) shell(req, res);
-  };
+  const outside = staticRoutes([
+    ['/healthz', (req, res) => sendJson(logger, req, res, 200, { status: 'ok' })],
+    ['/readyz', readyz],
+    ...[...docsResources(openapiDocument, asyncapiDocument)].map(
+      ([path, found]): [string, StaticRoute, string] => [path, (req, res) => sendResource(logger, req, res, found), path.startsWith('/docs/assets/') ? '/docs/assets' : path],
+    ),
+  ]);
+  return [operations, outside];
 }
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {

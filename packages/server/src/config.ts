@@ -1,6 +1,7 @@
 // Command-line flags and environment variables become one typed, validated Config. Flags win over
 // the environment; anything invalid stops start-up with a message naming the flag. Every default,
 // bound and choice is the settings table's (settings.ts).
+import { resolve } from 'node:path';
 import { commandSpec, databaseUrlOf, DEFAULT_DATABASE_URL, parseCommand, priceLogUrlOf, type ParsedValues } from './cli/command-line.ts';
 import type { LogLevel } from './logger.ts';
 import { defaultOf, numericValue, SERVE_SETTINGS, SettingError, type IntegerSetting, type NumberSetting, type ServeFlag, type Setting } from './settings.ts';
@@ -39,6 +40,8 @@ export interface Config {
   terminalLogs?: boolean;
   /** Where storefront index snapshots live; undefined: the engine's default place; 'none': off. */
   indexSnapshotDir?: string;
+  /** The absolute path of the operator's middleware module (http/operator-middleware.ts); none when undefined. */
+  middleware?: string;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -129,6 +132,7 @@ export function configFrom(values: ParsedValues): Config {
   }
   const metricsPort = numeric('metrics-port', given('metrics-port'), 'optional');
   const indexSnapshotDir = text('index-snapshot-dir', given('index-snapshot-dir'));
+  const middleware = text('middleware', given('middleware'));
   return {
     databaseUrl,
     priceLogUrl,
@@ -147,6 +151,7 @@ export function configFrom(values: ParsedValues): Config {
     shutdownDelayMs: integer('shutdown-delay-ms'),
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(indexSnapshotDir === undefined ? {} : { indexSnapshotDir }),
+    ...(middleware === undefined ? {} : { middleware: resolve(middleware) }),
     maxConnections: integer('max-connections'),
     maxStreamConnections: integer('max-stream-connections'),
     headersTimeoutMs: integer('headers-timeout-ms'),

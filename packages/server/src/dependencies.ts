@@ -2,6 +2,7 @@
 // function that turns them into what the handlers use. Giving a handler a new dependency means a
 // field here (required, so every caller that builds the object fails to compile until it gives it:
 // main.ts, and test/support/app-deps.ts for every test) and a line in apiServices.
+import type { RequestHandler } from 'express';
 import { CatalogService } from './catalog/catalog-service.ts';
 import type { ApiServices } from './http/handlers/index.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -29,6 +30,11 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Checked by /readyz; defaults to the catalog store's ping. */
   readiness?: ReadinessCheck[];
+  /**
+   * Express middleware run for every request of the listener, in order, before the operations
+   * (which authenticate and validate whatever it does): compression, headers, tracing, logging.
+   */
+  middleware?: readonly RequestHandler[];
 }
 
 /** What the API handlers receive (`services` in the operation pipeline), built once per app. */

@@ -14,7 +14,9 @@ import { createApp } from './app.ts';
 import { ServiceUnavailable, ShuttingDown, StillStarting } from './catalog/errors.ts';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
-import { applyListenerLimits, fitConnectionCaps, SERVER_OPTIONS } from './http/listener-limits.ts';
+import { serverOptionsFor } from './http/express-shell.ts';
+import { loadOperatorMiddleware } from './http/operator-middleware.ts';
+import { applyListenerLimits, fitConnectionCaps } from './http/listener-limits.ts';
 import { listen } from './listen.ts';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { collectProcessMetrics, registry } from './metrics.ts';
@@ -107,7 +109,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     );
   };
   warm();
+  const middleware = await loadOperatorMiddleware(config.middleware, 'api').catch(async (error: unknown) => {
+    await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);
+    throw error;
+  });
   const app = createApp({
+    middleware,
     catalog: stores.catalog,
     priceLog,
     keys: stores.keys,
@@ -136,7 +143,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     ],
   });
   const caps = fitConnectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections }, logger);
-  const apiServer = createServer(SERVER_OPTIONS, app);
+  const apiServer = createServer(serverOptionsFor(app), app);
   applyListenerLimits(apiServer, { maxConnections: caps.api, headersTimeoutMs: config.headersTimeoutMs }, logger);
   // Keep-alive longer than typical load balancer idle timeouts, so they close first.
   apiServer.keepAliveTimeout = 65_000;

@@ -207,6 +207,13 @@ export const SERVE_SETTINGS = {
     defaultRule: 'beside a SQLite catalog; in the database for PostgreSQL',
     help: 'a directory where the storefront index snapshot (one file per catalog) is read at start and written after it, so a start does not read every storefront row; `none` turns it off',
   },
+  middleware: {
+    kind: 'text',
+    value: '<module>',
+    env: 'CATALOG_MIDDLEWARE',
+    default: null,
+    help: 'an ES module whose default export, called with the listener (`api` or `stream`), returns the Express middleware that runs for every request of that listener, before its operations',
+  },
   'log-level': {
     kind: 'text',
     value: '<level>',

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
 import { rateLimiterFor } from './http/rate-limit.ts';
 import { createStreamServer } from './http/stream-server.ts';
+import { loadOperatorMiddleware } from './http/operator-middleware.ts';
 import { listen } from './listen.ts';
 import { registry } from './metrics.ts';
 import { createServiceLogger } from './logger.ts';
@@ -27,7 +28,12 @@ const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (err
 });
 const rateLimiter = rateLimiterFor(config, logger);
 await rateLimiter.connected();
+const middleware = await loadOperatorMiddleware(config.middleware, 'stream').catch(async (error: unknown) => {
+  await Promise.allSettled([priceLog.close(), keyStore.close(), rateLimiter.close()]);
+  throw error;
+});
 const stream = createStreamServer({
+  middleware,
   rateLimiter,
   maxStreamsPerKey: config.maxStreamsPerKey,
   priceLog,

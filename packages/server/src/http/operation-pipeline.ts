@@ -1,7 +1,7 @@
-// The one path every operation of either listener takes, driven by the contract's operation table
-// (a CORS preflight, on any path, is answered first, without authentication: cors.ts):
+// The one path every operation of either listener takes, driven by the contract's operation table:
+// an Express router with one route per operation (operation-routes.ts), each running
 //
-//   route (operation-router.ts) → refuse a body → authenticate (the table's credential scheme)
+//   refuse a body → authenticate (the table's credential scheme)
 //   → authorise (the table's plans) → validate path, query and headers (request-validation.ts)
 //   → take one request from the key's quota → handler → the one writer (exchange.ts)
 //
@@ -11,15 +11,15 @@
 // answer is dropped (a late stream is returned unread, which releases it); the deadline ends once
 // a streamed answer's head is out.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Router } from 'express';
 import { InvalidRequest } from '../catalog/errors.ts';
 import { operations, type OperationId } from '@catalog/contract';
 import type { Logger } from '../logger.ts';
 import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
-import { isPreflight } from './cors.ts';
-import { exchangeOf, refuseBody, sendError, sendJson, sendPreflight, sendStream, type StreamWriting } from './exchange.ts';
+import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
 import type { Handler, Handlers } from './handler-types.ts';
-import { createOperationRouter, operationsOf, type Listener, type OperationOf } from './operation-router.ts';
+import { operationRoutes, operationsOf, type Listener, type OperationOf } from './operation-routes.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
@@ -45,34 +45,10 @@ export interface PipelineDeps<L extends Listener, TServices> {
   streaming?: StreamWriting;
 }
 
-/** Takes a preflight or a request that names one of the listener's operations and returns true; false otherwise. */
-export type Dispatch = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Dispatch {
-  const route = createOperationRouter(operationsOf(deps.listener));
+/** The listener's operations as Express routes, each running the pipeline above. */
+export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Router {
   const run = createRunner(deps);
-
-  return (req, res) => {
-    const exchange = exchangeOf(req);
-    exchange.listener = deps.listener;
-    if (isPreflight(req)) {
-      sendPreflight(deps.logger, req, res);
-      return true;
-    }
-    try {
-      const match = route(req.method ?? 'GET', exchange.path);
-      if (match === null) return false;
-      exchange.operation = match.operationId;
-      if (match.kind === 'method_not_allowed') {
-        const method = operations[match.operationId].method;
-        throw new HttpRefusal('method_not_allowed', `${req.method ?? 'This method'} is not allowed here; use ${method}.`, { allow: match.allow });
-      }
-      void run(match.operationId, match.params, req, res);
-    } catch (error) {
-      sendError(deps.logger, req, res, error);
-    }
-    return true;
-  };
+  return operationRoutes(operationsOf(deps.listener), (operationId, params, req, res) => void run(operationId, params, req, res));
 }
 
 function createRunner<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>) {

@@ -1,4 +1,4 @@
-// The stream listener: a bare node:http server whose one operation, `streamPrices`, is admitted by
+// The stream listener: an Express application (express-shell.ts) whose one operation, `streamPrices`, is admitted by
 // the same pipeline as every API operation (operation-pipeline.ts: the contract's route, credential,
 // plans, parameters and headers, the key's quota, one writer), and whose handler returns the price
 // stream as a StreamBody (stream/readiness.ts). Everything that can be refused is refused before the first stream byte,
@@ -44,11 +44,12 @@ import { createAuthenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
 import { streamPrices } from './handlers/stream-prices.ts';
 import { KernelSendQueues } from './kernel-send-queue.ts';
-import { applyListenerLimits, SERVER_OPTIONS, type ListenerLimits } from './listener-limits.ts';
+import { applyListenerLimits, type ListenerLimits } from './listener-limits.ts';
 import { createOperationPipeline, DEFAULT_REQUEST_TIMEOUT_MS } from './operation-pipeline.ts';
 import { createRateLimiter, NO_RATE_LIMITS, type RateLimiter } from './rate-limit.ts';
 import { requestValidator } from './request-validation.ts';
-import { createStaticRouter } from './static-router.ts';
+import { createShell, serverOptionsFor } from './express-shell.ts';
+import type { RequestHandler } from 'express';
 import { defaultOf } from '../settings.ts';
 
 export interface StreamServerDeps {
@@ -67,6 +68,8 @@ export interface StreamServerDeps {
   kernelQueues?: Pick<KernelSendQueues, 'bytes'>;
   /** Admission (up to the stream's head) not done after this long gets 503. */
   requestTimeoutMs?: number;
+  /** Express middleware run for every request of the listener, before the operation (express-shell.ts). */
+  middleware?: readonly RequestHandler[];
 }
 
 export const DEFAULT_MAX_STREAMS_PER_KEY = defaultOf('max-streams-per-key');
@@ -170,7 +173,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     },
   };
 
-  const dispatch = createOperationPipeline({
+  const operations = createOperationPipeline({
     listener: 'stream',
     handlers: { streamPrices },
     services: { prices },
@@ -187,10 +190,14 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     },
   });
 
-  const shell = createStaticRouter({ logger, routes: [], notFound: (path) => `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.` });
-  const server = http.createServer(SERVER_OPTIONS, (req, res) => {
-    if (!dispatch(req, res)) shell(req, res);
+  const app = createShell({
+    listener: 'stream',
+    logger,
+    middleware: deps.middleware,
+    routers: [operations],
+    notFound: (path) => `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.`,
   });
+  const server = http.createServer(serverOptionsFor(app), app);
   applyListenerLimits(server, deps.limits ?? DEFAULT_STREAM_LIMITS, logger);
   server.prependListener('request', (_req, res) => {
     if (draining) res.shouldKeepAlive = false;

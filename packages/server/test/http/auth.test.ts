@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { clientAddress, createAuthenticator, KEY_CACHE_TTL_MS, MISSING_KEY } from '../../src/http/auth.ts';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { HttpRefusal } from '../../src/http/errors.ts';
-import { operationsOf } from '../../src/http/operation-router.ts';
+import { operationsOf } from '../../src/http/operation-routes.ts';
 import { FakeKeyStore } from '../support/fake-catalog-store.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 import { expectMatchesSpec } from '../support/spec-validator.ts';

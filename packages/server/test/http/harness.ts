@@ -5,7 +5,7 @@ import { operations } from '@catalog/contract';
 import { createApp } from '../../src/app.ts';
 import type { Plan } from '../../src/catalog/model.ts';
 import type { AppDeps } from '../../src/dependencies.ts';
-import { createOperationRouter, operationsOf } from '../../src/http/operation-router.ts';
+import { operationsOf } from '../../src/http/operation-routes.ts';
 import { createLogger } from '../../src/logger.ts';
 import { testAppDeps } from '../support/app-deps.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../support/fake-catalog-store.ts';
@@ -23,15 +23,12 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-const route = createOperationRouter(operationsOf('api'));
+/** Each API operation's path template as a pattern: literal segments in any case, one trailing slash. */
+const patterns = operationsOf('api').map((id) => ({ id, pattern: new RegExp(`^${operations[id].path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i') }));
 /** The contract's credential scheme of the operation at this path; none for a path that names none. */
 function credentialOf(method: string, pathname: string): string | undefined {
-  try {
-    const match = route(method, pathname);
-    return match?.kind === 'operation' ? operations[match.operationId].credential : undefined;
-  } catch {
-    return undefined; // a path the router refuses (broken percent-encoding) is sent as given
-  }
+  const found = patterns.find(({ id, pattern }) => operations[id].method === method && pattern.test(pathname));
+  return found === undefined ? undefined : operations[found.id].credential;
 }
 
 /** Every dependency is testAppDeps' unless given; `store` and `keys` are fakes the test can reach. */

@@ -7,6 +7,8 @@ import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { StreamWriting } from '../../src/http/exchange.ts';
 import type { Handler } from '../../src/http/handler-types.ts';
 import { createOperationPipeline } from '../../src/http/operation-pipeline.ts';
+import { createShell } from '../../src/http/express-shell.ts';
+import type { RequestHandler } from 'express';
 import { createRateLimiter, NO_RATE_LIMITS } from '../../src/http/rate-limit.ts';
 import { requestValidator } from '../../src/http/request-validation.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -30,7 +32,7 @@ afterEach(async () => {
 /** Serves the stream listener's pipeline with `streamPrices`; the shell answers what it leaves with a bare 404. */
 async function servePipeline(streamPrices: Handler<'streamPrices', object>, options: { requestTimeoutMs?: number; streaming?: StreamWriting } = {}): Promise<string> {
   const rateLimiter = createRateLimiter(NO_RATE_LIMITS);
-  const dispatch = createOperationPipeline({
+  const operations = createOperationPipeline({
     listener: 'stream',
     handlers: { streamPrices },
     services: {},
@@ -41,11 +43,12 @@ async function servePipeline(streamPrices: Handler<'streamPrices', object>, opti
     requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     ...(options.streaming === undefined ? {} : { streaming: options.streaming }),
   });
-  served = await serveBare((req, res) => {
-    if (dispatch(req, res)) return;
-    shellPaths.push(req.url ?? '');
-    res.writeHead(404).end();
-  });
+  const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const leftOver: RequestHandler = (req, _res, next) => {
+    shellPaths.push(req.url);
+    next();
+  };
+  served = await serveBare(createShell({ listener: 'stream', logger, routers: [operations, leftOver], notFound: (path) => `Nothing at ${path}.` }));
   return served.url;
 }
 
@@ -84,7 +87,7 @@ const releasedSoon = (released: Promise<'released'>) => Promise.race([released, 
 const streamAnswer = (body: StreamBody) => ({ status: 200 as const, headers: { 'content-type': 'text/event-stream' }, body });
 
 describe('createOperationPipeline', () => {
-  it('answers a preflight itself and leaves other paths to the shell', async () => {
+  it('is preceded by the preflight answer, and leaves other paths to the routes after it', async () => {
     const base = await servePipeline(() => streamAnswer(heldBody().body));
     const preflight = await fetch(`${base}/v1/stream`, {
       method: 'OPTIONS',

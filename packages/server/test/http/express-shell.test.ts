@@ -1,10 +1,10 @@
-// The shell behind the operation pipeline, on a bare listener: path matching, 404 and 405,
+// A listener's Express shell with routes outside the contract, on a bare listener: path matching, 404 and 405,
 // bodies refused, and a route that fails answering 500 rather than leaving the client waiting.
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveBare, type BareListener } from '../support/bare-listener.ts';
 import { sendJson } from '../../src/http/exchange.ts';
-import { createStaticRouter, type StaticRoute } from '../../src/http/static-router.ts';
+import { createShell, staticRoutes, type StaticRoute } from '../../src/http/express-shell.ts';
 import { createLogger } from '../../src/logger.ts';
 
 const lines: Record<string, unknown>[] = [];
@@ -18,8 +18,13 @@ afterEach(async () => {
 });
 
 async function startRouter(routes: [string, StaticRoute, string?][]): Promise<string> {
-  const route = createStaticRouter({ logger, routes: routes.map(([path, answer, name]) => (name === undefined ? [path, answer] : [path, answer, name])), notFound: (path) => `Nothing at ${path}.` });
-  served = await serveBare(route);
+  const app = createShell({
+    listener: 'api',
+    logger,
+    routers: [staticRoutes(routes.map(([path, answer, name]) => (name === undefined ? [path, answer] : [path, answer, name])))],
+    notFound: (path) => `Nothing at ${path}.`,
+  });
+  served = await serveBare(app);
   return served.url;
 }
 
@@ -30,7 +35,7 @@ async function answer(url: string, init: RequestInit = {}): Promise<{ status: nu
   return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
 }
 
-describe('createStaticRouter', () => {
+describe('staticRoutes', () => {
   it('matches a route case-insensitively and with one trailing slash, and nothing that only shares its prefix', async () => {
     const url = await startRouter([['/healthz', ok]]);
     expect((await answer(`${url}/HealthZ/`)).status).toBe(200);

@@ -1,0 +1,53 @@
+// The contract's operation table as Express routes: one route per operation of a listener, its
+// method and path converted to Express's syntax, never listed by hand. A path answered for another
+// method gets 405 with Allow (a GET answers HEAD too; Express sends the head without the body).
+//
+// Matching is Express's router with its defaults, which are the conventions clients rely on:
+// literal segments compare case-insensitively, one trailing slash is ignored, a path parameter is
+// one non-empty segment, percent-decoded (an encoded slash stays inside the value). Broken
+// percent-encoding in a parameter reaches the error middleware as a 400 URIError (express-shell.ts).
+import { Router, type RequestHandler } from 'express';
+import { operations, type OperationId } from '@catalog/contract';
+import { HttpRefusal } from './errors.ts';
+import { exchangeOf } from './exchange.ts';
+
+export type Listener = (typeof operations)[OperationId]['listener'];
+
+/** The operations of the contract's table that `L` serves. */
+export type OperationOf<L extends Listener> = { [Id in OperationId]: (typeof operations)[Id]['listener'] extends L ? Id : never }[OperationId];
+
+export function operationsOf<L extends Listener>(listener: L): OperationOf<L>[] {
+  return (Object.keys(operations) as OperationId[]).filter((id): id is OperationOf<L> => operations[id].listener === listener);
+}
+
+/** `/v2/products/{id}` → `/v2/products/:id`. */
+export function expressPath(template: string): string {
+  return template.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/** Runs one operation for a request the router matched, with its decoded path parameters. */
+export type RunOperation<Id extends OperationId> = (operationId: Id, params: Record<string, string>, req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => void;
+
+/** The methods a route of `method` answers (`allow`), and the 405 for any other. */
+export function methodNotAllowed(allow: string, name: string): RequestHandler {
+  return (req, _res, next) => {
+    exchangeOf(req).operation = name;
+    next(new HttpRefusal('method_not_allowed', `${req.method} is not allowed here; use ${allow.split(', ')[0]}.`, { allow }));
+  };
+}
+
+export function operationRoutes<Id extends OperationId>(operationIds: readonly Id[], run: RunOperation<Id>): Router {
+  const router = Router();
+  for (const operationId of operationIds) {
+    const { method, path } = operations[operationId];
+    const allow = method === 'GET' ? 'GET, HEAD' : method;
+    const answer: RequestHandler = (req, res) => {
+      exchangeOf(req).operation = operationId;
+      run(operationId, req.params as Record<string, string>, req, res);
+    };
+    const route = router.route(expressPath(path));
+    route[method.toLowerCase() as 'get'](answer);
+    route.all(methodNotAllowed(allow, operationId));
+  }
+  return router;
+}
