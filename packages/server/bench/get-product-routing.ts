@@ -1,8 +1,11 @@
-// Measures the routing design for getProduct (issue 8): a bare node:http server returning the same
-// bytes, createApp (the operation pipeline + precompiled openapi-backend validators), and the same work done
-// through openapi-backend's handleRequest. Each server runs in its own process; rounds alternate so
-// a noisy machine affects all three alike. Reports, never asserts.
-//   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,app]
+// Measures the routing design for getProduct: a bare node:http server returning the same bytes,
+// createApp (Express routes from the operation table + precompiled openapi-backend validators) on
+// a server made with serverOptionsFor, the same app on a plain http.createServer
+// (`app-default-server`: Express's per-request prototype change), the same work done through
+// openapi-backend's handleRequest, and optionally another revision's `app` (`baseline`, from a
+// worktree given with --baseline). Each server runs in its own process; rounds alternate so a noisy
+// machine affects all alike. Reports, never asserts; CPU per request is the steadiest figure.
+//   node bench/get-product-routing.ts [--seconds 8] [--rounds 2] [--connections 50] [--modes bare,app] [--baseline <worktree>]
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -10,6 +13,7 @@ import autocannon from 'autocannon';
 import { createContractAjv } from '@catalog/contract/ajv';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { createApp } from '../src/app.ts';
+import { serverOptionsFor } from '../src/http/express-shell.ts';
 import { testAppDeps } from '../test/support/app-deps.ts';
 import { CatalogService } from '../src/catalog/catalog-service.ts';
 import { openapiDocument } from '@catalog/contract/documents';
@@ -24,7 +28,7 @@ import { buildCatalogProduct } from '@catalog/contract/testing';
 
 // `app-silent` (createApp, log lines dropped) and `app-unbuffered` (one write(2) per log line)
 // locate the cost; the default run compares the three designs.
-const MODES = ['bare', 'app', 'openapi-backend', 'app-silent', 'app-unbuffered'] as const;
+const MODES = ['bare', 'app', 'app-default-server', 'openapi-backend', 'app-silent', 'app-unbuffered', 'baseline'] as const;
 type Mode = (typeof MODES)[number];
 const KEY = 'ck_bench_pro';
 const SLUG = 'nike-dunk-low-retro-white-black-panda';
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     modes: { type: 'string', default: 'bare,app,openapi-backend' },
+    baseline: { type: 'string' },
   },
 });
 
@@ -57,12 +62,22 @@ function serverFor(mode: Mode): http.Server {
         res.end(payload);
       });
     }
-    case 'app':
+    case 'app': {
+      const app = createApp(testAppDeps({ catalog: store, keys, logger }));
+      return http.createServer(serverOptionsFor(app), app);
+    }
+    case 'app-default-server':
       return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger })));
-    case 'app-unbuffered':
-      return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger: createLogger() })));
-    case 'app-silent':
-      return http.createServer(createApp(testAppDeps({ catalog: store, keys, logger: silentLogger })));
+    case 'app-unbuffered': {
+      const app = createApp(testAppDeps({ catalog: store, keys, logger: createLogger() }));
+      return http.createServer(serverOptionsFor(app), app);
+    }
+    case 'app-silent': {
+      const app = createApp(testAppDeps({ catalog: store, keys, logger: silentLogger }));
+      return http.createServer(serverOptionsFor(app), app);
+    }
+    case 'baseline':
+      throw new Error('the baseline runs from its own worktree');
     case 'openapi-backend': {
       const catalog = new CatalogService(store);
       const authenticator = createAuthenticator(keys, createRateLimiter(NO_RATE_LIMITS));
@@ -122,7 +137,10 @@ interface Measurement {
 }
 
 async function measure(mode: Mode, seconds: number, connections: number): Promise<Measurement> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve', mode], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  // The baseline is the other revision's own `app`, served by its copy of this script.
+  const script = mode === 'baseline' ? `${values.baseline ?? ''}/packages/server/bench/get-product-routing.ts` : new URL(import.meta.url).pathname;
+  if (mode === 'baseline' && values.baseline === undefined) throw new Error('mode baseline needs --baseline <worktree of another revision>');
+  const child = fork(script, ['--serve', mode === 'baseline' ? 'app' : mode], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const url = `http://127.0.0.1:${port}/v2/products/${SLUG}`;
   const headers = { authorization: KEY };

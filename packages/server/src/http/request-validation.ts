@@ -1,10 +1,9 @@
 // Request validation against the OpenAPI document, for every operation of both listeners: path,
 // query and header parameters. openapi-backend builds one parameter schema per operation; we
 // compile them once, at start-up, with Ajv's JSON Schema 2020-12 dialect (the document is OpenAPI
-// 3.1, and openapi-backend's own meta-schema check only knows 3.0, hence `quick`). Routing is the
-// operation table's (operation-router.ts): openapi-backend's router rebuilds its operation list
-// per request, which measured several times slower than calling these precompiled validators
-// directly (bench/README.md, Routing).
+// 3.1, and openapi-backend's own meta-schema check only knows 3.0, hence `quick`). Routing is
+// Express's, built from the operation table (operation-routes.ts): openapi-backend's router
+// rebuilds its operation list per request (bench/README.md, Routing).
 //
 // A refusal names the first problem, headers before path before query (a request for the wrong
 // thing is told so before it is told about its details), with the code the parameter's
