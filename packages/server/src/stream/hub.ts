@@ -13,6 +13,7 @@
 // before the loss showed (see #start). Nothing is skipped in silence.
 // Subscribers with a `Filter` are kept apart (filtered-subscribers.ts): those narrowed to ids are
 // found by the event's ids, not by evaluating each filter; their replay applies the same filter.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { streamMetrics } from '../metrics.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -56,6 +57,12 @@ export class PriceHub {
   /** The id of the newest event offered to subscribers. */
   #lastSeenId = 0;
   #started: Promise<void> | null = null;
+  /**
+   * Runs a function in the async context the hub was made in (start-up), not in the subscriber's
+   * that happens to start the follow: the follow outlives every request, and must not carry one's
+   * context (its trace, when tracing is on) for the life of the process.
+   */
+  readonly #inOwnContext = AsyncLocalStorage.snapshot();
   /** Every subscription's onEnd: one function for all of them. */
   readonly #forget = (subscription: Subscription): void => {
     this.#subscriptions.delete(subscription);
@@ -199,7 +206,7 @@ export class PriceHub {
   }
 
   #ensureStarted(): Promise<void> {
-    this.#started ??= this.#start().catch((error: unknown) => {
+    this.#started ??= this.#inOwnContext(() => this.#start()).catch((error: unknown) => {
       this.#started = null;
       throw error instanceof ServiceUnavailable ? error : new ServiceUnavailable('price log', { cause: error });
     });

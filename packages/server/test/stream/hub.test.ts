@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,6 +160,23 @@ describe('PriceHub', () => {
     const subscription = await broken.subscribe({ topics: new Set([US]), lastEventId: null });
     await expect(take(subscription, 1)).rejects.toBeInstanceOf(ServiceUnavailable);
     await broken.stop();
+  });
+
+  it('follows the log in the async context it was made in, not in that of the subscriber that starts the follow', async () => {
+    const request = new AsyncLocalStorage<string>();
+    const followedIn: (string | undefined)[] = [];
+    const quiet: PriceLog = {
+      ...logWhoseFollowFails(),
+      follow: async function* (_afterId, signal) {
+        followedIn.push(request.getStore());
+        await new Promise((resolve) => signal.addEventListener('abort', resolve));
+        yield* [];
+      },
+    };
+    const own = new PriceHub(quiet, silentLogger);
+    await request.run('a request', () => own.subscribe({ topics: new Set([US]), lastEventId: null }));
+    expect(followedIn).toEqual([undefined]);
+    await own.stop();
   });
 });
 
