@@ -42,6 +42,8 @@ export interface Config {
   indexSnapshotDir?: string;
   /** The absolute path of the operator's middleware module (http/operator-middleware.ts); none when undefined. */
   middleware?: string;
+  /** OpenTelemetry tracing (tracing.ts): on or off as asked; undefined lets the OTEL_* variables decide. */
+  tracing?: boolean;
   /** Open sockets the API listener accepts; more are closed on accept. */
   maxConnections: number;
   /** Open sockets the stream listener accepts; more are closed on accept. */
@@ -133,6 +135,7 @@ export function configFrom(values: ParsedValues): Config {
   const metricsPort = numeric('metrics-port', given('metrics-port'), 'optional');
   const indexSnapshotDir = text('index-snapshot-dir', given('index-snapshot-dir'));
   const middleware = text('middleware', given('middleware'));
+  const tracing = text('tracing', given('tracing'));
   return {
     databaseUrl,
     priceLogUrl,
@@ -152,6 +155,7 @@ export function configFrom(values: ParsedValues): Config {
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(indexSnapshotDir === undefined ? {} : { indexSnapshotDir }),
     ...(middleware === undefined ? {} : { middleware: resolve(middleware) }),
+    ...(tracing === undefined ? {} : { tracing: tracing === 'on' }),
     maxConnections: integer('max-connections'),
     maxStreamConnections: integer('max-stream-connections'),
     headersTimeoutMs: integer('headers-timeout-ms'),

@@ -214,6 +214,15 @@ export const SERVE_SETTINGS = {
     default: null,
     help: 'an ES module whose default export, called with the listener (`api` or `stream`), returns the Express middleware that runs for every request of that listener, before its operations',
   },
+  tracing: {
+    kind: 'text',
+    value: '<on/off>',
+    env: 'CATALOG_TRACING',
+    default: null,
+    choices: ['on', 'off'],
+    defaultRule: 'on when OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER (not `none`) is set',
+    help: 'OpenTelemetry traces of every request (HTTP, Express, PostgreSQL and Redis spans), exported where the standard OTEL_* variables say (OTLP to localhost:4318 by default); OTEL_SDK_DISABLED=true turns it off',
+  },
   'log-level': {
     kind: 'text',
     value: '<level>',

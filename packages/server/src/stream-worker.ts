@@ -5,21 +5,26 @@
 // thread's error.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
-import { rateLimiterFor } from './http/rate-limit.ts';
-import { createStreamServer } from './http/stream-server.ts';
-import { loadOperatorMiddleware } from './http/operator-middleware.ts';
-import { listen } from './listen.ts';
-import { registry } from './metrics.ts';
 import { createServiceLogger } from './logger.ts';
-import { openPriceLog } from './prices/open-price-log.ts';
-import { openKeyStore } from './store/open-store.ts';
 import type { FromStreamThread, ToStreamThread } from './stream-thread.ts';
+import { startTracing } from './tracing.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('stream-worker.ts runs as a worker thread; start it with startStreamThread()');
 const config = workerData as Config;
 // A worker's process.stderr has no descriptor of its own: write to the process's fd 2.
 const logger = createServiceLogger(config.logLevel, { terminal: config.terminalLogs === true, fd: 2, base: { thread: 'stream' } });
+// This thread's own tracing, started before the modules that load express, pg and ioredis.
+const tracing = await startTracing({ enabled: config.tracing, logger });
+const [{ rateLimiterFor }, { createStreamServer }, { loadOperatorMiddleware }, { listen }, { registry }, { openPriceLog }, { openKeyStore }] = await Promise.all([
+  import('./http/rate-limit.ts'),
+  import('./http/stream-server.ts'),
+  import('./http/operator-middleware.ts'),
+  import('./listen.ts'),
+  import('./metrics.ts'),
+  import('./prices/open-price-log.ts'),
+  import('./store/open-store.ts'),
+]);
 
 const keyStore = await openKeyStore(config.databaseUrl, logger);
 const priceLog = await openPriceLog(config.priceLogUrl, logger).catch(async (error: unknown) => {
@@ -60,6 +65,7 @@ port.on('message', (message: ToStreamThread) => {
   void (async () => {
     await stream.close();
     await Promise.allSettled([priceLog.close(), keyStore.close(), rateLimiter.close()]);
+    await tracing.shutdown();
     port.postMessage({ type: 'closed' } satisfies FromStreamThread);
     port.close();
   })();

@@ -2,7 +2,7 @@
 // route) down to its PostgreSQL and Redis calls, exported over OTLP.
 //
 // Guarantees:
-// - Off unless asked for: `tracing: true` (`--tracing`), or the standard variables
+// - Off unless asked for: `--tracing on` (CATALOG_TRACING=on), or the standard variables
 //   (OTEL_TRACES_EXPORTER other than `none`, OTEL_EXPORTER_OTLP_ENDPOINT or
 //   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); OTEL_SDK_DISABLED=true always wins. Off, nothing of the
 //   SDK is loaded and nothing is patched: `traceRequestId` is one boolean test.
@@ -43,8 +43,8 @@ const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/me
 const INSTRUMENTED_PACKAGES = /\/node_modules\/(?:express|router|pg|pg-pool|ioredis)\//u;
 
 export interface TracingOptions {
-  /** The explicit switch (`--tracing`); undefined lets the OTEL_* variables decide. */
-  enabled?: boolean;
+  /** The explicit switch (`--tracing on/off`); undefined lets the OTEL_* variables decide. */
+  enabled?: boolean | undefined;
   /** Where spans go instead of the exporters OTEL_TRACES_EXPORTER names (tests). */
   exporter?: SpanExporter;
   /** Where the SDK's warnings (exports that failed) go; OTEL_LOG_LEVEL sends them to the console instead. */

@@ -55,6 +55,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig([], { RATE_LIMIT: '-1' })).toThrow(new ConfigError('--rate-limit must be an integer from 0 to 10000000, got "-1"'));
   });
 
+  it('leaves tracing to the OTEL_* variables unless --tracing or CATALOG_TRACING says on or off', () => {
+    expect(loadConfig([], {}).tracing).toBeUndefined();
+    expect(loadConfig(['--tracing', 'on'], {}).tracing).toBe(true);
+    expect(loadConfig([], { CATALOG_TRACING: 'off' }).tracing).toBe(false);
+    expect(() => loadConfig([], { CATALOG_TRACING: 'yes' })).toThrow(new ConfigError('--tracing must be on or off, got "yes"'));
+  });
+
   it('prefers flags over the environment', () => {
     const config = loadConfig(['--port', '9000', '--db', 'sqlite:/tmp/x.db'], { PORT: '7000', DATABASE_URL: 'sqlite:/tmp/y.db' });
     expect(config.port).toBe(9000);

@@ -5,10 +5,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { createServiceLogger } from '../logger.ts';
-import { runUntilSignal, startService } from '../main.ts';
-import { openCatalogStores } from '../store/open-store.ts';
 import { sqlitePath } from '../storage-url.ts';
-import { run as seed } from './seed.ts';
+import { startTracing } from '../tracing.ts';
 
 interface DemoKeys {
   free: string;
@@ -23,6 +21,9 @@ export async function run(args: string[]): Promise<number> {
   const withDefaults = args.includes('--simulate-prices') ? args : [...args, '--simulate-prices', DEMO_PRICE_RATE];
   const config = loadConfig(withDefaults, process.env, 'start');
   const logger = createServiceLogger(config.logLevel);
+  // Before the stores and main.ts load pg, ioredis and express: the instrumentations patch them as they load.
+  const tracing = await startTracing({ enabled: config.tracing, logger });
+  const [{ runUntilSignal, startService }, { openCatalogStores }, { run: seed }] = await Promise.all([import('../main.ts'), import('../store/open-store.ts'), import('./seed.ts')]);
   const dbFile = config.databaseUrl.startsWith('sqlite:') ? sqlitePath(config.databaseUrl) : null;
   const dataDir = dbFile ? dirname(dbFile) : resolve('data');
   mkdirSync(dataDir, { recursive: true });
@@ -69,5 +70,6 @@ export async function run(args: string[]): Promise<number> {
     ].join('\n'),
   );
   await runUntilSignal(service, logger);
+  await tracing.shutdown();
   return 0;
 }

@@ -20,6 +20,7 @@ import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendPreflight } from './exchange.ts';
 import { methodNotAllowed } from './operation-routes.ts';
 import { SERVER_OPTIONS } from './listener-limits.ts';
+import { traceRequestId } from '../tracing.ts';
 
 export interface ShellOptions {
   listener: 'api' | 'stream';
@@ -49,10 +50,12 @@ export function createShell(options: ShellOptions): Express {
   return app;
 }
 
-/** Names the listener that took the request, for its access line and metrics. */
+/** Names the listener that took the request, for its access line and metrics, and the request's trace by its id. */
 export function enter(listener: ShellOptions['listener']): RequestHandler {
   return (req, _res, next) => {
-    exchangeOf(req).listener = listener;
+    const exchange = exchangeOf(req);
+    exchange.listener = listener;
+    traceRequestId(req, exchange.requestId);
     next();
   };
 }
