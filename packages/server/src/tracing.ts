@@ -22,7 +22,9 @@
 //   (import-in-the-middle's `module.registerHooks`, Node >= 24.11.1) hands them to the
 //   instrumentations. node:http is patched through require(), so it is required here once.
 // - An unreachable collector loses spans and never fails a request: the exporter retries, then
-//   drops, and says so through `logger.warn`. `shutdown()` flushes what is queued and never throws.
+//   drops, and says so through `logger.warn`. `shutdown()` exports what is queued, waits for it
+//   SHUTDOWN_EXPORT_MS at most and never throws (the exporter's retries may still hold the
+//   process up to OTEL_EXPORTER_OTLP_TIMEOUT before it exits).
 // - Starting loads the SDK and its exporters: a start-up cost paid only when on.
 import { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
@@ -32,6 +34,9 @@ import type { Logger } from './logger.ts';
 
 /** The attribute naming a request on its server span: the X-Request-Id the answer carries. */
 export const REQUEST_ID_ATTRIBUTE = 'http.request.id';
+
+/** How long shutdown() waits for the last export: telemetry must not hold up a rolling restart. */
+const SHUTDOWN_EXPORT_MS = 2_000;
 
 /** Paths polled by probes and scrapers: traced, they would bury the requests. */
 const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
@@ -55,7 +60,7 @@ export interface Tracing {
   readonly enabled: boolean;
   /** Exports every finished span now. */
   forceFlush(): Promise<void>;
-  /** Exports what is queued, then stops; spans after it are dropped. Never rejects. */
+  /** Exports what is queued (waiting SHUTDOWN_EXPORT_MS at most), then stops; spans after it are dropped. Never rejects. */
   shutdown(): Promise<void>;
 }
 
@@ -160,8 +165,14 @@ async function start(options: TracingOptions): Promise<Tracing> {
     shutdown: () =>
       (stopping ??= (async () => {
         recording = false;
-        // The last export failing (no collector) is said, never thrown: it must not fail a shutdown.
-        await sdk.shutdown().catch((error: unknown) => logger?.warn('tracing: spans not exported at shutdown', { error }));
+        // The last export failing or hanging (no collector) is said, never thrown or waited out.
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error(`the collector did not take the last spans within ${SHUTDOWN_EXPORT_MS} ms`)), SHUTDOWN_EXPORT_MS);
+        });
+        await Promise.race([sdk.shutdown(), late])
+          .catch((error: unknown) => logger?.warn('tracing: spans not exported at shutdown', { error }))
+          .finally(() => clearTimeout(timer));
       })()),
   };
 }
