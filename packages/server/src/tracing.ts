@@ -142,7 +142,9 @@ async function start(options: TracingOptions): Promise<Tracing> {
           if (req instanceof IncomingMessage) serverSpans.set(req, span);
         },
       }),
-      new express.ExpressInstrumentation(),
+      // Route handlers only: the shell's middleware are anonymous and routers named by a path they
+      // did not match; the server span is named by the route either way.
+      new express.ExpressInstrumentation({ ignoreLayersType: [express.ExpressLayerType.MIDDLEWARE, express.ExpressLayerType.ROUTER] }),
       new pg.PgInstrumentation({ requireParentSpan: true }),
       new ioredis.IORedisInstrumentation({ requireParentSpan: true }),
     ],
