@@ -10,8 +10,9 @@
 //   endpoint, headers, sampler, propagators, resource attributes); service.name is `catalog`
 //   unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name it. Metrics and logs stay with
 //   Prometheus and pino: the SDK starts neither.
-// - Only requests start traces: pg and ioredis spans need a parent, so the price log's follower,
-//   the rate limiter's and the index's background queries trace nothing; probes are not traced.
+// - Only requests start traces: pg and ioredis spans need a parent, so background work (the
+//   storefront index's loading; the price hub's follow, which runs in its own async context)
+//   traces nothing; probes are not traced.
 //
 // Limits and failure modes:
 // - Patching happens as modules load, so tracing must start before express, pg, ioredis (or a
