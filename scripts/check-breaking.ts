@@ -1,22 +1,26 @@
 // `pnpm check:breaking`: compares the contract in specs/ (bundled afresh) with the last released
-// contract in specs/released/, and fails when a change would break existing clients unless the
-// major version in `info.version` has been raised. OpenAPI changes are classified by
-// api-smart-diff, AsyncAPI changes by @asyncapi/diff (AsyncAPI's own). Changes a tool cannot
-// classify are listed for a human to judge; they do not fail the check.
+// contract in specs/released/, and fails when the pending changesets (.changeset/*.md) do not ask for
+// the version the changes need: a major version for a change that would break existing clients, at
+// least a minor one for an addition or a deprecation, at least a patch for any other change to the
+// documents. OpenAPI changes are classified by api-smart-diff, AsyncAPI changes by @asyncapi/diff
+// (AsyncAPI's own). Changes a tool cannot classify are listed for a human to judge; they need a patch.
+// The documents' `info.version` is written by the release (`pnpm release`) and must equal the
+// version of @catalog/api-documents, the package that publishes them.
 //
 // Every change is printed, one row each: its classification, where it is, what it is, and the rule
 // that classified it (the tool's rule, as the kind of change at that kind of place, and for the
 // common breaking ones why it breaks a client). --breaking-only prints only the rows that decide.
 //
-//   node scripts/check-breaking.ts [--released DIR] [--current DIR] [--breaking-only]
-// DIR holds openapi.json and asyncapi.json; --current defaults to a fresh bundle of specs/.
-// Releasing: raise `info.version` in the document(s), then copy specs/dist/*.json to specs/released/.
+//   node scripts/check-breaking.ts [--released DIR] [--current DIR] [--changesets DIR] [--breaking-only]
+// DIR holds openapi.json and asyncapi.json; --current defaults to a fresh bundle of specs/,
+// --changesets to .changeset/.
 import { diff as asyncapiDiff } from '@asyncapi/diff';
 import { apiCompare } from 'api-smart-diff';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type Bump, BUMPS, bumpVersion, contractPackages, documentsVersion, larger, pendingBump, readChangesets } from './changesets.ts';
 
 type Json = Record<string, unknown>;
 type Kind = 'breaking' | 'non-breaking' | 'unclassified' | 'annotation' | 'deprecated';
@@ -30,9 +34,10 @@ interface Change {
 
 const root = join(import.meta.dirname, '..');
 const { values } = parseArgs({
-  options: { released: { type: 'string' }, current: { type: 'string' }, 'breaking-only': { type: 'boolean', default: false } },
+  options: { released: { type: 'string' }, current: { type: 'string' }, changesets: { type: 'string' }, 'breaking-only': { type: 'boolean', default: false } },
 });
 const releasedDir = values.released ?? join(root, 'specs/released');
+const changesetDir = values.changesets ?? join(root, '.changeset');
 let currentDir = values.current;
 if (currentDir === undefined) {
   execFileSync(process.execPath, [join(root, 'specs/scripts/bundle.ts')], { stdio: 'ignore' });
@@ -92,9 +97,13 @@ function asyncapiChanges(before: Json, after: Json): Change[] {
   ];
 }
 
-const major = (document: Json): number => Number(String((document['info'] as Json | undefined)?.['version'] ?? '0').split('.')[0]);
+/** The least version bump a change needs. */
+const BUMP_FOR: Record<Kind, Bump> = { breaking: 'major', 'non-breaking': 'minor', deprecated: 'minor', annotation: 'patch', unclassified: 'patch' };
+const version = (document: Json): string => String((document['info'] as Json | undefined)?.['version']);
 
+const released = documentsVersion();
 let failed = false;
+let required: Bump = 'none';
 for (const [name, compare] of [
   ['openapi.json', openapiChanges],
   ['asyncapi.json', asyncapiChanges],
@@ -103,8 +112,7 @@ for (const [name, compare] of [
   const after = load(currentDir, name);
   const changes = compare(before, after);
   const breaking = changes.filter((change) => change.kind === 'breaking');
-  const [was, now] = [major(before), major(after)];
-  process.stdout.write(`${name}: ${changes.length} change(s) since the released contract (version ${was}.x → ${now}.x)\n`);
+  process.stdout.write(`${name}: ${changes.length} change(s) since the released contract (version ${version(before)})\n`);
   const decisive = new Set<Kind>(['breaking', 'unclassified']);
   const shown = values['breaking-only'] ? changes.filter((change) => decisive.has(change.kind)) : changes;
   // Breaking first, then unclassified, then the rest: what decides the check is at the top.
@@ -113,12 +121,25 @@ for (const [name, compare] of [
   if (shown.length > 0) process.stdout.write(table(shown));
   const hidden = changes.length - shown.length;
   if (hidden > 0) process.stdout.write(`  and ${hidden} non-breaking change(s) or annotation(s) (run without --breaking-only to list them)\n`);
-  if (breaking.length > 0 && now <= was) {
+  if (breaking.length > 0) process.stdout.write(`  ${breaking.length} breaking change(s): releasing them needs a major version\n`);
+  required = changes.reduce<Bump>((bump, change) => larger(bump, BUMP_FOR[change.kind]), required);
+  if (version(after) !== released) {
     failed = true;
-    process.stdout.write(`  ✗ ${breaking.length} breaking change(s) without a new major version: raise info.version to ${was + 1}.0.0, or undo them\n`);
-  } else if (breaking.length > 0) {
-    process.stdout.write(`  ✓ breaking change(s) allowed: the major version was raised\n`);
+    process.stdout.write(`  ✗ info.version is ${version(after)}, the released version is ${released}: the release writes it (pnpm release); set it back to ${released} and add a changeset instead\n`);
   }
+}
+
+const packages = contractPackages(join(changesetDir, 'config.json'));
+const pending = pendingBump(readChangesets(changesetDir), packages);
+const next = bumpVersion(released, pending);
+if (BUMPS.indexOf(pending) < BUMPS.indexOf(required)) {
+  failed = true;
+  process.stdout.write(
+    `✗ the changes since ${released} need a ${required} version, the pending changesets ask for ${pending === 'none' ? 'no release' : `a ${pending} one`}: ` +
+      `add a changeset (pnpm changeset) with a ${required} bump for ${packages.join(' and ')}, or undo the changes\n`,
+  );
+} else if (required !== 'none' || pending !== 'none') {
+  process.stdout.write(`✓ the changes since ${released} need ${required === 'none' ? 'no' : `a ${required}`} version; the pending changesets release ${next} (${pending})\n`);
 }
 process.exitCode = failed ? 1 : 0;
 
