@@ -57,36 +57,42 @@ const removeOperation = (openapi: Json): void => {
   delete openapi.paths['/v2/brands'];
 };
 
-describe('pnpm check:breaking', () => {
+// Each check is a process that loads both diff tools (about a second, far more on a loaded
+// machine): the checks of one test run at once, and a test may take longer than the default.
+describe('pnpm check:breaking', { timeout: 120_000 }, () => {
   it('passes on the released contract with no changeset, and on specs/ with the pending changesets', async () => {
-    const unchanged = await check('unchanged', undefined, () => {});
+    const [unchanged, { stdout }] = await Promise.all([check('unchanged', undefined, () => {}), run(process.execPath, [join(REPO_ROOT, 'scripts/check-breaking.ts')])]);
     expect(unchanged.code).toBe(0);
     expect(unchanged.output).toContain(`openapi.json: 0 change(s) since the released contract (version ${releasedVersion})`);
-    const { stdout } = await run(process.execPath, [join(REPO_ROOT, 'scripts/check-breaking.ts')]);
     expect(stdout).toContain('openapi.json');
   });
 
   it('releases an added optional field as a minor version, not as a patch or without a changeset', async () => {
-    const none = await check('added-none', undefined, addOptionalField);
+    const [none, patchRelease, minorRelease] = await Promise.all([
+      check('added-none', undefined, addOptionalField),
+      check('added-patch', 'patch', addOptionalField),
+      check('added-minor', 'minor', addOptionalField),
+    ]);
     expect(none.code).toBe(1);
     expect(none.output).toMatch(/non-breaking\s+\| components\/schemas\/BrandCount\/properties\/logo_url\s+\|/);
     expect(none.output).toContain(`the changes since ${releasedVersion} need a minor version, the pending changesets ask for no release`);
-    expect((await check('added-patch', 'patch', addOptionalField)).code).toBe(1);
-    const minorRelease = await check('added-minor', 'minor', addOptionalField);
+    expect(patchRelease.code).toBe(1);
     expect(minorRelease.code).toBe(0);
     expect(minorRelease.output).toContain(`the pending changesets release ${major}.${minor + 1}.0 (minor)`);
   });
 
   it('fails on an operation removed, naming it, until a major changeset is pending', async () => {
-    const minorRelease = await check('removed-minor', 'minor', (openapi) => {
-      removeOperation(openapi);
-      addOptionalField(openapi);
-    });
+    const [minorRelease, majorRelease] = await Promise.all([
+      check('removed-minor', 'minor', (openapi) => {
+        removeOperation(openapi);
+        addOptionalField(openapi);
+      }),
+      check('removed-major', 'major', removeOperation),
+    ]);
     expect(minorRelease.code).toBe(1);
     expect(minorRelease.output).toMatch(/breaking\s+\| paths\/\/v2\/brands\/get\s+\|/);
     expect(minorRelease.output).toContain('api-smart-diff: remove at paths/{path}/get (a removed operation fails every caller)');
     expect(minorRelease.output).toContain('need a major version, the pending changesets ask for a minor one: add a changeset (pnpm changeset) with a major bump for @catalog/api-documents and @catalog/client');
-    const majorRelease = await check('removed-major', 'major', removeOperation);
     expect(majorRelease.code).toBe(0);
     expect(majorRelease.output).toContain(`the pending changesets release ${major + 1}.0.0 (major)`);
   });
@@ -104,11 +110,11 @@ describe('pnpm check:breaking', () => {
     const change = (openapi: Json): void => {
       openapi.info.description += '\nOne more line.';
     };
-    const none = await check('annotation-none', undefined, change);
+    const [none, patchRelease] = await Promise.all([check('annotation-none', undefined, change), check('annotation-patch', 'patch', change)]);
     expect(none.code).toBe(1);
     // Every change is a row: classification, where, what, and the rule that classified it.
     expect(none.output).toMatch(/annotation\s+\| info\/description\s+\| .+ \| api-smart-diff: replace at info\/description/);
-    expect((await check('annotation-patch', 'patch', change)).code).toBe(0);
+    expect(patchRelease.code).toBe(0);
   });
 
   it('fails on a stream channel removed from the AsyncAPI document without a major changeset', async () => {
