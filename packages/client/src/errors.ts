@@ -42,7 +42,7 @@ function codeForStatus(status: number): ErrorCode {
   }
 }
 
-export function isErrorBody(value: unknown): value is ErrorBody {
+function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null) return false;
   const body = value as Record<string, unknown>;
   return body['status'] === 'error' && typeof body['error'] === 'string' && ERROR_CODES.has(body['error']) && typeof body['message'] === 'string';

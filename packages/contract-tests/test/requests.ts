@@ -13,7 +13,7 @@ export const FC_SEED = process.env['FC_SEED'] === undefined ? 20261123 : Number(
 // raises it to explore further from one seed.
 export const FC_RUNS = process.env['FC_RUNS'] === undefined ? 50 : Math.max(1, Number(process.env['FC_RUNS']));
 
-export type Expectation = 'accepted' | 'bad-request' | 'unauthorized' | 'method-not-allowed';
+type Expectation = 'accepted' | 'bad-request' | 'unauthorized' | 'method-not-allowed';
 
 export interface GeneratedRequest {
   operationId: string;
@@ -209,7 +209,7 @@ function buildRequest(op: OperationSpec, values: Map<string, string | undefined>
 }
 
 /** Valid requests: every required parameter and any subset of the optional ones, each schema-valid. */
-export function validRequests(op: OperationSpec, target: Target): fc.Arbitrary<GeneratedRequest> {
+function validRequests(op: OperationSpec, target: Target): fc.Arbitrary<GeneratedRequest> {
   const fields: Record<string, fc.Arbitrary<string | undefined>> = {};
   for (const param of op.parameters) {
     const value = validValue(param, target);
@@ -221,7 +221,7 @@ export function validRequests(op: OperationSpec, target: Target): fc.Arbitrary<G
 }
 
 /** Invalid requests: a valid request with exactly one thing wrong. */
-export function invalidRequests(op: OperationSpec, target: Target): fc.Arbitrary<GeneratedRequest> {
+function invalidRequests(op: OperationSpec, target: Target): fc.Arbitrary<GeneratedRequest> {
   const valid = validRequests(op, target);
   const choices: fc.Arbitrary<GeneratedRequest>[] = [];
   for (const param of op.parameters) {
@@ -274,7 +274,7 @@ export function invalidRequests(op: OperationSpec, target: Target): fc.Arbitrary
 }
 
 /** Whether the target can be expected to tell this request apart at all. */
-export function applies(request: GeneratedRequest, target: Target): boolean {
+function applies(request: GeneratedRequest, target: Target): boolean {
   if (request.expectation === 'method-not-allowed') return target.answersWrongMethods;
   if (request.reason === 'unknown key' || request.reason.startsWith('malformed credentials')) return target.knowsKeys;
   if (!request.schemaLevel) return target.semanticValidation;
@@ -306,7 +306,7 @@ export async function send(target: Target, op: OperationSpec, request: Generated
 const BAD_REQUEST_CODES = new Set(['invalid_request', 'invalid_filter', 'page_out_of_range', 'invalid_topics']);
 
 /** Schemathesis' checks on one exchange; returns what failed, empty when all pass. */
-export function check(op: OperationSpec, request: GeneratedRequest, exchange: Exchange, target: Target): string[] {
+function check(op: OperationSpec, request: GeneratedRequest, exchange: Exchange, target: Target): string[] {
   const failures: string[] = [];
   const { status, headers, body } = exchange;
   // not_a_server_error

@@ -28,7 +28,7 @@ export interface Violation {
   message: string;
 }
 
-export interface RecordedExchange {
+interface RecordedExchange {
   method: string;
   url: string;
   status: number;
@@ -43,7 +43,7 @@ export interface Prism {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -12,11 +12,11 @@ import { promisify } from 'node:util';
 import { REPO_ROOT } from './spec.ts';
 
 /** The server CLI; CATALOG_CLI points the suite at another copy (faults/README.md plants faults that way). */
-export const CLI = process.env['CATALOG_CLI'] ?? join(REPO_ROOT, 'packages/server/src/cli/main.ts');
+const CLI = process.env['CATALOG_CLI'] ?? join(REPO_ROOT, 'packages/server/src/cli/main.ts');
 const run = promisify(execFile);
 
 
-export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   try {
     return await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {

@@ -13,7 +13,7 @@ import { createContractAjv } from '@catalog/contract/ajv';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 export const SPECS_DIR = join(REPO_ROOT, 'specs');
 export const OPENAPI_PATH = join(SPECS_DIR, 'dist/openapi.json');
-export const ASYNCAPI_PATH = join(SPECS_DIR, 'dist/asyncapi.json');
+const ASYNCAPI_PATH = join(SPECS_DIR, 'dist/asyncapi.json');
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -36,7 +36,7 @@ const ASYNCAPI_ID = 'https://contract.test/asyncapi.json';
 
 
 /** A fresh Ajv that knows both documents by id; schemas are addressed by JSON pointer into them. */
-export function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
+function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
   // The documents carry OpenAPI/AsyncAPI keywords (`example`, `paths`…) that are not JSON Schema.
   const ajv = createContractAjv({ allErrors: true, validateSchema: false, validateFormats: true });
   ajv.addSchema({ ...(documents.openapi ?? openapi), $id: OPENAPI_ID });
@@ -68,13 +68,13 @@ function deref(document: JsonObject, node: Json, pointer: string): { node: JsonO
   return { node: current, pointer: where };
 }
 
-export interface HeaderSpec {
+interface HeaderSpec {
   name: string;
   required: boolean;
   schemaPointer: string | undefined;
 }
 
-export interface ResponseSpec {
+interface ResponseSpec {
   status: number;
   /** Media type → JSON pointer of its schema in the OpenAPI document. */
   content: Map<string, string>;
@@ -115,7 +115,7 @@ function readExample(document: JsonObject, media: JsonObject): Json | undefined 
 }
 
 /** Reads the operation table out of an OpenAPI document (the real one unless a mutated copy is given). */
-export function readOperations(document: JsonObject = openapi): OperationSpec[] {
+function readOperations(document: JsonObject = openapi): OperationSpec[] {
   const operations: OperationSpec[] = [];
   const paths = document['paths'] as Record<string, Record<string, JsonObject>>;
   const rootSecurity = (document['security'] ?? []) as Array<Record<string, unknown>>;
@@ -306,7 +306,7 @@ export interface SseFrame {
 }
 
 /** Validates stream frames against the AsyncAPI messages of the `prices` channel. */
-export class FrameValidator {
+class FrameValidator {
   readonly #ajv: Ajv2020;
   readonly #messages: Map<string, { headers: ValidateFunction; payload: ValidateFunction }>;
 
