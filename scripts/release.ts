@@ -75,7 +75,7 @@ function changelogWithRelease(changelog: string, version: string, changesets: re
   const entries = changesets.map((changeset) => {
     const [first = '', ...rest] = changeset.summary.trim().split('\n');
     const names = changeset.releases.filter((release) => release.type !== 'none').map((release) => `\`${release.name}\` ${release.type}`);
-    return [`- ${first} (${names.join(', ')})`, ...rest.map((line) => (line === '' ? '' : `  ${line}`))].join('\n');
+    return [`- ${names.join(', ')}: ${first}`, ...rest.map((line) => (line === '' ? '' : `  ${line}`))].join('\n');
   });
   const date = new Date().toISOString().slice(0, 10);
   const section = [`## [${version}] - ${date}`, '', `### ${PACKAGES.map((name) => `\`${name}\``).join(', ')}`, ...entries, ...(unreleased === '' ? [] : ['', unreleased]), ''].join('\n');
@@ -117,7 +117,7 @@ function release(): void {
   build();
   run('git', ['add', '--all']);
   run('git', ['commit', '--quiet', '--message', `Release ${version}`]);
-  changeset(['tag']);
+  changeset(['git-tag']);
   publish({ registry: values.registry, dryRun: false });
   process.stdout.write(`released ${version}: push the commit and its tags (git push --follow-tags)\n`);
 }
