@@ -3,7 +3,7 @@
 // into a temporary folder and compares file by file, so it never rewrites the committed files while
 // typecheck and tests read them in parallel. On drift it copies the fresh generation into place, so
 // `git diff` shows the drift; commit it after review.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -29,7 +29,7 @@ function snapshot(dir: string): Map<string, Buffer> {
 const freshDir = mkdtempSync(join(tmpdir(), 'check-generated-'));
 try {
   // What `pnpm generate` runs in packages/contract, pointed at the temporary folder.
-  const options = { cwd: contract, stdio: ['ignore', 'ignore', 'inherit'] as const, env: { ...process.env, CATALOG_GENERATED_DIR: freshDir } };
+  const options: ExecFileSyncOptions = { cwd: contract, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, CATALOG_GENERATED_DIR: freshDir } };
   execFileSync(join(contract, 'node_modules/.bin/openapi-ts'), [], options);
   execFileSync(process.execPath, [join(contract, 'scripts/generate.ts')], options);
   const committed = snapshot(committedDir);
