@@ -21,7 +21,8 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bumpVersion, contractPackages, documentsVersion, pendingBump, type PendingChangeset, readChangesets, ROOT } from './changesets.ts';
+import { bumpVersion, contractPackages, documentsVersion, pendingBump, readChangesets, ROOT } from './changesets.ts';
+import { changelogWithRelease, withInfoVersion } from './release-notes.ts';
 
 const CHANGESET_DIR = join(ROOT, '.changeset');
 const PACKAGES = contractPackages(join(CHANGESET_DIR, 'config.json'));
@@ -55,33 +56,6 @@ function publish(options: { registry?: string | undefined; dryRun: boolean }): v
 
 const build = (): string => run('pnpm', ['exec', 'turbo', 'run', 'build', ...PACKAGES.flatMap((name) => ['--filter', name]), '--output-logs=errors-only']);
 
-/** Sets `info.version` (the first `  version:` line under `info:`) in a specs/ YAML document. */
-function writeInfoVersion(file: string, version: string): void {
-  const text = readFileSync(file, 'utf8');
-  const info = text.search(/^info:\n/m);
-  const line = /^ {2}version: .*$/m.exec(text.slice(info));
-  if (info < 0 || line === null) throw new Error(`${file}: no info.version`);
-  const at = info + line.index;
-  writeFileSync(file, `${text.slice(0, at)}  version: ${version}${text.slice(at + line[0].length)}`);
-}
-
-/** The root CHANGELOG.md with the release's section: the changesets' entries, then [Unreleased]'s. */
-function changelogWithRelease(changelog: string, version: string, changesets: readonly PendingChangeset[]): { text: string; section: string } {
-  const heading = '## [Unreleased]\n';
-  const start = changelog.indexOf(heading);
-  if (start < 0) throw new Error('CHANGELOG.md has no "## [Unreleased]" heading');
-  const end = changelog.indexOf('\n## [', start + heading.length);
-  const unreleased = changelog.slice(start + heading.length, end < 0 ? undefined : end + 1).trim();
-  const entries = changesets.map((changeset) => {
-    const [first = '', ...rest] = changeset.summary.trim().split('\n');
-    const names = changeset.releases.filter((release) => release.type !== 'none').map((release) => `\`${release.name}\` ${release.type}`);
-    return [`- ${names.join(', ')}: ${first}`, ...rest.map((line) => (line === '' ? '' : `  ${line}`))].join('\n');
-  });
-  const date = new Date().toISOString().slice(0, 10);
-  const section = [`## [${version}] - ${date}`, '', `### ${PACKAGES.map((name) => `\`${name}\``).join(', ')}`, ...entries, ...(unreleased === '' ? [] : ['', unreleased]), ''].join('\n');
-  return { text: `${changelog.slice(0, start)}${heading}\n${section}${end < 0 ? '' : changelog.slice(end + 1)}`, section };
-}
-
 function release(): void {
   if (!dryRun && run('git', ['status', '--porcelain'], { capture: true }).trim() !== '') {
     throw new Error('the working tree has changes: commit or stash them, so the release commit holds only the release');
@@ -95,7 +69,7 @@ function release(): void {
   node(join(ROOT, 'scripts/check-breaking.ts'), ['--breaking-only']);
   const version = bumpVersion(documentsVersion(), bump);
   const changelogFile = join(ROOT, 'CHANGELOG.md');
-  const changelog = changelogWithRelease(readFileSync(changelogFile, 'utf8'), version, changesets);
+  const changelog = changelogWithRelease(readFileSync(changelogFile, 'utf8'), { version, date: new Date().toISOString().slice(0, 10), packages: PACKAGES, changesets });
   process.stdout.write(`release ${version} (${bump}) of ${PACKAGES.join(' and ')}\n`);
 
   if (dryRun) {
@@ -108,7 +82,10 @@ function release(): void {
 
   changeset(['version']);
   if (documentsVersion() !== version) throw new Error(`changeset version made ${documentsVersion()}, not ${version}`);
-  for (const name of DOCUMENTS) writeInfoVersion(join(ROOT, `specs/${name}/${name}.yaml`), version);
+  for (const name of DOCUMENTS) {
+    const file = join(ROOT, `specs/${name}/${name}.yaml`);
+    writeFileSync(file, withInfoVersion(readFileSync(file, 'utf8'), version));
+  }
   node(join(ROOT, 'specs/scripts/bundle.ts'));
   for (const name of DOCUMENTS) copyFileSync(join(ROOT, `specs/dist/${name}.json`), join(ROOT, `specs/released/${name}.json`));
   run('pnpm', ['exec', 'turbo', 'run', 'generate', '--output-logs=errors-only']);
