@@ -6,7 +6,8 @@
 //
 //   node bench/bitset-kernels-bench.ts [--slots 1000000,10000000] [--rounds 5]
 import { parseArgs } from 'node:util';
-import { andAll, andInto, arenaCopy, complement, countAll, copyBits, fillBits, popcount, RangeIndex, wordsFor } from '../src/catalog/bitsets.ts';
+import { andAll, andInto, arenaCopy, complement, copyBits, countAll, fillBits, popcount, wordsFor } from '../src/catalog/storefront-index/bits.ts';
+import { RangeIndex } from '../src/catalog/storefront-index/range-index.ts';
 import { arenaBits } from '../src/catalog/kernels.ts';
 import { createRandom } from '../src/catalog/seed/prng.ts';
 import { progress } from './lib/processes.ts';

@@ -42,38 +42,16 @@
 // Posting lists are compacted between searches once rewrites have left enough entries stale.
 import type { FilterExpr, FilterField, FilterLiteral } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
-import {
-  andAll,
-  andInto,
-  countAll,
-  andNotInto,
-  arenaCopy,
-  BitsetCache,
-  BitsetPool,
-  clearPastEnd,
-  compares,
-  complement,
-  copyBits,
-  countBelow,
-  fillBits,
-  Growable,
-  hasBit,
-  isEmpty,
-  narrow,
-  orInto,
-  Postings,
-  RangeIndex,
-  setBit,
-  setRun,
-  TermDictionary,
-  threeSources,
-  valueOrder,
-  wordsFor,
-  type RangeOperator,
-  type RangeSplit,
-} from './bitsets.ts';
+import { andAll, andInto, andNotInto, arenaCopy, clearPastEnd, complement, copyBits, countAll, countBelow, fillBits, hasBit, isEmpty, narrow, orInto, setBit, setRun, threeSources, wordsFor } from './storefront-index/bits.ts';
+import { BitsetCache } from './storefront-index/bitset-cache.ts';
+import { BitsetPool } from './storefront-index/bitset-pool.ts';
+import { Growable } from './storefront-index/growable.ts';
+import { compares, type RangeOperator, valueOrder } from './storefront-index/ordering.ts';
+import { Postings } from './storefront-index/postings.ts';
+import { RangeIndex, type RangeSplit } from './storefront-index/range-index.ts';
+import { TermDictionary } from './storefront-index/term-dictionary.ts';
 import { arenaBits } from './kernels.ts';
-import { RangePairCounts } from './range-pair-counts.ts';
+import { RangePairCounts } from './storefront-index/range-pair-counts.ts';
 import { foldText, wordsOf } from './text.ts';
 
 /** The fields of one storefront product the index needs; timestamps as epoch milliseconds. */

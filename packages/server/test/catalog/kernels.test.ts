@@ -2,7 +2,9 @@
 // operations on the same bits, once in arena bitsets (which the kernels take) and once in
 // ordinary arrays (which the loops take), for lengths with and without a partial last vector.
 import { describe, expect, it } from 'vitest';
-import { andAll, andInto, countAll, andNotInto, arenaCopy, complement, isEmpty, orInto, popcount, RangeIndex, wordsFor, type RangeOperator } from '../../src/catalog/bitsets.ts';
+import { andAll, andInto, andNotInto, arenaCopy, complement, countAll, isEmpty, orInto, popcount, wordsFor } from '../../src/catalog/storefront-index/bits.ts';
+import { type RangeOperator } from '../../src/catalog/storefront-index/ordering.ts';
+import { RangeIndex } from '../../src/catalog/storefront-index/range-index.ts';
 import { arenaBits, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
 import { createRandom } from '../../src/catalog/seed/prng.ts';
 

@@ -30,7 +30,10 @@
 // 4-byte counts: about 16 bytes per slot in all (groups grow with the slots); then 2 bytes per
 // member of each bucket whose extra members were checked by passingExtras (at most 4 bytes per
 // slot, both columns' buckets all used).
-import { compares, Growable, hasBit, passingBoundary, valueOrder, type RangeBase, type RangeIndex, type RangeOperator, type RangeSplit } from './bitsets.ts';
+import { hasBit } from './bits.ts';
+import { Growable } from './growable.ts';
+import { compares, passingBoundary, type RangeOperator, valueOrder } from './ordering.ts';
+import { type RangeBase, type RangeIndex, type RangeSplit } from './range-index.ts';
 
 /** The slots of a bucket base: those under bucket `under` of its range index, or with `flip` -1 those not under it (RangeIndex.split). */
 export interface BucketBase {

@@ -1,29 +1,16 @@
 // The storefront index's set module on its own: bitset helpers, the range index and posting lists
 // against plain evaluations, and the term dictionary's exactness.
 import { describe, expect, it } from 'vitest';
-import {
-  arenaCopy,
-  BitsetCache,
-  BitsetPool,
-  complement,
-  forEachSlot,
-  Growable,
-  hasBit,
-  IntList,
-  isEmpty,
-  narrow,
-  popcount,
-  Postings,
-  RANGE_BUCKETS,
-  RangeIndex,
-  setBit,
-  setRun,
-  TermDictionary,
-  wordsFor,
-  type RangeOperator,
-} from '../../src/catalog/bitsets.ts';
-import { createRandom } from '../../src/catalog/seed/prng.ts';
-import { foldText } from '../../src/catalog/text.ts';
+import { arenaCopy, complement, forEachSlot, hasBit, isEmpty, narrow, popcount, setBit, setRun, wordsFor } from '../../../src/catalog/storefront-index/bits.ts';
+import { BitsetCache } from '../../../src/catalog/storefront-index/bitset-cache.ts';
+import { BitsetPool } from '../../../src/catalog/storefront-index/bitset-pool.ts';
+import { Growable, IntList } from '../../../src/catalog/storefront-index/growable.ts';
+import { type RangeOperator } from '../../../src/catalog/storefront-index/ordering.ts';
+import { Postings } from '../../../src/catalog/storefront-index/postings.ts';
+import { RANGE_BUCKETS, RangeIndex } from '../../../src/catalog/storefront-index/range-index.ts';
+import { TermDictionary } from '../../../src/catalog/storefront-index/term-dictionary.ts';
+import { createRandom } from '../../../src/catalog/seed/prng.ts';
+import { foldText } from '../../../src/catalog/text.ts';
 
 const SEED = process.env['FC_SEED'] ?? '20261125';
 

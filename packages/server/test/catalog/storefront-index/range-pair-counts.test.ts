@@ -2,9 +2,11 @@
 // index, or not, and the same of another) and `available`, against the population count of those
 // bases' bitsets, for every kind of base and sizes from a few slots to several groups.
 import { describe, expect, it } from 'vitest';
-import { compares, complement, hasBit, RANGE_BUCKETS, RangeIndex, setBit, wordsFor } from '../../src/catalog/bitsets.ts';
-import { RangePairCounts } from '../../src/catalog/range-pair-counts.ts';
-import { createRandom, type Random } from '../../src/catalog/seed/prng.ts';
+import { complement, hasBit, setBit, wordsFor } from '../../../src/catalog/storefront-index/bits.ts';
+import { compares } from '../../../src/catalog/storefront-index/ordering.ts';
+import { RANGE_BUCKETS, RangeIndex } from '../../../src/catalog/storefront-index/range-index.ts';
+import { RangePairCounts } from '../../../src/catalog/storefront-index/range-pair-counts.ts';
+import { createRandom, type Random } from '../../../src/catalog/seed/prng.ts';
 
 const SEED = process.env['FC_SEED'] ?? '20261205';
 

@@ -1,0 +1,147 @@
+import { arenaBits, releaseBits } from '../kernels.ts';
+import { copyBits } from './bits.ts';
+
+/**
+ * Bitsets of filter leaves kept for reuse, as Lucene's query cache keeps its filters: the leaves of
+ * real filters repeat (`available = true`, a brand, a price bound a form offers) while the
+ * filters they make up differ. A key's first use only notes it; its second evaluates the leaf
+ * whole and keeps it; later ones read it with one word operation per 32 slots instead of the
+ * leaf's own work (a range leaf reads seven bitsets and some values per 32 slots; a posting list
+ * sets one bit per member).
+ * Guarantees: a kept bitset is the leaf's result at the version it was kept at, and is never
+ * returned at another: `lookup` with a new version forgets everything. Kept bitsets are copies
+ * that no search writes to.
+ * Limits: at most `budgetBytes` of kept bitsets, or `minKept` of them where that is more, and
+ * MAX_NOTED keys, least recently used out first; every write to the index (a new version) empties
+ * it, so a catalog written to every few seconds gains little.
+ */
+export class BitsetCache {
+  readonly #budgetBytes: number;
+  /**
+   * Bitsets kept whatever their size: the leaves a workload repeats (the bounds a form offers) do
+   * not grow with the catalog, but their bitsets do, and a cache that holds fewer of them than a
+   * cycle of repeats misses on every one (least recently used out first).
+   */
+  readonly #minKept: number;
+  /** The budget in force: budgetBytes, or minKept bitsets of the size last kept where that is more. */
+  #limitBytes: number;
+  #bytes = 0;
+  #version = -1;
+  /** Key → kept bitset, or null for a key used once; in order of last use (a Map keeps insertion order). */
+  readonly #entries = new Map<string, Uint32Array | null>();
+  /**
+   * Bitsets dropped (evicted, or of an older version), which later keeps copy into instead of
+   * allocating. A cache whose working set is larger than its budget (a bitset of ten million
+   * slots is 1.25 MB) allocated one per keep, and that external memory
+   * alone made V8 run full collections, each a pause of several ms, over and over (bench/README.md,
+   * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep()
+   * after the one that dropped it, so a bitset lookup() returned stays as it is until the caller's
+   * next keep() but one.
+   */
+  readonly #spares: Uint32Array[] = [];
+  #spareBytes = 0;
+  /** Per kind of key the owner names: look-ups that found a kept bitset, and all look-ups, since the cache was made. */
+  readonly tally = new Map<string, { hits: number; lookups: number }>();
+
+  constructor(budgetBytes: number, minKept = 0) {
+    this.#budgetBytes = budgetBytes;
+    this.#minKept = minKept;
+    this.#limitBytes = budgetBytes;
+  }
+
+  /**
+   * The bitset kept for `key` at `version` (read it, do not write to it), or whether the caller
+   * should `keep` the leaf's bitset once it has it: true from the key's second use on.
+   */
+  lookup(key: string, version: number, kind = 'leaf'): Uint32Array | boolean {
+    let tally = this.tally.get(kind);
+    if (tally === undefined) this.tally.set(kind, (tally = { hits: 0, lookups: 0 }));
+    tally.lookups += 1;
+    if (version !== this.#version) {
+      for (const bits of this.#entries.values()) if (bits) this.#drop(bits);
+      this.#entries.clear();
+      this.#bytes = 0;
+      this.#version = version;
+    }
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.#entries.set(key, null);
+      this.#evict();
+      return false;
+    }
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    if (entry === null) return true;
+    tally.hits += 1;
+    return entry;
+  }
+
+  /** Whether a bitset is kept for `key` at `version`; neither counted nor a use. */
+  has(key: string, version: number): boolean {
+    return version === this.#version && Boolean(this.#entries.get(key));
+  }
+
+  /**
+   * The bitset kept for `key` at `version`, counted as a look-up (a hit) and a use; undefined,
+   * neither counted nor noted, when there is none: the caller looks up as it reaches the leaf.
+   */
+  kept(key: string, version: number, kind = 'leaf'): Uint32Array | undefined {
+    if (version !== this.#version) return undefined;
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    return this.lookup(key, version, kind) as Uint32Array;
+  }
+
+  /** Keeps a copy of `bits` for `key` (at the version of the last look-up). */
+  keep(key: string, bits: Uint32Array): void {
+    this.#limitBytes = Math.max(this.#budgetBytes, this.#minKept * bits.byteLength);
+    if (bits.byteLength > this.#limitBytes) return;
+    // The copy is taken before this keep drops anything (see #spares).
+    const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length, false);
+    copyBits(copy, bits);
+    const old = this.#entries.get(key);
+    this.#entries.delete(key);
+    if (old) {
+      this.#bytes -= old.byteLength;
+      this.#drop(old);
+    }
+    this.#entries.set(key, copy);
+    this.#bytes += copy.byteLength;
+    this.#evict();
+  }
+
+  #evict(): void {
+    if (this.#bytes <= this.#limitBytes && this.#entries.size <= MAX_NOTED) return;
+    for (const [key, entry] of this.#entries) {
+      if (this.#bytes <= this.#limitBytes && this.#entries.size <= MAX_NOTED) return;
+      this.#entries.delete(key);
+      if (entry) {
+        this.#bytes -= entry.byteLength;
+        this.#drop(entry);
+      }
+    }
+  }
+
+  #drop(bits: Uint32Array): void {
+    if (this.#spareBytes + bits.byteLength > this.#limitBytes / 8) {
+      releaseBits(bits);
+      return;
+    }
+    this.#spares.push(bits);
+    this.#spareBytes += bits.byteLength;
+  }
+
+  /** A spare of `length` words, or undefined; spares of another length (an index that grew) are let go. */
+  #spareOf(length: number): Uint32Array | undefined {
+    for (;;) {
+      const spare = this.#spares.pop();
+      if (spare === undefined) return undefined;
+      this.#spareBytes -= spare.byteLength;
+      if (spare.length === length) return spare;
+      releaseBits(spare);
+    }
+  }
+}
+
+/** Keys a BitsetCache notes or keeps at most. */
+const MAX_NOTED = 4_096;

@@ -1,0 +1,143 @@
+import { IntList } from './growable.ts';
+import { setBit } from './bits.ts';
+
+/** Share of the compact block's entries the log of later changes may reach before a rebuild. */
+const POSTINGS_LOG_SHARE = 1 / 16;
+const POSTINGS_LOG_MIN = 16_384;
+
+/**
+ * Posting lists: for each term (a small integer), the slots that hold it. One compact block (each
+ * term's slots ascending, found through an offset per term) plus a log of the entries added since
+ * it was built; an entry whose slot no longer holds its term is stale and is skipped by asking
+ * the owner (`holds`), which keeps each slot's terms.
+ *
+ * Guarantees: exact, given `holds`. Limits: a read with stale entries about costs a `holds` call
+ * per entry; `compact` (O(entries + terms)) is due once the log or the stale entries pass
+ * POSTINGS_LOG_SHARE of the entries, and the owner calls it between searches.
+ */
+export class Postings {
+  /** offsets[term] .. offsets[term + 1]: the term's slots in `slots`, for terms below `#terms`. */
+  #offsets: Uint32Array = new Uint32Array(1);
+  #slots: Int32Array = new Int32Array(0);
+  #terms = 0;
+  /** Entries added since the block was built, as (term, slot) pairs. */
+  readonly #logTerms = new IntList();
+  readonly #logSlots = new IntList();
+  /** Per term of the log, its entries' positions in the log, built on the first read after an add. */
+  #logByTerm: Map<number, number[]> | undefined;
+  /** Entries whose slot dropped their term since the block was built. */
+  stale = 0;
+
+  add(term: number, slot: number): void {
+    this.#logTerms.push(term);
+    this.#logSlots.push(slot);
+    this.#logByTerm = undefined;
+  }
+
+  /** Counts an entry made stale by a slot that no longer holds its term. */
+  drop(): void {
+    this.stale += 1;
+  }
+
+  /** Whether the block alone answers: nothing logged, nothing stale. */
+  get clean(): boolean {
+    return this.#logTerms.length === 0 && this.stale === 0;
+  }
+
+  get due(): boolean {
+    const limit = Math.max(POSTINGS_LOG_MIN, this.#slots.length * POSTINGS_LOG_SHARE);
+    return this.#logTerms.length > limit || this.stale > limit;
+  }
+
+  /** Sets in `bits` the slots that hold `term`. */
+  setBits(term: number, bits: Uint32Array, holds: (slot: number, term: number) => boolean): void {
+    if (this.stale === 0 && term < this.#terms) {
+      // Nothing stale: the block's entries are set without asking (the common case, and the long lists).
+      const slots = this.#slots;
+      const end = this.#offsets[term + 1]!;
+      for (let i = this.#offsets[term]!; i < end; i += 1) bits[slots[i]! >>> 5]! |= 1 << (slots[i]! & 31);
+      if (this.#logTerms.length === 0) return;
+      this.#forEachLogged(term, (slot) => setBit(bits, slot), holds);
+      return;
+    }
+    this.forEach(term, (slot) => setBit(bits, slot), holds);
+  }
+
+  /** Calls `each` with every slot that holds `term` (log entries after the block's). */
+  forEach(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
+    const checked = this.stale > 0;
+    if (term < this.#terms) {
+      const slots = this.#slots;
+      const end = this.#offsets[term + 1]!;
+      for (let i = this.#offsets[term]!; i < end; i += 1) {
+        const slot = slots[i]!;
+        if (!checked || holds(slot, term)) each(slot);
+      }
+    }
+    if (this.#logTerms.length === 0) return;
+    this.#forEachLogged(term, each, holds);
+  }
+
+  #forEachLogged(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
+    const positions = this.#logIndex().get(term);
+    if (positions === undefined) return;
+    const logSlots = this.#logSlots.data;
+    // A slot may have been logged twice for one term (dropped, then taken again): `holds` is
+    // asked for each, and setting a bit twice is harmless.
+    for (const position of positions) {
+      const slot = logSlots[position]!;
+      if (holds(slot, term)) each(slot);
+    }
+  }
+
+  #logIndex(): Map<number, number[]> {
+    if (this.#logByTerm !== undefined) return this.#logByTerm;
+    const byTerm = new Map<number, number[]>();
+    const terms = this.#logTerms.data;
+    for (let i = 0; i < this.#logTerms.length; i += 1) {
+      let positions = byTerm.get(terms[i]!);
+      if (positions === undefined) byTerm.set(terms[i]!, (positions = []));
+      positions.push(i);
+    }
+    this.#logByTerm = byTerm;
+    return byTerm;
+  }
+
+  /**
+   * Rebuilds the block from every slot's terms (`termsOf(slot, emit)` emits each once), slots
+   * ascending, and empties the log.
+   */
+  compact(size: number, terms: number, termsOf: (slot: number, emit: (term: number) => void) => void): void {
+    const offsets = new Uint32Array(terms + 1);
+    for (let slot = 0; slot < size; slot += 1) termsOf(slot, (term) => (offsets[term + 1]! += 1));
+    for (let term = 0; term < terms; term += 1) offsets[term + 1]! += offsets[term]!;
+    const slots = new Int32Array(offsets[terms]!);
+    const next = offsets.slice(0, terms);
+    for (let slot = 0; slot < size; slot += 1) termsOf(slot, (term) => (slots[next[term]!++] = slot));
+    this.#offsets = offsets;
+    this.#slots = slots;
+    this.#terms = terms;
+    this.#logTerms.clear();
+    this.#logSlots.clear();
+    this.#logTerms.trim();
+    this.#logSlots.trim();
+    this.#logByTerm = undefined;
+    this.stale = 0;
+  }
+
+  /** The compact block (for a snapshot: `compact` first, so the log is empty). */
+  parts(): [Uint32Array, Int32Array] {
+    return [this.#offsets, this.#slots];
+  }
+
+  /** Takes a block `parts` gave, with an empty log. */
+  restore(offsets: Uint32Array, slots: Int32Array): void {
+    this.#offsets = offsets;
+    this.#slots = slots;
+    this.#terms = offsets.length - 1;
+    this.#logTerms.clear();
+    this.#logSlots.clear();
+    this.#logByTerm = undefined;
+    this.stale = 0;
+  }
+}
