@@ -1,0 +1,337 @@
+// The evaluator: the slots a search matches, as one running result that each leaf of an AND
+// narrows (Meilisearch milli's universe recursion), an empty result ending the AND. A leaf kept in
+// the leaf cache is read from there; a leaf not kept narrows in place where it can (a range through
+// its range index, an equality over a column by checking only the slots still in the result) and
+// otherwise makes its bitset (leaf-bits.ts). OR, NOT and IN are word-wise operations on bitsets.
+//
+// Guarantees: exact; a search yields to the event loop between leaves once it has worked a slice
+// (slices.ts), and whatever it keeps is of the version it began at, never of a later one.
+// Limits: a leaf costs O(products / 32) word operations (fewer for posting lists and narrowing in
+// place), plus one check per member of a range value's own bucket.
+import type { FilterExpr } from '../filter/ast.ts';
+import { wordsOf } from '../text.ts';
+import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto } from './bits.ts';
+import type { BitsetPool } from './bitset-pool.ts';
+import { isHashedField, isNumberField, type NumberField, type StorefrontColumns } from './columns.ts';
+import { hashOf } from './hash.ts';
+import type { IdleWork } from './idle-work.ts';
+import type { LeafBits } from './leaf-bits.ts';
+import type { LeafCache } from './leaf-cache.ts';
+import { availableSide, isRangeLeaf, leafKey, leavesLast, underKey, type Compare, type Leaf } from './leaf-keys.ts';
+import type { RangeOperator } from './ordering.ts';
+import type { RangeIndex } from './range-index.ts';
+import { Slices } from './slices.ts';
+
+/** What a search asks for beyond its filter. */
+export interface SearchTerms {
+  /** Words that must all be among the product's words (title, brand, product type, tags), by `wordsOf`. */
+  text?: string;
+  /** The shop's name, compared by `foldText`. */
+  shopName?: string;
+  filter?: FilterExpr;
+}
+
+export interface EvaluatorParts {
+  columns: StorefrontColumns;
+  pool: BitsetPool;
+  leaves: LeafCache;
+  bits: LeafBits;
+  work: IdleWork;
+  /** Whether what a second use keeps of a range leaf is made between requests rather than by the search. */
+  deferKeeps: () => boolean;
+}
+
+export class Evaluator {
+  readonly #parts: EvaluatorParts;
+
+  constructor(parts: EvaluatorParts) {
+    this.#parts = parts;
+  }
+
+  /** The slots the search matches (undefined: every slot), and their number where it was counted on the way. */
+  async matches(search: SearchTerms, slices: Slices): Promise<{ bits: Uint32Array | undefined; total?: number | undefined }> {
+    const { bits: leafBits } = this.#parts;
+    let result: Uint32Array | undefined;
+    const and = (bits: Uint32Array): void => {
+      if (result === undefined) result = bits;
+      else andInto(result, bits);
+    };
+    if (search.text !== undefined) {
+      // A query with no word (only punctuation) narrows nothing.
+      for (const word of new Set(wordsOf(search.text))) {
+        and(await this.#kept(`word\u0000${word}`, slices, () => leafBits.wordBits(word, slices.scope)));
+        if (isEmpty(result!)) return { bits: result };
+      }
+    }
+    if (search.shopName !== undefined) {
+      const shopName = search.shopName;
+      and(await this.#kept(`shop\u0000${shopName}`, slices, () => leafBits.codedEquals('shop_name', [shopName], leafBits.empty(slices.scope))));
+    }
+    const filter = search.filter;
+    if (filter === undefined || (result !== undefined && isEmpty(result))) return { bits: result };
+    return this.#and(result, filter.type === 'and' ? filter.operands : [filter], slices);
+  }
+
+  /** Whether `node` is a leaf whose bitset exists already (kept, or the `available` column); not a use of it. */
+  isReady(node: FilterExpr, version: number): boolean {
+    if (node.type !== 'compare' && node.type !== 'in') return false;
+    const available = availableSide(node);
+    if (available !== undefined) return available;
+    const key = leafKey(node);
+    return key !== undefined && version === this.#parts.columns.version && this.#parts.leaves.has(key);
+  }
+
+  /**
+   * A leaf's bitset where it exists already, to be read at once and not written: the leaf cache's
+   * (a use of the leaf), or the `available` column; undefined when it is not (or no longer) kept.
+   */
+  ready(node: FilterExpr, version: number): Uint32Array | undefined {
+    if (node.type !== 'compare' && node.type !== 'in') return undefined;
+    const available = availableSide(node);
+    if (available !== undefined) return available ? this.#parts.columns.available.data : undefined;
+    const key = leafKey(node);
+    return key === undefined || version !== this.#parts.columns.version ? undefined : this.#parts.leaves.kept(key);
+  }
+
+  /** Keeps under `key`, between requests, the bitset `fill` writes whole (any bits it held are to be overwritten). */
+  keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void): void {
+    const { columns, pool, leaves, work } = this.#parts;
+    const version = columns.version;
+    work.later(
+      key,
+      () => {
+        const scope = pool.begin(columns.size);
+        try {
+          const bits = pool.take(scope, false);
+          fill(bits, scope);
+          leaves.keep(key, bits);
+        } finally {
+          pool.end(scope);
+        }
+      },
+      () => columns.version === version,
+    );
+  }
+
+  /** A fresh bitset of the slots `node` matches. */
+  async #evaluate(node: FilterExpr, slices: Slices): Promise<Uint32Array> {
+    switch (node.type) {
+      case 'and':
+        return (await this.#and(undefined, node.operands, slices)).bits;
+      case 'or': {
+        const [first, ...rest] = node.operands;
+        const result = await this.#evaluate(first!, slices);
+        for (const operand of rest) orInto(result, await this.#evaluate(operand, slices));
+        return result;
+      }
+      case 'not':
+        return this.#parts.bits.complement(await this.#evaluate(node.operand, slices));
+      case 'in':
+      case 'compare':
+        await slices.pause();
+        return this.#kept(leafKey(node), slices, () => this.#leaf(node, slices));
+    }
+  }
+
+  /**
+   * `into` (undefined: a fresh bitset) narrowed by every operand of an AND, and its number of
+   * slots when the last pass counted them. The operands whose bitsets exist already (kept leaves,
+   * `available`) are ANDed all in one pass (andAll), which counts the result as it writes it; the
+   * others each narrow the result in place, until it is empty (a leaf not reached is not looked
+   * up). The ready ones go first, so that narrowing by a leaf that checks each slot left checks
+   * fewer; but last when every other operand is a range leaf, whose pass reads every word anyway:
+   * then the first range leaf's pass makes the result from nothing, and the count comes with the
+   * last pass instead of one of its own.
+   * A kept bitset is taken from the cache only where it is read, with no await between: while a
+   * search yields, other searches' keeps may put out a bitset and write another leaf into it. One
+   * put out meanwhile narrows the result as a leaf not kept.
+   */
+  async #and(into: Uint32Array | undefined, operands: readonly FilterExpr[], slices: Slices): Promise<{ bits: Uint32Array; total: number | undefined }> {
+    const ordered = leavesLast(operands);
+    const isReady = ordered.map((operand) => this.isReady(operand, slices.version));
+    const readyCount = isReady.filter(Boolean).length;
+    const readyLast = readyCount > 0 && readyCount < ordered.length && ordered.every((operand, at) => isReady[at] || isRangeLeaf(operand));
+    let result = into;
+    let total: number | undefined;
+    /** The ready operands' bitsets, taken now; those put out since they were seen, narrowed by. */
+    const andReady = async (): Promise<void> => {
+      const taken = ordered.filter((_, at) => isReady[at]).map((operand) => [operand, this.ready(operand, slices.version)] as const);
+      const bits = taken.flatMap(([, kept]) => (kept === undefined ? [] : [kept]));
+      if (bits.length > 0) {
+        const fresh = result === undefined;
+        result ??= this.#parts.pool.take(slices.scope, false);
+        total = andAll(result, bits, fresh);
+      }
+      for (const [operand, kept] of taken) {
+        if (kept !== undefined) continue;
+        if (result === undefined) result = await this.#evaluate(operand, slices);
+        else {
+          total = undefined;
+          await this.#narrow(result, operand, slices);
+        }
+      }
+    };
+    if (readyCount > 0 && !readyLast) await andReady();
+    let emptied = false;
+    for (const [at, operand] of ordered.entries()) {
+      if (isReady[at]) continue;
+      if (result === undefined) {
+        result = await this.#evaluate(operand, slices);
+        continue;
+      }
+      if (total === 0 || isEmpty(result)) {
+        emptied = true;
+        break;
+      }
+      total = undefined;
+      await this.#narrow(result, operand, slices);
+    }
+    if (readyLast && !emptied) await andReady();
+    return { bits: result!, total };
+  }
+
+  /** Clears in `result` the slots `node` does not match. */
+  async #narrow(result: Uint32Array, node: FilterExpr, slices: Slices): Promise<void> {
+    const { columns, leaves } = this.#parts;
+    if (node.type === 'and') {
+      await this.#and(result, node.operands, slices);
+      return;
+    }
+    if (node.type !== 'compare' && node.type !== 'in') {
+      andInto(result, await this.#evaluate(node, slices));
+      return;
+    }
+    await slices.pause();
+    const available = availableSide(node);
+    if (available !== undefined) {
+      // The column is a bitset already: narrowing by it needs no copy of it.
+      if (available) andInto(result, columns.available.data);
+      else andNotInto(result, columns.available.data, result.length);
+      return;
+    }
+    const key = leafKey(node);
+    const kept = leaves.use(key, slices.version);
+    if (kept instanceof Uint32Array) {
+      andInto(result, kept);
+      return;
+    }
+    // A leaf not kept (yet) narrows in place where it can: that skips the words `result` no longer
+    // has, where the whole leaf would read them all. On its second use it is made whole and kept;
+    // where keeps are deferred, a range leaf is made whole between requests and narrows in place
+    // meanwhile.
+    const deferred = this.#parts.deferKeeps() && key !== undefined && isRangeLeaf(node) && typeof node.value === 'number';
+    if (kept && deferred) this.#laterWhole(node, key);
+    if ((!kept || deferred) && node.type === 'compare' && isNumberField(node.field)) {
+      const field = node.field;
+      const column = columns.numbers[field].data;
+      const value = node.value as number;
+      if (node.operator === '=') narrow(result, (slot) => column[slot] === value);
+      else if (node.operator === '!=') narrow(result, (slot) => column[slot] !== value);
+      else this.#intersect(result, field, node.operator, value, slices);
+      return;
+    }
+    if (!kept && node.type === 'compare' && isHashedField(node.field)) {
+      const hashes = columns.hashes[node.field].data;
+      const [low, high] = hashOf(String(node.value));
+      const equal = node.operator === '=';
+      narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
+      return;
+    }
+    andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
+  }
+
+  /** Makes the range leaf `node` whole and keeps it under `key`, between requests. */
+  #laterWhole(node: Compare, key: string): void {
+    const { columns } = this.#parts;
+    this.keepLater(key, (bits, scope) =>
+      this.#intersect(bits, node.field as NumberField, node.operator as RangeOperator, node.value as number, new Slices(Number.POSITIVE_INFINITY, columns.version, scope), true),
+    );
+  }
+
+  /**
+   * The search's own bitset of a leaf (it may write to it): a copy of the one the leaf cache keeps
+   * under `key`, or `make()`'s, which the cache keeps when the key is admitted. `kept` is the
+   * cache's answer when the caller has already used the key (a use is counted once).
+   */
+  async #kept(key: string | undefined, slices: Slices, make: () => Uint32Array | Promise<Uint32Array>, kept = this.#parts.leaves.use(key, slices.version)): Promise<Uint32Array> {
+    const { columns, pool, leaves } = this.#parts;
+    if (kept instanceof Uint32Array) {
+      const bits = pool.take(slices.scope, false);
+      copyBits(bits, kept);
+      return bits;
+    }
+    const bits = await make();
+    // Written to while `make` yielded: the bitset is of neither version.
+    if (kept && key !== undefined && slices.version === columns.version) leaves.keep(key, bits);
+    return bits;
+  }
+
+  async #leaf(node: Leaf, slices: Slices): Promise<Uint32Array> {
+    const leafBits = this.#parts.bits;
+    if (node.type === 'in' && node.field === 'tags') {
+      // One posting list per value, with a chance to yield between them.
+      const bits = leafBits.empty(slices.scope);
+      for (const value of node.values) {
+        await slices.pause();
+        leafBits.tagBits(String(value), bits);
+      }
+      return node.negated ? leafBits.complement(bits) : bits;
+    }
+    switch (node.type) {
+      case 'compare': {
+        if (node.operator === '=' || node.operator === '!=') {
+          const bits = leafBits.equals(node.field, [node.value], slices.scope);
+          return node.operator === '=' ? bits : leafBits.complement(bits);
+        }
+        if (node.field === 'cursor') return leafBits.cursorRange(node.operator, node.value as number, slices.scope);
+        // The leaf's pass reads its new bitset as every slot: no fill first.
+        const bits = this.#parts.pool.take(slices.scope, false);
+        this.#intersect(bits, node.field as NumberField, node.operator, node.value as number, slices, true);
+        return bits;
+      }
+      case 'in': {
+        const bits = leafBits.equals(node.field, node.values, slices.scope);
+        return node.negated ? leafBits.complement(bits) : bits;
+      }
+    }
+  }
+
+  /**
+   * A range leaf over `field`, narrowing `bits`. The slots below the value's bucket and below the
+   * next are the same for every value in that bucket: once kept (the leaf cache, from their second
+   * use, under keys of their own), a leaf with a value never seen before reads those two bitsets
+   * per word instead of the range index's six, and checks the bucket's own members as ever.
+   */
+  #intersect(bits: Uint32Array, field: NumberField, operator: RangeOperator, value: number, slices: Slices, fresh = false): void {
+    const { columns, work } = this.#parts;
+    const range = columns.rangeIndex(field);
+    const column = columns.numbers[field].data;
+    if (Number.isNaN(value)) {
+      range.intersect(bits, column, columns.size, operator, value);
+      return;
+    }
+    const bucket = range.bucketOf(value);
+    const under = this.#under(range, field, bucket, slices);
+    const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
+    const version = columns.version;
+    const sortLater = this.#parts.deferKeeps() ? (sort: () => void) => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version) : undefined;
+    range.intersect(bits, column, columns.size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh, sortLater);
+  }
+
+  /** The kept bitset of the slots under `bucket`, admitted on its second use (made now, or between requests where keeps are deferred), else undefined. */
+  #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
+    const { columns, pool, leaves } = this.#parts;
+    const key = underKey(field, bucket);
+    const kept = leaves.use(key, slices.version, 'bucket');
+    if (kept instanceof Uint32Array) return kept;
+    if (!kept) return undefined;
+    if (this.#parts.deferKeeps()) {
+      this.keepLater(key, (bits) => range.under(bits, columns.size, bucket));
+      return undefined;
+    }
+    const bits = pool.take(slices.scope, false);
+    range.under(bits, columns.size, bucket);
+    leaves.keep(key, bits);
+    return bits;
+  }
+}

@@ -1,0 +1,50 @@
+// The one scheduler of work done between requests: what a search asked to be kept (a whole leaf, a
+// bucket's bitset, a bucket's sorted members) is made here instead of by the search that asked,
+// one task per turn of the event loop, after the I/O of that turn (setImmediate).
+//
+// Guarantees: a task runs at most once, and only if `valid()` still holds when its turn comes (the
+// index was not written meanwhile); a task that throws is counted, never rethrown: the searches
+// answer without what it would have made. Until a task runs, searches take the path of a first use.
+// Limits: at most MAX_WAITING tasks wait; past that a request to make one is dropped, and a later
+// use asks again.
+const MAX_WAITING = 64;
+
+export class IdleWork {
+  readonly #waiting = new Map<string, () => void>();
+  readonly #stats = { made: 0, failed: 0 };
+
+  /** Runs `make` between requests, unless a task is waiting under `key` already or the queue is full. */
+  later(key: string, make: () => void, valid: () => boolean): void {
+    if (this.#waiting.has(key) || this.#waiting.size >= MAX_WAITING) return;
+    this.#waiting.set(key, () => {
+      if (valid()) make();
+    });
+    if (this.#waiting.size === 1) setImmediate(() => this.#runNext());
+  }
+
+  /** Tasks run, and tasks that threw, since the start. */
+  get stats(): { made: number; failed: number } {
+    return { ...this.#stats };
+  }
+
+  /** Resolves once no task waits. */
+  async idle(): Promise<void> {
+    while (this.#waiting.size > 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  #runNext(): void {
+    const first = this.#waiting.entries().next();
+    if (first.done === true) return;
+    const [key, make] = first.value;
+    try {
+      make();
+      this.#stats.made += 1;
+    } catch {
+      // Only a bug throws here (no I/O).
+      this.#stats.failed += 1;
+    } finally {
+      this.#waiting.delete(key);
+      if (this.#waiting.size > 0) setImmediate(() => this.#runNext());
+    }
+  }
+}

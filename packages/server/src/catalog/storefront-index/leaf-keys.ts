@@ -1,0 +1,43 @@
+// What the index needs to know of a filter's leaves: their keys in the leaf cache, and which are
+// range leaves over a number column.
+import type { FilterExpr } from '../filter/ast.ts';
+import { isNumberField, type NumberField } from './columns.ts';
+
+export type Leaf = Extract<FilterExpr, { type: 'compare' | 'in' }>;
+export type Compare = Extract<FilterExpr, { type: 'compare' }>;
+
+const RANGE_OPERATORS: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
+
+/**
+ * The leaf cache's key of a leaf, or undefined for leaves that cost no more than copying a kept
+ * bitset (`available` is a bitset already; `cursor` a run of slots). Literals keep their JSON
+ * type: `"1"` and `1` are different leaves.
+ */
+export function leafKey(node: Leaf): string | undefined {
+  if (node.field === 'available' || node.field === 'cursor') return undefined;
+  return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
+}
+
+/** The leaf cache's key of the slots under `bucket` of the range index of `field`. */
+export function underKey(field: NumberField, bucket: number): string {
+  return `${field}\u0000under\u0000${bucket}`;
+}
+
+/** A range leaf over a number column (answered through its range index). */
+export function isRangeLeaf(node: FilterExpr): node is Compare {
+  return node.type === 'compare' && isNumberField(node.field) && RANGE_OPERATORS.has(node.operator);
+}
+
+/**
+ * For an equality on `available` (whose bitset is the column itself, read as it is or flipped):
+ * whether it selects the available products; undefined for any other node.
+ */
+export function availableSide(node: FilterExpr): boolean | undefined {
+  if (node.type !== 'compare' || node.field !== 'available' || (node.operator !== '=' && node.operator !== '!=')) return undefined;
+  return (node.value === true) === (node.operator === '=');
+}
+
+/** An AND's operands with the leaves that narrow in place (comparisons) last. */
+export function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
+  return [...operands.filter((operand) => operand.type !== 'compare'), ...operands.filter((operand) => operand.type === 'compare')];
+}

@@ -1,0 +1,152 @@
+// The page walk: the cursors of one page of the slots a search matches, in the search's order, and
+// their number. The matches are the slots set in each of at most three bitsets (each read as it
+// is, or flipped), plus a few extra slots listed apart; no result bitset is written.
+//
+// Guarantees: ties in every sort are broken by cursor; `total` is exact (counted, or given by a
+// caller that counted). Limits: a cursor sort walks the bitsets word by word, skipping empty words;
+// another sort walks its order slot by slot until the page is full.
+import type { StorefrontSort } from '../model.ts';
+import { compares, type RangeOperator } from './ordering.ts';
+import { countAll, threeSources, wordsFor } from './bits.ts';
+import type { StorefrontColumns } from './columns.ts';
+import { Growable } from './growable.ts';
+
+/** What of a search the page walk reads. */
+export interface PageRequest {
+  sort: StorefrontSort;
+  offset: number;
+  limit: number;
+}
+
+export const NO_EXTRA = new Int32Array(0);
+
+/** Scratch of pageOf, where it marks extra slots: all clear between calls. */
+let EXTRA = new Uint32Array(0);
+
+/**
+ * The page of the slots set in every bitset of `matches` (undefined: every product; at most
+ * three bitsets, each read flipped where its entry of `flips` is -1), or listed in `extras`
+ * (slots in none of those, any order), in the search's order, and their number (`counted`, when
+ * known).
+ */
+export function pageOf(
+  columns: StorefrontColumns,
+  order: (position: number) => number,
+  search: PageRequest,
+  matches: readonly Uint32Array[] | undefined,
+  counted: number | undefined,
+  flips: readonly number[] = [],
+  extras: Int32Array = NO_EXTRA,
+): { cursors: number[]; total: number } {
+  const end = search.offset + search.limit;
+  if (matches === undefined) {
+    const cursors: number[] = [];
+    for (let i = search.offset; i < Math.min(end, columns.size); i += 1) cursors.push(columns.cursor.data[order(i)]!);
+    return { cursors, total: columns.size };
+  }
+  const [a, b, c, fa, fb, fc] = threeSources(matches, flips);
+  const size = columns.size;
+  const words = wordsFor(size);
+  const total = counted ?? countAll(matches, size, flips);
+  const slots: number[] = [];
+  if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
+    // Slots ascend with cursors: walk the set bits word by word, skipping empty words. A flipped
+    // bitset holds the last word's slots past the end.
+    const ascending = search.sort === 'cursor:asc';
+    const lastMask = (size & 31) === 0 ? -1 : (1 << (size & 31)) - 1;
+    for (let w = 0; w < words && slots.length < end; w += 1) {
+      const at = ascending ? w : words - 1 - w;
+      let word = (a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc) & (at === words - 1 ? lastMask : -1);
+      const base = at << 5;
+      while (word !== 0 && slots.length < end) {
+        const bit = ascending ? 31 - Math.clz32(word & -word) : 31 - Math.clz32(word);
+        word &= ~(1 << bit);
+        slots.push(base + bit);
+      }
+    }
+    // The extras that come before the last slot walked (all of them if the walk ran out) take
+    // their places among those: few, as extras are few among all slots.
+    const walked = slots.length;
+    const last = walked < end ? (ascending ? size : -1) : slots[walked - 1]!;
+    for (const slot of extras) if (ascending ? slot < last : slot > last) slots.push(slot);
+    if (slots.length > walked) {
+      slots.sort((x, y) => (ascending ? x - y : y - x));
+      slots.length = Math.min(slots.length, end);
+    }
+  } else {
+    // Extras are marked in a scratch bitset while the order is walked, and cleared after.
+    if (EXTRA.length < words) EXTRA = new Uint32Array(wordsFor(columns.cursor.data.length));
+    const x = EXTRA;
+    for (const slot of extras) x[slot >>> 5]! |= 1 << (slot & 31);
+    try {
+      for (let i = 0; i < size && slots.length < end && slots.length < total; i += 1) {
+        const slot = order(i);
+        const at = slot >>> 5;
+        if (((((a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc)) | x[at]!) & (1 << (slot & 31))) !== 0) slots.push(slot);
+      }
+    } finally {
+      for (const slot of extras) x[slot >>> 5]! &= ~(1 << (slot & 31));
+    }
+  }
+  return { cursors: slots.slice(search.offset).map((slot) => columns.cursor.data[slot]!), total };
+}
+
+/**
+ * An operand of an AND answered in place (ready-page.ts): the slots of `bits`, read flipped where
+ * `flip` is -1, and the `extra` slots, not among those, that pass; for a range leaf, `column`,
+ * `operator` and `value` tell whether any slot outside `bits` passes.
+ */
+export interface ReadySource {
+  bits: Uint32Array;
+  flip: number;
+  extra: Int32Array;
+  column: Float64Array | undefined;
+  operator: RangeOperator;
+  value: number;
+}
+
+
+/** Per extra slot of one source, a bit per other source whose bitset does not hold it (passingExtras). */
+const OUTSIDE = new Growable((n) => new Uint8Array(n));
+/** The scratch list passingExtras returns a view of. */
+const PASSING = new Growable((n) => new Int32Array(n));
+
+/**
+ * The extra slots of `sources` that every other source holds, each once (from the first source
+ * holding it as extra: a slot outside another's bitset is in it only as one of its extra slots),
+ * in no particular order: a view of a scratch list, valid until the next call.
+ * One loop per pair of sources, each reading one bitset at the words of one source's extra slots:
+ * those are in value order, so on a large catalog every read misses the cache, and a loop whose
+ * reads do not wait on one another overlaps the misses, where a slot-by-slot check waited for each.
+ */
+export function passingExtras(sources: readonly ReadySource[]): Int32Array {
+  let passing = 0;
+  for (let i = 0; i < sources.length; i += 1) {
+    const own = sources[i]!.extra;
+    const count = own.length;
+    if (count === 0) continue;
+    OUTSIDE.ensure(count);
+    PASSING.ensure(passing + count);
+    const flags = OUTSIDE.data;
+    const list = PASSING.data;
+    flags.fill(0, 0, count);
+    for (let j = 0; j < sources.length; j += 1) {
+      if (j === i) continue;
+      const { bits, flip } = sources[j]!;
+      for (let k = 0; k < count; k += 1) {
+        const slot = own[k]!;
+        flags[k]! |= ((((bits[slot >>> 5]! ^ flip) >>> (slot & 31)) & 1) ^ 1) << j;
+      }
+    }
+    for (let k = 0; k < count; k += 1) {
+      let passes = true;
+      for (let j = 0, left = flags[k]!; left !== 0 && passes; j += 1, left >>>= 1) {
+        if ((left & 1) === 0) continue;
+        const other = sources[j]!;
+        passes = j > i && other.column !== undefined && compares(other.column[own[k]!]!, other.operator, other.value);
+      }
+      if (passes) list[passing++] = own[k]!;
+    }
+  }
+  return PASSING.data.subarray(0, passing);
+}

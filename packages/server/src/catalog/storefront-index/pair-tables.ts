@@ -1,0 +1,124 @@
+// The pair tables: per pair of number columns an AND of range leaves has used, its RangePairCounts,
+// which counts such an AND (and `available`) without reading a bitset.
+//
+// Guarantees: a table answers only for the columns' version it was built for and the range indexes
+// it was built from. Limits: at most PAIRS_KEPT tables (about 16 bytes per product each), the least
+// recently used given up first; a table is built on its pair's second use since a write, one build
+// at a time, in slices that yield to the event loop and give up when the columns are written.
+import type { NumberField, StorefrontColumns } from './columns.ts';
+import { RangePairCounts } from './range-pair-counts.ts';
+
+/** RangePairCounts kept at once. */
+const PAIRS_KEPT = 2;
+
+interface Entry {
+  version: number;
+  uses: number;
+  counts: RangePairCounts | undefined;
+}
+
+export class PairTables {
+  readonly #columns: StorefrontColumns;
+  readonly #pairs = new Map<string, Entry>();
+  #build: Promise<void> | undefined;
+  readonly #stats = { counted: 0, scanned: 0, builds: 0, failures: 0 };
+
+  constructor(columns: StorefrontColumns) {
+    this.#columns = columns;
+  }
+
+  /**
+   * The table of `fields` (in field-name order) for the columns as they are, counted as a use of
+   * it; or undefined: then this is a use, and the second since the columns were last written
+   * starts its build, unless one is running.
+   */
+  counts(fields: readonly [NumberField, NumberField]): RangePairCounts | undefined {
+    const columns = this.#columns;
+    const key = pairKey(fields);
+    const ranges = [columns.rangeIndex(fields[0]), columns.rangeIndex(fields[1])] as const;
+    let entry = this.#pairs.get(key);
+    if (entry !== undefined && entry.version !== columns.version && entry.uses >= 0) this.#pairs.delete(key);
+    else if (entry?.counts !== undefined && entry.counts.first === ranges[0] && entry.counts.second === ranges[1]) {
+      // Most recently used last.
+      this.#pairs.delete(key);
+      this.#pairs.set(key, entry);
+      this.#stats.counted += 1;
+      return entry.counts;
+    }
+    entry = this.#pairs.get(key) ?? { version: columns.version, uses: 0, counts: undefined };
+    this.#pairs.set(key, entry);
+    entry.uses += 1;
+    if (entry.uses >= 2 && this.#build === undefined) this.#startBuild(key, fields, ranges);
+    return undefined;
+  }
+
+  /** Builds the table of `fields` now, unless one is built for the columns as they are. */
+  buildNow(fields: readonly [NumberField, NumberField]): void {
+    const columns = this.#columns;
+    const entry = this.#pairs.get(pairKey(fields));
+    if (entry?.counts !== undefined && entry.version === columns.version) return;
+    const [first, second] = fields.map((field) => ({ range: columns.rangeIndex(field), column: columns.numbers[field].data }));
+    const counts = RangePairCounts.buildNow(first!, second!, columns.available.data, columns.size);
+    this.#stats.builds += 1;
+    this.#pairs.set(pairKey(fields), { version: columns.version, uses: 0, counts });
+  }
+
+  /** Gives back the tables of an older version (called on a write). */
+  dropStale(): void {
+    this.#pairs.clear();
+  }
+
+  /** Notes a search whose page was walked with no bitset. */
+  noteScanned(): void {
+    this.#stats.scanned += 1;
+  }
+
+  /** Searches counted by a table, those of them whose page was walked with no bitset, builds that finished, and builds that failed, since the start. */
+  get stats(): { counted: number; scanned: number; builds: number; failures: number } {
+    return { ...this.#stats };
+  }
+
+  /** Resolves once no build is running. */
+  async built(): Promise<void> {
+    await this.#build;
+  }
+
+  #startBuild(key: string, fields: readonly [NumberField, NumberField], ranges: readonly [RangePairCounts['first'], RangePairCounts['second']]): void {
+    const columns = this.#columns;
+    const version = columns.version;
+    const pause = async (): Promise<boolean> => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return columns.version === version;
+    };
+    this.#build = RangePairCounts.build(
+      { range: ranges[0], column: columns.numbers[fields[0]].data },
+      { range: ranges[1], column: columns.numbers[fields[1]].data },
+      columns.available.data,
+      columns.size,
+      pause,
+    )
+      .then((counts) => {
+        if (counts === undefined || columns.version !== version) return;
+        this.#stats.builds += 1;
+        this.#pairs.set(key, { version, uses: 0, counts });
+        let built = [...this.#pairs.values()].filter((kept) => kept.counts !== undefined).length;
+        for (const [other, kept] of this.#pairs) {
+          if (built <= PAIRS_KEPT) break;
+          if (other === key || kept.counts === undefined) continue;
+          this.#pairs.delete(other);
+          built -= 1;
+        }
+      })
+      // A build fails only on a bug (no I/O): the pair is then never built again, and counted.
+      .catch(() => {
+        this.#stats.failures += 1;
+        this.#pairs.set(key, { version: Number.NaN, uses: Number.NEGATIVE_INFINITY, counts: undefined });
+      })
+      .finally(() => (this.#build = undefined));
+  }
+}
+
+/** The key of a pair of number fields (in field-name order). */
+function pairKey(fields: readonly [NumberField, NumberField]): string {
+  return `${fields[0]}\u0000${fields[1]}`;
+}

@@ -1,0 +1,201 @@
+// Answers at once: a search whose filter is an AND of at most three leaves whose bitsets are at
+// hand is answered from those bitsets in place, in one synchronous step (a kept bitset is read
+// before any other search can put it out): counted in one pass that writes nothing, its page read
+// word by word from all of them, with no result bitset to write. At hand: a kept leaf,
+// `available`, or a range leaf whose bucket's "under" bitset is kept (RangeIndex.split: that
+// bitset, read flipped for `>` and `>=`, plus the members of the value's bucket that pass, each
+// checked against the other operands). An AND of two range leaves on different number columns
+// (and `available = true`) whose pair table is built is counted by the table instead, and its page
+// walked in the listing's order against the two columns where that walk is short.
+import type { FilterExpr } from '../filter/ast.ts';
+import { complement, copyBits, countAll, hasBit, setBit } from './bits.ts';
+import type { BitsetPool } from './bitset-pool.ts';
+import type { NumberField, StorefrontColumns } from './columns.ts';
+import type { Evaluator } from './evaluator.ts';
+import type { LeafCache } from './leaf-cache.ts';
+import { availableSide, isRangeLeaf, leafKey, underKey, type Compare } from './leaf-keys.ts';
+import { compares, type RangeOperator } from './ordering.ts';
+import { NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } from './page.ts';
+import type { PairTables } from './pair-tables.ts';
+import type { RangePairCounts } from './range-pair-counts.ts';
+import type { RangeSplit } from './range-index.ts';
+
+/**
+ * Positions the table's page walk walks at most, and walks at all when the total says it expects
+ * to walk more: past that, the bitsets' page (a word walk) costs less than a check of every position.
+ */
+const SCAN_MAX = 131_072;
+const SCAN_EXPECTED_MAX = 32_768;
+
+export interface ReadyParts {
+  columns: StorefrontColumns;
+  pool: BitsetPool;
+  leaves: LeafCache;
+  evaluator: Evaluator;
+  pairs: PairTables;
+  order: (request: PageRequest) => (position: number) => number;
+  /** Whether ANDs of two range leaves are counted by pair tables. */
+  usePairs: () => boolean;
+}
+
+/** An AND of two range leaves over two number columns (and maybe `available = true`), with their table. */
+interface RangePair {
+  counts: RangePairCounts;
+  leaves: readonly [Compare, Compare];
+  availableOnly: boolean;
+}
+
+type Page = { cursors: number[]; total: number };
+
+export class ReadyPage {
+  readonly #parts: ReadyParts;
+
+  constructor(parts: ReadyParts) {
+    this.#parts = parts;
+  }
+
+  /** The search's page answered at once, or undefined when its filter is not of that kind. */
+  answer(search: PageRequest & { text?: string; shopName?: string; filter?: FilterExpr }): Page | undefined {
+    const { columns, evaluator, leaves } = this.#parts;
+    const filter = search.filter;
+    if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
+    const operands = filter.type === 'and' ? filter.operands : [filter];
+    if (operands.length > 3) return undefined;
+    const pair = this.#pairOf(operands);
+    if (pair !== undefined) {
+      const scanned = this.#scannedPage(search, pair);
+      if (scanned !== undefined) return scanned;
+      const paired = this.#pairedSources(pair);
+      if (paired !== undefined) return pageOf(columns, this.#parts.order(search), search, paired.bits, paired.total, paired.flips, paired.extras);
+    }
+    const version = columns.version;
+    const splits = operands.map((operand) => (evaluator.isReady(operand, version) ? null : this.#splitLeaf(operand)));
+    if (splits.includes(undefined)) return undefined;
+    const whole: [FilterExpr, ReadySource][] = [];
+    const sources = operands.map((operand, at): ReadySource => {
+      const split = splits[at];
+      if (!split) return { bits: evaluator.ready(operand, version)!, flip: 0, extra: NO_EXTRA, column: undefined, operator: '<', value: 0 };
+      const source = { bits: leaves.kept(split.key, 'bucket')!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value };
+      // A use of the leaf, as on any other path: once admitted, it is kept whole (made from its
+      // parts), and later searches read it with no extra slots to check.
+      if (leaves.use(leafKey(operand as Compare)!, version) === true) whole.push([operand, source]);
+      return source;
+    });
+    const bits = sources.map((source) => source.bits);
+    const flips = sources.map((source) => source.flip);
+    const extras = passingExtras(sources);
+    const page = pageOf(columns, this.#parts.order(search), search, bits, countAll(bits, columns.size, flips) + extras.length, flips, extras);
+    // Kept once the page is read: a keep may put out bitsets this search reads, and a later keep
+    // write into them.
+    for (const [operand, source] of whole) this.#keepWhole(operand, source);
+    return page;
+  }
+
+  /**
+   * An AND of two range leaves over two different number columns (and `available = true`, or
+   * nothing else) whose pair table is built for the columns as they are: the leaves in the order
+   * of the table's columns (field names'). Undefined for another shape, or when the table is not
+   * built: this is then a use of it (its second since a write starts its build).
+   */
+  #pairOf(operands: readonly FilterExpr[]): RangePair | undefined {
+    if (!this.#parts.usePairs()) return undefined;
+    let ranges = operands.filter(isRangeLeaf);
+    const rest = operands.filter((operand) => !isRangeLeaf(operand));
+    if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
+    if (rest.length > 1 || (rest.length === 1 && availableSide(rest[0]!) !== true)) return undefined;
+    if (typeof ranges[0]!.value !== 'number' || typeof ranges[1]!.value !== 'number') return undefined;
+    if (ranges[0]!.field > ranges[1]!.field) ranges = [ranges[1]!, ranges[0]!];
+    const counts = this.#parts.pairs.counts([ranges[0]!.field as NumberField, ranges[1]!.field as NumberField]);
+    if (counts === undefined) return undefined;
+    return { counts, leaves: [ranges[0]!, ranges[1]!], availableOnly: rest.length === 1 };
+  }
+
+  /**
+   * The page of a pair's AND walked in the search's order, each slot checked against the two
+   * columns (and `available`), its total from countLeaves: no bitset is read or made, so a leaf
+   * never seen before costs what a kept one does. Undefined where the walk would be long, as the
+   * total says (a selective filter, a deep page; the bitsets' page walks words instead), or turns
+   * out to be (matches bunched late in the order).
+   */
+  #scannedPage(search: PageRequest, pair: RangePair): Page | undefined {
+    const { columns, pairs } = this.#parts;
+    const { counts, leaves, availableOnly } = pair;
+    const ranges = [counts.first, counts.second];
+    const bases = leaves.map((leaf, at) => {
+      const base = ranges[at]!.base(leaf.operator as RangeOperator, leaf.value as number);
+      return base === undefined ? undefined : { ...base, operator: leaf.operator as RangeOperator, value: leaf.value as number };
+    });
+    const [first, second] = bases;
+    if (first === undefined || second === undefined) return undefined;
+    const total = counts.countLeaves(first, second, availableOnly);
+    const wanted = Math.min(search.offset + search.limit, total);
+    if (wanted <= search.offset) return { cursors: [], total };
+    const size = columns.size;
+    if (wanted * (size / total) > SCAN_EXPECTED_MAX) return undefined;
+    const order = this.#parts.order(search);
+    const [x, y] = [columns.numbers[leaves[0].field as NumberField].data, columns.numbers[leaves[1].field as NumberField].data];
+    const available = columns.available.data;
+    const slots: number[] = [];
+    for (let i = 0; slots.length < wanted; i += 1) {
+      if (i >= SCAN_MAX || i >= size) return undefined;
+      const slot = order(i);
+      if (availableOnly && !hasBit(available, slot)) continue;
+      if (compares(x[slot]!, first.operator, first.value) && compares(y[slot]!, second.operator, second.value)) slots.push(slot);
+    }
+    pairs.noteScanned();
+    return { cursors: slots.slice(search.offset).map((slot) => columns.cursor.data[slot]!), total };
+  }
+
+  /**
+   * A pair's AND as the page walk takes it: the bitsets of each range leaf split as #splitLeaf
+   * splits it (and `available`), the extra members in every leaf, and the total, counted by the
+   * pair's table instead of a pass over the bitsets; undefined when a leaf does not split.
+   */
+  #pairedSources(pair: RangePair): { bits: Uint32Array[]; flips: number[]; total: number; extras: Int32Array } | undefined {
+    const { columns, leaves } = this.#parts;
+    const { counts, availableOnly } = pair;
+    const [first, second] = pair.leaves.map((operand) => this.#splitLeaf(operand));
+    if (first === undefined || second === undefined) return undefined;
+    const bits = [leaves.kept(first.key, 'bucket')!, leaves.kept(second.key, 'bucket')!];
+    const flips = [first.flip, second.flip];
+    if (availableOnly) {
+      bits.push(columns.available.data);
+      flips.push(0);
+    }
+    const extras = counts.passingExtras(first, second, availableOnly);
+    return { bits, flips, total: counts.count(first.split, second.split, availableOnly) + extras.length, extras };
+  }
+
+  /**
+   * A range leaf that is not kept, as the kept "under" bitset of a bucket and the passing members
+   * of its own bucket (RangeIndex.split), where both are at hand; else undefined. Not a use of the
+   * leaf or of the bucket.
+   */
+  #splitLeaf(node: FilterExpr): (Omit<ReadySource, 'bits'> & { key: string; split: RangeSplit; column: Float64Array }) | undefined {
+    if (!isRangeLeaf(node) || typeof node.value !== 'number') return undefined;
+    const { columns, leaves } = this.#parts;
+    const field = node.field as NumberField;
+    const operator = node.operator as RangeOperator;
+    const column = columns.numbers[field].data;
+    const split = columns.rangeIndex(field).split(column, operator, node.value);
+    if (split === undefined) return undefined;
+    const key = underKey(field, split.under);
+    if (!leaves.has(key)) return undefined;
+    return { key, split, flip: split.flip, extra: split.extra, column, operator, value: node.value };
+  }
+
+  /** Keeps the leaf `node` whole, made from its parts (`source`: a bitset read flipped or not, and extra slots). */
+  #keepWhole(node: FilterExpr, source: ReadySource): void {
+    const { columns, pool, leaves } = this.#parts;
+    const scope = pool.begin(columns.size);
+    try {
+      const bits = pool.take(scope, false);
+      copyBits(bits, source.bits);
+      if (source.flip !== 0) complement(bits, columns.size);
+      for (const slot of source.extra) setBit(bits, slot);
+      leaves.keep(leafKey(node as Compare)!, bits);
+    } finally {
+      pool.end(scope);
+    }
+  }
+}
