@@ -44,17 +44,6 @@ export interface StorefrontSearch {
   limit: number;
 }
 
-/**
- * Products from which an AND of two range leaves is counted by its pair table, and range leaves'
- * keeps are made between requests.
- */
-const LARGE_MIN_SLOTS = 2_000_000;
-/**
- * The pairs prepare() builds before the index answers: the price range (`price_min >= X AND
- * price_max <= Y`). Other pairs are built on their second use, and every pair again after a write.
- */
-const PREPARED_PAIRS: readonly (readonly [NumberField, NumberField])[] = [['price_max', 'price_min']];
-
 export class StorefrontIndex {
   readonly #columns = new StorefrontColumns();
   readonly #orders = new SortOrders();
@@ -65,19 +54,12 @@ export class StorefrontIndex {
   readonly #pairs: PairTables;
   readonly #evaluator: Evaluator;
   readonly #ready: ReadyPage;
-  readonly #largeMinSlots: number;
 
-  /**
-   * `largeMinSlots`: the catalog size from which the index takes its large-catalog paths (pairs of
-   * range leaves counted by their tables; what a second use keeps, made between searches).
-   */
-  constructor(options: { largeMinSlots?: number } = {}) {
-    this.#largeMinSlots = options.largeMinSlots ?? LARGE_MIN_SLOTS;
+  constructor() {
     const columns = this.#columns;
-    const large = (): boolean => columns.size >= this.#largeMinSlots;
     this.#leaves = new LeafCache(columns);
     this.#pairs = new PairTables(columns);
-    this.#evaluator = new Evaluator({ columns, pool: this.#pool, leaves: this.#leaves, bits: new LeafBits(columns, this.#pool), work: this.#work, deferKeeps: large });
+    this.#evaluator = new Evaluator({ columns, pool: this.#pool, leaves: this.#leaves, bits: new LeafBits(columns, this.#pool), work: this.#work });
     this.#ready = new ReadyPage({
       columns,
       pool: this.#pool,
@@ -85,7 +67,6 @@ export class StorefrontIndex {
       evaluator: this.#evaluator,
       pairs: this.#pairs,
       order: (request) => this.#order(request),
-      usePairs: large,
     });
   }
 
@@ -109,14 +90,11 @@ export class StorefrontIndex {
 
   /**
    * Builds now what searches would otherwise build on first use (every number column's range
-   * index, the posting lists, the orders of the non-cursor sorts; on a catalog of `largeMinSlots`
-   * products or more, the pair tables of PREPARED_PAIRS) and gives back the room the columns grew
-   * into.
+   * index, the posting lists, the orders of the non-cursor sorts) and gives back the room the
+   * columns grew into.
    */
   prepare(): void {
     this.#prepareSearchPaths();
-    if (this.#columns.size < this.#largeMinSlots) return;
-    for (const fields of PREPARED_PAIRS) this.#pairs.buildNow(fields);
   }
 
   /**
@@ -132,8 +110,7 @@ export class StorefrontIndex {
   static fromState(state: StorefrontIndexState): StorefrontIndex {
     const index = new StorefrontIndex();
     restoreState(state, index.#columns, index.#orders);
-    // Columns hold exactly `size` slots: the next write grows them. The pair tables are left to the
-    // owner's prepare(), after it has caught up with changes (each of which would drop them).
+    // Columns hold exactly `size` slots: the next write grows them.
     index.#prepareSearchPaths();
     return index;
   }
@@ -160,14 +137,9 @@ export class StorefrontIndex {
     }
   }
 
-  /** Resolves once no pair table build is running (for tests and benchmarks). */
-  async pairCountsBuilt(): Promise<void> {
-    await this.#pairs.built();
-  }
-
   /**
    * Searches counted by a pair table, those of them whose page was walked with no bitset, builds
-   * of tables that finished (prepare's too), and builds that failed, since the start.
+   * of tables that finished, and builds that failed, since the start.
    */
   get pairCountStats(): { counted: number; scanned: number; builds: number; failures: number } {
     return this.#pairs.stats;
@@ -183,12 +155,12 @@ export class StorefrontIndex {
     return this.#work.stats;
   }
 
-  /** Resolves once nothing waits to be made between searches (for tests and benchmarks). */
-  async laterMade(): Promise<void> {
+  /** Resolves once nothing waits to be made between requests: no keep waits, no pair table is being built. */
+  async idle(): Promise<void> {
+    await this.#pairs.built();
     await this.#work.idle();
   }
 
-  /** prepare() but for the pair tables. */
   #prepareSearchPaths(): void {
     const columns = this.#columns;
     columns.compactPostings(true);

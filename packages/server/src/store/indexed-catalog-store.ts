@@ -94,7 +94,7 @@ export class IndexedCatalogStore implements CatalogStore {
     });
     gaugeReading(
       'catalog_storefront_pair_counts',
-      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), those whose page was then walked with no bitset (scanned), and the tables built (built) or whose build failed (failed), since the index was loaded; none below two million storefront products.",
+      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), those whose page was then walked with no bitset (scanned), and the tables built (built) or whose build failed (failed), since the index was loaded.",
       ['event'],
       () => {
         const { counted, scanned, builds, failures } = this.#index.pairCountStats;
@@ -103,7 +103,7 @@ export class IndexedCatalogStore implements CatalogStore {
     );
     gaugeReading(
       'catalog_storefront_later_keeps',
-      "What second uses of range leaves asked the storefront index to keep (whole leaves, range buckets, buckets' sorted members), made between requests (made) or failed (failed), since the index was loaded; none below two million storefront products, where the request that asks makes them.",
+      "What second uses of filter leaves asked the storefront index to keep (whole leaves narrowed in place on their first use, range buckets, buckets' sorted members), made between requests (made) or failed (failed), since the index was loaded.",
       ['result'],
       () => {
         const { made, failed } = this.#index.laterStats;

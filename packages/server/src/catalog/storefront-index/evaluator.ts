@@ -12,7 +12,7 @@ import type { FilterExpr } from '../filter/ast.ts';
 import { wordsOf } from '../text.ts';
 import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto } from './bits.ts';
 import type { BitsetPool } from './bitset-pool.ts';
-import { isHashedField, isNumberField, type NumberField, type StorefrontColumns } from './columns.ts';
+import { isHashedField, isNumberField, type HashedField, type NumberField, type StorefrontColumns } from './columns.ts';
 import { hashOf } from './hash.ts';
 import type { IdleWork } from './idle-work.ts';
 import type { LeafBits } from './leaf-bits.ts';
@@ -37,8 +37,6 @@ export interface EvaluatorParts {
   leaves: LeafCache;
   bits: LeafBits;
   work: IdleWork;
-  /** Whether what a second use keeps of a range leaf is made between requests rather than by the search. */
-  deferKeeps: () => boolean;
 }
 
 export class Evaluator {
@@ -215,13 +213,21 @@ export class Evaluator {
       andInto(result, kept);
       return;
     }
-    // A leaf not kept (yet) narrows in place where it can: that skips the words `result` no longer
-    // has, where the whole leaf would read them all. On its second use it is made whole and kept;
-    // where keeps are deferred, a range leaf is made whole between requests and narrows in place
-    // meanwhile.
-    const deferred = this.#parts.deferKeeps() && key !== undefined && isRangeLeaf(node) && typeof node.value === 'number';
-    if (kept && deferred) this.#laterWhole(node, key);
-    if ((!kept || deferred) && node.type === 'compare' && isNumberField(node.field)) {
+    // A leaf not kept (yet) that can narrow in place does: that skips the words `result` no longer
+    // has, where the whole leaf would read them all. Once admitted, it is made whole between
+    // requests. Any other leaf makes its bitset, which is kept at once once admitted.
+    if (node.type === 'compare' && key !== undefined && (isNumberField(node.field) || isHashedField(node.field))) {
+      if (kept) this.#keepWholeLater(node, key);
+      this.#narrowInPlace(result, node, slices);
+      return;
+    }
+    andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
+  }
+
+  /** Clears in `result` the slots that fail the comparison `node` of a number or hashed column, checking only the slots `result` holds. */
+  #narrowInPlace(result: Uint32Array, node: Compare, slices: Slices): void {
+    const { columns } = this.#parts;
+    if (isNumberField(node.field)) {
       const field = node.field;
       const column = columns.numbers[field].data;
       const value = node.value as number;
@@ -230,22 +236,19 @@ export class Evaluator {
       else this.#intersect(result, field, node.operator, value, slices);
       return;
     }
-    if (!kept && node.type === 'compare' && isHashedField(node.field)) {
-      const hashes = columns.hashes[node.field].data;
-      const [low, high] = hashOf(String(node.value));
-      const equal = node.operator === '=';
-      narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
-      return;
-    }
-    andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
+    const hashes = columns.hashes[node.field as HashedField].data;
+    const [low, high] = hashOf(String(node.value));
+    const equal = node.operator === '=';
+    narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
   }
 
-  /** Makes the range leaf `node` whole and keeps it under `key`, between requests. */
-  #laterWhole(node: Compare, key: string): void {
-    const { columns } = this.#parts;
-    this.keepLater(key, (bits, scope) =>
-      this.#intersect(bits, node.field as NumberField, node.operator as RangeOperator, node.value as number, new Slices(Number.POSITIVE_INFINITY, columns.version, scope), true),
-    );
+  /** Makes the comparison `node` whole and keeps it under `key`, between requests. */
+  #keepWholeLater(node: Compare, key: string): void {
+    this.keepLater(key, (bits, scope) => {
+      const slices = new Slices(Number.POSITIVE_INFINITY, this.#parts.columns.version, scope);
+      const made = this.#compareBits(node, slices);
+      copyBits(bits, made);
+    });
   }
 
   /**
@@ -278,22 +281,27 @@ export class Evaluator {
       return node.negated ? leafBits.complement(bits) : bits;
     }
     switch (node.type) {
-      case 'compare': {
-        if (node.operator === '=' || node.operator === '!=') {
-          const bits = leafBits.equals(node.field, [node.value], slices.scope);
-          return node.operator === '=' ? bits : leafBits.complement(bits);
-        }
-        if (node.field === 'cursor') return leafBits.cursorRange(node.operator, node.value as number, slices.scope);
-        // The leaf's pass reads its new bitset as every slot: no fill first.
-        const bits = this.#parts.pool.take(slices.scope, false);
-        this.#intersect(bits, node.field as NumberField, node.operator, node.value as number, slices, true);
-        return bits;
-      }
+      case 'compare':
+        return this.#compareBits(node, slices);
       case 'in': {
         const bits = leafBits.equals(node.field, node.values, slices.scope);
         return node.negated ? leafBits.complement(bits) : bits;
       }
     }
+  }
+
+  /** A fresh bitset of the slots the comparison `node` matches, made now. */
+  #compareBits(node: Compare, slices: Slices): Uint32Array {
+    const leafBits = this.#parts.bits;
+    if (node.operator === '=' || node.operator === '!=') {
+      const bits = leafBits.equals(node.field, [node.value], slices.scope);
+      return node.operator === '=' ? bits : leafBits.complement(bits);
+    }
+    if (node.field === 'cursor') return leafBits.cursorRange(node.operator, node.value as number, slices.scope);
+    // The leaf's pass reads its new bitset as every slot: no fill first.
+    const bits = this.#parts.pool.take(slices.scope, false);
+    this.#intersect(bits, node.field as NumberField, node.operator, node.value as number, slices, true);
+    return bits;
   }
 
   /**
@@ -314,24 +322,17 @@ export class Evaluator {
     const under = this.#under(range, field, bucket, slices);
     const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
     const version = columns.version;
-    const sortLater = this.#parts.deferKeeps() ? (sort: () => void) => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version) : undefined;
+    const sortLater = (sort: () => void): void => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version);
     range.intersect(bits, column, columns.size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh, sortLater);
   }
 
-  /** The kept bitset of the slots under `bucket`, admitted on its second use (made now, or between requests where keeps are deferred), else undefined. */
+  /** The kept bitset of the slots under `bucket`; once admitted, made between requests. */
   #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
-    const { columns, pool, leaves } = this.#parts;
+    const { columns, leaves } = this.#parts;
     const key = underKey(field, bucket);
     const kept = leaves.use(key, slices.version, 'bucket');
     if (kept instanceof Uint32Array) return kept;
-    if (!kept) return undefined;
-    if (this.#parts.deferKeeps()) {
-      this.keepLater(key, (bits) => range.under(bits, columns.size, bucket));
-      return undefined;
-    }
-    const bits = pool.take(slices.scope, false);
-    range.under(bits, columns.size, bucket);
-    leaves.keep(key, bits);
-    return bits;
+    if (kept) this.keepLater(key, (bits) => range.under(bits, columns.size, bucket));
+    return undefined;
   }
 }

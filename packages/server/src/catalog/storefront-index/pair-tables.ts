@@ -3,8 +3,10 @@
 //
 // Guarantees: a table answers only for the columns' version it was built for and the range indexes
 // it was built from. Limits: at most PAIRS_KEPT tables (about 16 bytes per product each), the least
-// recently used given up first; a table is built on its pair's second use since a write, one build
-// at a time, in slices that yield to the event loop and give up when the columns are written.
+// recently used given up first. A table is built on its pair's second use (on its first after a
+// write, for a pair whose table the write made stale), one build at a time, in slices that yield to
+// the event loop and give up when the columns are written. A write makes every table stale: it is
+// rebuilt whole.
 import type { NumberField, StorefrontColumns } from './columns.ts';
 import { RangePairCounts } from './range-pair-counts.ts';
 
@@ -52,20 +54,14 @@ export class PairTables {
     return undefined;
   }
 
-  /** Builds the table of `fields` now, unless one is built for the columns as they are. */
-  buildNow(fields: readonly [NumberField, NumberField]): void {
-    const columns = this.#columns;
-    const entry = this.#pairs.get(pairKey(fields));
-    if (entry?.counts !== undefined && entry.version === columns.version) return;
-    const [first, second] = fields.map((field) => ({ range: columns.rangeIndex(field), column: columns.numbers[field].data }));
-    const counts = RangePairCounts.buildNow(first!, second!, columns.available.data, columns.size);
-    this.#stats.builds += 1;
-    this.#pairs.set(pairKey(fields), { version: columns.version, uses: 0, counts });
-  }
-
-  /** Gives back the tables of an older version (called on a write). */
+  /**
+   * Gives back the tables of the version before a write (called on each write). The pairs they
+   * were of stay noted as used once at the new version: their next use starts their build.
+   */
   dropStale(): void {
+    const used = [...this.#pairs].filter(([, entry]) => entry.counts !== undefined).map(([key]) => key);
     this.#pairs.clear();
+    for (const key of used) this.#pairs.set(key, { version: this.#columns.version, uses: 1, counts: undefined });
   }
 
   /** Notes a search whose page was walked with no bitset. */

@@ -34,8 +34,6 @@ export interface ReadyParts {
   evaluator: Evaluator;
   pairs: PairTables;
   order: (request: PageRequest) => (position: number) => number;
-  /** Whether ANDs of two range leaves are counted by pair tables. */
-  usePairs: () => boolean;
 }
 
 /** An AND of two range leaves over two number columns (and maybe `available = true`), with their table. */
@@ -98,7 +96,6 @@ export class ReadyPage {
    * built: this is then a use of it (its second since a write starts its build).
    */
   #pairOf(operands: readonly FilterExpr[]): RangePair | undefined {
-    if (!this.#parts.usePairs()) return undefined;
     let ranges = operands.filter(isRangeLeaf);
     const rest = operands.filter((operand) => !isRangeLeaf(operand));
     if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
