@@ -1,9 +1,8 @@
 // The memory the storefront index keeps its bitsets in, and the WebAssembly SIMD kernels
 // (kernels.wat) that run its word loops over them. A bitset handed out here is an ordinary
 // Uint32Array, a view into one shared WebAssembly memory: JavaScript reads and writes it as any
-// other, and the kernels take it by address. A loop over a million slots in JavaScript costs one
-// bounds-checked step per 32 slots; a kernel takes 128 at a time (bench/README.md, "Issue 25,
-// round 6").
+// other, and the kernels take it by address. A JavaScript loop takes one bounds-checked step per
+// 32 slots; a kernel takes 128 at a time.
 //
 // The memory is shared (SharedArrayBuffer) only so that growing it leaves the views already handed
 // out valid: growing an unshared memory detaches its buffer. No other thread sees it.

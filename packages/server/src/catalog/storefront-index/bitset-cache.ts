@@ -2,18 +2,15 @@ import { arenaBits, releaseBits } from '../kernels.ts';
 import { copyBits } from './bits.ts';
 
 /**
- * Bitsets of filter leaves kept for reuse, as Lucene's query cache keeps its filters: the leaves of
- * real filters repeat (`available = true`, a brand, a price bound a form offers) while the
- * filters they make up differ. A key's first use only notes it; its second evaluates the leaf
- * whole and keeps it; later ones read it with one word operation per 32 slots instead of the
- * leaf's own work (a range leaf reads seven bitsets and some values per 32 slots; a posting list
- * sets one bit per member).
+ * The storage of the leaf cache (leaf-cache.ts): bitsets kept per key, as Lucene's query cache keeps
+ * its filters: the leaves of real filters repeat (`available = true`, a brand, a price bound a
+ * form offers) while the filters they make up differ. A key's first look-up only notes it and
+ * answers false; its second answers true (the owner then keeps the bitset); later ones return it.
  * Guarantees: a kept bitset is the leaf's result at the version it was kept at, and is never
  * returned at another: `lookup` with a new version forgets everything. Kept bitsets are copies
  * that no search writes to.
  * Limits: at most `budgetBytes` of kept bitsets, or `minKept` of them where that is more, and
- * MAX_NOTED keys, least recently used out first; every write to the index (a new version) empties
- * it, so a catalog written to every few seconds gains little.
+ * MAX_NOTED keys, least recently used out first; a look-up at a new version empties it.
  */
 export class BitsetCache {
   readonly #budgetBytes: number;
@@ -31,12 +28,10 @@ export class BitsetCache {
   readonly #entries = new Map<string, Uint32Array | null>();
   /**
    * Bitsets dropped (evicted, or of an older version), which later keeps copy into instead of
-   * allocating. A cache whose working set is larger than its budget (a bitset of ten million
-   * slots is 1.25 MB) allocated one per keep, and that external memory
-   * alone made V8 run full collections, each a pause of several ms, over and over (bench/README.md,
-   * "Issue 25, round 5"). At most an eighth of the budget. A spare is written to only by a keep()
-   * after the one that dropped it, so a bitset lookup() returned stays as it is until the caller's
-   * next keep() but one.
+   * allocating: a working set larger than the budget would otherwise allocate external memory on
+   * every keep. At most an eighth of the budget. A spare is written to only by a keep() after the
+   * one that dropped it, so a bitset lookup() returned stays as it is until the caller's next
+   * keep() but one.
    */
   readonly #spares: Uint32Array[] = [];
   #spareBytes = 0;

@@ -3,14 +3,12 @@ import { fillBits, wordsFor } from './bits.ts';
 
 /**
  * Bitsets of one length for the searches in flight: each search takes them into a scope of its own
- * and hands them back when it ends, whether or not other searches are in flight. A search at a
- * million products takes several of 125 KB (at ten million, 1.25 MB): allocating them afresh makes
- * V8 run a full collection of the whole heap every few hundred searches.
+ * and hands them back when it ends, whether or not other searches are in flight, so bitsets of n/8
+ * bytes are reused instead of allocated per search (external memory the GC would collect in full
+ * pauses).
  * Guarantee: a bitset goes back (to be handed out again, or to the arena) only when the scope it
- * was taken into ends, so a search that takes into its own scope holds its bitsets until it ends.
- * (The scope is named at each `take`: a pool that put bitsets in the scope begun last handed the
- * bitsets of a search resuming after an `await` to another search's scope, which gave them back
- * while the first still wrote to them.)
+ * was taken into ends, so a search that takes into its own scope holds its bitsets until it ends,
+ * across its awaits; the scope is named at each `take`, never inferred from the search begun last.
  */
 export class BitsetPool {
   #words = 0;

@@ -279,8 +279,7 @@ export class RangeIndex {
     if (fresh) clearPastEnd(result, size);
     if (noted > 0) keepPassing(result, column, noted, operator, value);
     if (sorted !== undefined) dropFailing(result, sorted, column, operator, value);
-    // NaN sits in bucket 0, which a leaf may keep whole. (A loop here that read `this.#nan` per
-    // word cost more than the leaf's own pass.)
+    // NaN sits in bucket 0, which a leaf may keep whole: its slots are cleared in one pass after.
     const nan = this.#nan;
     if (nan !== undefined) andNotInto(result, nan, words);
   }

@@ -26,9 +26,7 @@ function roomForMembers(words: number): void {
 // four words per step; their JavaScript loops serve the others and say what the kernel computes
 // (test/catalog/kernels.test.ts holds the two to the same bits). Each loop is a plain function of
 // typed arrays and numbers with one branch, on the rare words holding members of the value's
-// bucket: written inside RangeIndex.intersect, with a closure per member and a test to skip the
-// result's empty words, the same work ran several times slower per word (see bench/README.md,
-// "Issue 25, round 5").
+// bucket, and no closure: the members' values are checked after the pass (keepPassing).
 
 /**
  * Narrows `result` by the bucket's "under" bitsets (`under`: the slots of buckets below the
