@@ -10,13 +10,13 @@
 // place), plus one check per member of a range value's own bucket.
 import type { FilterExpr } from '../filter/ast.ts';
 import { wordsOf } from '../text.ts';
-import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto } from './bits.ts';
+import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto, popcount } from './bits.ts';
 import type { BitsetPool } from './bitset-pool.ts';
-import { isHashedField, isNumberField, type HashedField, type NumberField, type StorefrontColumns } from './columns.ts';
-import { hashOf } from './hash.ts';
+import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { IdleWork } from './idle-work.ts';
 import type { LeafBits } from './leaf-bits.ts';
 import type { LeafCache } from './leaf-cache.ts';
+import { columnCheck, columnCost, indexCost } from './leaf-costs.ts';
 import { availableSide, isRangeLeaf, leafKey, leavesLast, underKey, type Compare, type Leaf } from './leaf-keys.ts';
 import type { RangeOperator } from './ordering.ts';
 import type { RangeIndex } from './range-index.ts';
@@ -213,42 +213,29 @@ export class Evaluator {
       andInto(result, kept);
       return;
     }
-    // A leaf not kept (yet) that can narrow in place does: that skips the words `result` no longer
-    // has, where the whole leaf would read them all. Once admitted, it is made whole between
-    // requests. Any other leaf makes its bitset, which is kept at once once admitted.
-    if (node.type === 'compare' && key !== undefined && (isNumberField(node.field) || isHashedField(node.field))) {
-      if (kept) this.#keepWholeLater(node, key);
-      this.#narrowInPlace(result, node, slices);
-      return;
+    // A leaf not kept (yet) narrows the result the cheaper way (leaf-costs.ts): by its column,
+    // checking only the slots still in the result, or by its index (a range index's pass, or its
+    // posting lists' bitset). Once admitted, a leaf is kept: at once where the search made its
+    // bitset anyway, else made whole between requests.
+    const byColumn = key === undefined ? undefined : columnCheck(columns, node);
+    const range: Compare | undefined = isRangeLeaf(node) && typeof node.value === 'number' ? node : undefined;
+    if (byColumn !== undefined || range !== undefined) {
+      const words = result.length;
+      const byIndex = indexCost(columns, node, words);
+      const useColumn = byColumn !== undefined && (byIndex === undefined || columnCost(byColumn, words, popcount(result)) <= byIndex);
+      if (useColumn) narrow(result, byColumn.check);
+      else if (range !== undefined) this.#intersect(result, range.field as NumberField, range.operator as RangeOperator, range.value as number, slices);
+      if (useColumn || range !== undefined) {
+        if (kept) this.#keepWholeLater(node, key!);
+        return;
+      }
     }
     andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
   }
 
-  /** Clears in `result` the slots that fail the comparison `node` of a number or hashed column, checking only the slots `result` holds. */
-  #narrowInPlace(result: Uint32Array, node: Compare, slices: Slices): void {
-    const { columns } = this.#parts;
-    if (isNumberField(node.field)) {
-      const field = node.field;
-      const column = columns.numbers[field].data;
-      const value = node.value as number;
-      if (node.operator === '=') narrow(result, (slot) => column[slot] === value);
-      else if (node.operator === '!=') narrow(result, (slot) => column[slot] !== value);
-      else this.#intersect(result, field, node.operator, value, slices);
-      return;
-    }
-    const hashes = columns.hashes[node.field as HashedField].data;
-    const [low, high] = hashOf(String(node.value));
-    const equal = node.operator === '=';
-    narrow(result, (slot) => (hashes[2 * slot] === low && hashes[2 * slot + 1] === high) === equal);
-  }
-
-  /** Makes the comparison `node` whole and keeps it under `key`, between requests. */
-  #keepWholeLater(node: Compare, key: string): void {
-    this.keepLater(key, (bits, scope) => {
-      const slices = new Slices(Number.POSITIVE_INFINITY, this.#parts.columns.version, scope);
-      const made = this.#compareBits(node, slices);
-      copyBits(bits, made);
-    });
+  /** Makes the leaf `node` whole and keeps it under `key`, between requests. */
+  #keepWholeLater(node: Leaf, key: string): void {
+    this.keepLater(key, (bits, scope) => copyBits(bits, this.#leafNow(node, new Slices(Number.POSITIVE_INFINITY, this.#parts.columns.version, scope))));
   }
 
   /**
@@ -280,14 +267,15 @@ export class Evaluator {
       }
       return node.negated ? leafBits.complement(bits) : bits;
     }
-    switch (node.type) {
-      case 'compare':
-        return this.#compareBits(node, slices);
-      case 'in': {
-        const bits = leafBits.equals(node.field, node.values, slices.scope);
-        return node.negated ? leafBits.complement(bits) : bits;
-      }
-    }
+    return this.#leafNow(node, slices);
+  }
+
+  /** A fresh bitset of the slots the leaf `node` matches, made in one step. */
+  #leafNow(node: Leaf, slices: Slices): Uint32Array {
+    if (node.type === 'compare') return this.#compareBits(node, slices);
+    const leafBits = this.#parts.bits;
+    const bits = leafBits.equals(node.field, node.values, slices.scope);
+    return node.negated ? leafBits.complement(bits) : bits;
   }
 
   /** A fresh bitset of the slots the comparison `node` matches, made now. */

@@ -49,6 +49,12 @@ export class Postings {
     return this.#logTerms.length > limit || this.stale > limit;
   }
 
+  /** The entries a read of `term` goes through (its block's and its logged ones, stale ones included): what setBits costs. */
+  entries(term: number): number {
+    const block = term < this.#terms ? this.#offsets[term + 1]! - this.#offsets[term]! : 0;
+    return this.#logTerms.length === 0 ? block : block + (this.#logIndex().get(term)?.length ?? 0);
+  }
+
   /** Sets in `bits` the slots that hold `term`. */
   setBits(term: number, bits: Uint32Array, holds: (slot: number, term: number) => boolean): void {
     if (this.stale === 0 && term < this.#terms) {

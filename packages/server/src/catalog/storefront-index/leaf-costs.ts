@@ -1,0 +1,113 @@
+// The two ways a leaf can narrow a running result, and what each costs, from the structures' own
+// statistics (as Lucene's IndexOrDocValuesQuery chooses between a posting list and doc values):
+// - by its index: a posting list per value (tags, shop, brand, product type), whose cost is the
+//   entries it goes through; or the range index's pass over every word (a range on a number
+//   column);
+// - by its column: each slot still in the result checked against the slot's own value, whose cost
+//   is a walk of the result's words plus a check per slot it holds.
+// Costs are in word reads; a kernel's pass reads KERNEL_WORDS words per step.
+//
+// Guarantee: both ways select exactly the same slots (the column checks use the matching rules of
+// leaf-bits.ts: foldText for strings, 64-bit hashes, === for numbers, `compares` for ranges).
+import type { FilterLiteral } from '../filter/ast.ts';
+import { foldText } from '../text.ts';
+import { isHashedField, isNumberField, type CodedField, type StorefrontColumns } from './columns.ts';
+import { hashOf } from './hash.ts';
+import { isRangeLeaf, type Compare, type Leaf } from './leaf-keys.ts';
+import { compares, type RangeOperator } from './ordering.ts';
+
+/** Words a kernel's pass takes per step. */
+const KERNEL_WORDS = 4;
+/** Bitsets a range leaf's pass reads per word, its result's included. */
+const RANGE_PASS_READS = 7;
+/** Reads a check of one slot's tag list costs, about (its count and a few codes). */
+const TAG_LIST_READS = 4;
+
+/** A leaf checked slot by slot against the columns: the check, and its reads per slot checked. */
+export interface ColumnCheck {
+  check: (slot: number) => boolean;
+  reads: number;
+}
+
+/**
+ * The column check of `node`, or undefined for leaves with none (`available` and `cursor`, whose
+ * bitsets cost no more than a check; a range whose bound is not a number).
+ */
+export function columnCheck(columns: StorefrontColumns, node: Leaf): ColumnCheck | undefined {
+  const field = node.field;
+  if (field === 'available' || field === 'cursor') return undefined;
+  const range: Compare | undefined = isRangeLeaf(node) ? node : undefined;
+  if (range !== undefined) {
+    const value = range.value;
+    if (typeof value !== 'number' || !isNumberField(field)) return undefined;
+    const column = columns.numbers[field].data;
+    const operator = range.operator as RangeOperator;
+    return { check: (slot) => compares(column[slot]!, operator, value), reads: 1 };
+  }
+  const values: readonly FilterLiteral[] = node.type === 'in' ? node.values : [node.value];
+  const negated = node.type === 'in' ? node.negated : node.operator === '!=';
+  const equal = equalsCheck(columns, field, values);
+  if (equal === undefined) return undefined;
+  return negated ? { check: (slot) => !equal.check(slot), reads: equal.reads } : equal;
+}
+
+/** Whether the slot's `field` equals one of `values`, by the column. */
+function equalsCheck(columns: StorefrontColumns, field: string, values: readonly FilterLiteral[]): ColumnCheck | undefined {
+  if (isNumberField(field)) {
+    const column = columns.numbers[field].data;
+    if (values.length === 1) {
+      const only = values[0];
+      return { check: (slot) => column[slot] === only, reads: 1 };
+    }
+    const want = new Set(values);
+    return { check: (slot) => want.has(column[slot]!), reads: 1 };
+  }
+  if (isHashedField(field)) {
+    const hashes = columns.hashes[field].data;
+    const wanted = values.map((value) => hashOf(String(value)));
+    return { check: (slot) => wanted.some(([low, high]) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high), reads: 2 * wanted.length };
+  }
+  if (field === 'tags') {
+    const codes = values.map((value) => columns.terms.find(foldText(String(value)))).filter((code) => code >= 0);
+    const lists = columns.tagsOf;
+    return { check: (slot) => codes.some((code) => lists.holds(slot, code)), reads: TAG_LIST_READS * codes.length };
+  }
+  if (field === 'shop_name' || field === 'brand' || field === 'product_type') {
+    const { dictionary, codes } = columns.coded[field as CodedField];
+    const wanted = new Set(values.flatMap((value) => dictionary.get(foldText(value as string)) ?? []));
+    const column = codes.data;
+    return { check: (slot) => wanted.has(column[slot]!), reads: 1 };
+  }
+  return undefined;
+}
+
+/** The cost of narrowing a result of `words` words holding `population` slots by a column check. */
+export function columnCost(check: ColumnCheck, words: number, population: number): number {
+  return words + population * check.reads;
+}
+
+/**
+ * The cost of narrowing a result of `words` words by the leaf's index (its bitset made and ANDed,
+ * or the range index's pass), or undefined for leaves with no index (equality on a number or
+ * hashed column).
+ */
+export function indexCost(columns: StorefrontColumns, node: Leaf, words: number): number | undefined {
+  const field = node.field;
+  const range: boolean = isRangeLeaf(node);
+  if (range) return (words * RANGE_PASS_READS) / KERNEL_WORDS;
+  const values: readonly FilterLiteral[] = node.type === 'in' ? node.values : [node.value];
+  // A fresh bitset to clear, then to AND into the result.
+  const bitset = (2 * words) / KERNEL_WORDS;
+  if (field === 'tags') {
+    const codes = values.map((value) => columns.terms.find(foldText(String(value))));
+    return bitset + codes.reduce((sum, code) => sum + (code < 0 ? 0 : columns.tags.entries(code)), 0);
+  }
+  if (field === 'shop_name' || field === 'brand' || field === 'product_type') {
+    const { dictionary, postings } = columns.coded[field as CodedField];
+    return bitset + values.reduce<number>((sum, value) => {
+      const code = dictionary.get(foldText(value as string));
+      return sum + (code === undefined ? 0 : postings.entries(code));
+    }, 0);
+  }
+  return undefined;
+}
