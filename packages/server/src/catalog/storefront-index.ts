@@ -58,7 +58,7 @@ export class StorefrontIndex {
   constructor() {
     const columns = this.#columns;
     this.#leaves = new LeafCache(columns);
-    this.#pairs = new PairTables(columns);
+    this.#pairs = new PairTables(columns, this.#work);
     this.#evaluator = new Evaluator({ columns, pool: this.#pool, leaves: this.#leaves, bits: new LeafBits(columns, this.#pool), work: this.#work });
     this.#ready = new ReadyPage({
       columns,
@@ -115,7 +115,10 @@ export class StorefrontIndex {
     return index;
   }
 
-  /** The page of slots' cursors and the exact number of matches; `sliceMs` is for tests. */
+  /**
+   * The page of slots' cursors and the exact number of matches. `sliceMs`: the work between two
+   * yields to the event loop (0: yield before every leaf; Infinity: never yield).
+   */
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     const columns = this.#columns;
     columns.compactPostings(false);
@@ -157,7 +160,6 @@ export class StorefrontIndex {
 
   /** Resolves once nothing waits to be made between requests: no keep waits, no pair table is being built. */
   async idle(): Promise<void> {
-    await this.#pairs.built();
     await this.#work.idle();
   }
 

@@ -1,6 +1,7 @@
 // The one scheduler of work done between requests: what a search asked to be kept (a whole leaf, a
 // bucket's bitset, a bucket's sorted members) is made here instead of by the search that asked,
-// one task per turn of the event loop, after the I/O of that turn (setImmediate).
+// one task per turn of the event loop, after the I/O of that turn (setImmediate); and the longer
+// jobs that yield on their own (a pair table's build), one at a time.
 //
 // Guarantees: a task runs at most once, and only if `valid()` still holds when its turn comes (the
 // index was not written meanwhile); a task that throws is counted, never rethrown: the searches
@@ -12,6 +13,8 @@ const MAX_WAITING = 64;
 export class IdleWork {
   readonly #waiting = new Map<string, () => void>();
   readonly #stats = { made: 0, failed: 0 };
+  /** The job running, if any (see `job`). */
+  #job: Promise<void> | undefined;
 
   /** Runs `make` between requests, unless a task is waiting under `key` already or the queue is full. */
   later(key: string, make: () => void, valid: () => boolean): void {
@@ -22,14 +25,27 @@ export class IdleWork {
     if (this.#waiting.size === 1) setImmediate(() => this.#runNext());
   }
 
+  /**
+   * Starts `run`, a job that yields to the event loop on its own, unless one is running: false
+   * then, and the caller asks again later. The job must not reject.
+   */
+  job(run: () => Promise<void>): boolean {
+    if (this.#job !== undefined) return false;
+    this.#job = run().finally(() => (this.#job = undefined));
+    return true;
+  }
+
   /** Tasks run, and tasks that threw, since the start. */
   get stats(): { made: number; failed: number } {
     return { ...this.#stats };
   }
 
-  /** Resolves once no task waits. */
+  /** Resolves once no task waits and no job runs. */
   async idle(): Promise<void> {
-    while (this.#waiting.size > 0) await new Promise((resolve) => setImmediate(resolve));
+    while (this.#waiting.size > 0 || this.#job !== undefined) {
+      await this.#job;
+      if (this.#waiting.size > 0) await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   #runNext(): void {

@@ -4,10 +4,11 @@
 // Guarantees: a table answers only for the columns' version it was built for and the range indexes
 // it was built from. Limits: at most PAIRS_KEPT tables (about 16 bytes per product each), the least
 // recently used given up first. A table is built on its pair's second use (on its first after a
-// write, for a pair whose table the write made stale), one build at a time, in slices that yield to
-// the event loop and give up when the columns are written. A write makes every table stale: it is
-// rebuilt whole.
+// write, for a pair whose table the write made stale), as a job of IdleWork: one at a time, in
+// slices that yield to the event loop, given up when the columns are written. A write makes every
+// table stale: it is rebuilt whole.
 import type { NumberField, StorefrontColumns } from './columns.ts';
+import type { IdleWork } from './idle-work.ts';
 import { RangePairCounts } from './range-pair-counts.ts';
 
 /** RangePairCounts kept at once. */
@@ -21,12 +22,13 @@ interface Entry {
 
 export class PairTables {
   readonly #columns: StorefrontColumns;
+  readonly #work: IdleWork;
   readonly #pairs = new Map<string, Entry>();
-  #build: Promise<void> | undefined;
   readonly #stats = { counted: 0, scanned: 0, builds: 0, failures: 0 };
 
-  constructor(columns: StorefrontColumns) {
+  constructor(columns: StorefrontColumns, work: IdleWork) {
     this.#columns = columns;
+    this.#work = work;
   }
 
   /**
@@ -50,7 +52,7 @@ export class PairTables {
     entry = this.#pairs.get(key) ?? { version: columns.version, uses: 0, counts: undefined };
     this.#pairs.set(key, entry);
     entry.uses += 1;
-    if (entry.uses >= 2 && this.#build === undefined) this.#startBuild(key, fields, ranges);
+    if (entry.uses >= 2) this.#work.job(() => this.#build(key, fields, ranges));
     return undefined;
   }
 
@@ -74,19 +76,15 @@ export class PairTables {
     return { ...this.#stats };
   }
 
-  /** Resolves once no build is running. */
-  async built(): Promise<void> {
-    await this.#build;
-  }
-
-  #startBuild(key: string, fields: readonly [NumberField, NumberField], ranges: readonly [RangePairCounts['first'], RangePairCounts['second']]): void {
+  /** Builds the table of `fields`, in slices that yield; keeps it if the columns were not written meanwhile. */
+  #build(key: string, fields: readonly [NumberField, NumberField], ranges: readonly [RangePairCounts['first'], RangePairCounts['second']]): Promise<void> {
     const columns = this.#columns;
     const version = columns.version;
     const pause = async (): Promise<boolean> => {
       await new Promise((resolve) => setImmediate(resolve));
       return columns.version === version;
     };
-    this.#build = RangePairCounts.build(
+    return RangePairCounts.build(
       { range: ranges[0], column: columns.numbers[fields[0]].data },
       { range: ranges[1], column: columns.numbers[fields[1]].data },
       columns.available.data,
@@ -109,8 +107,7 @@ export class PairTables {
       .catch(() => {
         this.#stats.failures += 1;
         this.#pairs.set(key, { version: Number.NaN, uses: Number.NEGATIVE_INFINITY, counts: undefined });
-      })
-      .finally(() => (this.#build = undefined));
+      });
   }
 }
 
