@@ -704,6 +704,28 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     expect(await tally(narrowed)).toStrictEqual({ hits: 4, lookups: 4 });
   });
 
+  it('answers at once a search whose words, shop and AND operands are all kept, more than three of them', async () => {
+    const rows = crafted().map((row, i) => (i === 0 ? { ...row, available: true } : row));
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    // The first product matches every part: no part is skipped on an empty result.
+    const search = page({ text: 'running shoes', shopName: rows[0]!.shop_name, filter: and(within('brand', ['Nike', 'New Balance']), compare('available', '=', true), compare('price_min', '>=', 10), compare('tags', '!=', 'sale')) });
+    // Noted, admitted (keeps made between searches), then every part is at hand.
+    for (let use = 0; use < 2; use += 1) {
+      expect(await index.search(search)).toStrictEqual(plainSearch(rows, search));
+      await index.idle();
+    }
+    const hits = index.leafCacheStats.leaf.hits;
+    let answered = false;
+    const pending = index.search(search, 0).then((answer) => ((answered = true), answer));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    expect(await pending).toStrictEqual(plainSearch(rows, search));
+    // Two words, the shop and three keyed leaves, each read once.
+    expect(index.leafCacheStats.leaf.hits - hits).toBe(6);
+  });
+
   it('answers an AND whose kept leaf other searches put out of the cache, and reused, while it yielded', async () => {
     const rows = crafted();
     const index = new StorefrontIndex();

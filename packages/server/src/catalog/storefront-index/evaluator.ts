@@ -17,7 +17,7 @@ import type { IdleWork } from './idle-work.ts';
 import type { LeafBits } from './leaf-bits.ts';
 import type { LeafCache } from './leaf-cache.ts';
 import { columnCheck, columnCost, indexCost } from './leaf-costs.ts';
-import { availableSide, isRangeLeaf, leafKey, leavesLast, underKey, type Compare, type Leaf } from './leaf-keys.ts';
+import { availableSide, isRangeLeaf, leafKey, leavesLast, shopKey, underKey, wordKey, type Compare, type Leaf } from './leaf-keys.ts';
 import type { RangeOperator } from './ordering.ts';
 import type { RangeIndex } from './range-index.ts';
 import { Slices } from './slices.ts';
@@ -57,13 +57,13 @@ export class Evaluator {
     if (search.text !== undefined) {
       // A query with no word (only punctuation) narrows nothing.
       for (const word of new Set(wordsOf(search.text))) {
-        and(await this.#kept(`word\u0000${word}`, slices, () => leafBits.wordBits(word, slices.scope)));
+        and(await this.#kept(wordKey(word), slices, () => leafBits.wordBits(word, slices.scope)));
         if (isEmpty(result!)) return { bits: result };
       }
     }
     if (search.shopName !== undefined) {
       const shopName = search.shopName;
-      and(await this.#kept(`shop\u0000${shopName}`, slices, () => leafBits.codedEquals('shop_name', [shopName], leafBits.empty(slices.scope))));
+      and(await this.#kept(shopKey(shopName), slices, () => leafBits.codedEquals('shop_name', [shopName], leafBits.empty(slices.scope))));
     }
     const filter = search.filter;
     if (filter === undefined || (result !== undefined && isEmpty(result))) return { bits: result };

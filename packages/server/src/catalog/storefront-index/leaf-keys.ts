@@ -18,6 +18,16 @@ export function leafKey(node: Leaf): string | undefined {
   return node.type === 'compare' ? `${node.field}\u0000${node.operator}\u0000${JSON.stringify(node.value)}` : `${node.field}\u0000${node.negated ? 'NOT IN' : 'IN'}\u0000${JSON.stringify(node.values)}`;
 }
 
+/** The leaf cache's key of the products having `word` (one of `wordsOf`) among their words. */
+export function wordKey(word: string): string {
+  return `word\u0000${word}`;
+}
+
+/** The leaf cache's key of the products of the shop named `name` (as the search gave it). */
+export function shopKey(name: string): string {
+  return `shop\u0000${name}`;
+}
+
 /** The leaf cache's key of the slots under `bucket` of the range index of `field`. */
 export function underKey(field: NumberField, bucket: number): string {
   return `${field}\u0000under\u0000${bucket}`;

@@ -1,19 +1,21 @@
-// Answers at once: a search whose filter is an AND of at most three leaves whose bitsets are at
-// hand is answered from those bitsets in place, in one synchronous step (a kept bitset is read
-// before any other search can put it out): counted in one pass that writes nothing, its page read
-// word by word from all of them, with no result bitset to write. At hand: a kept leaf,
-// `available`, or a range leaf whose bucket's "under" bitset is kept (RangeIndex.split: that
-// bitset, read flipped for `>` and `>=`, plus the members of the value's bucket that pass, each
-// checked against the other operands). An AND of two range leaves on different number columns
+// Answers at once: a search whose parts (its query's words, its shop, its filter's AND operands)
+// all have their bitsets at hand is answered from those bitsets in place, in one synchronous step
+// (a kept bitset is read before any other search can put it out): counted in one pass that writes
+// nothing, its page read word by word from all of them, with no result bitset to write (but one
+// AND of the bitsets read as they are, where there are more than three sources). At hand: a kept
+// leaf, word or shop, `available`, or a range leaf whose bucket's "under" bitset is kept
+// (RangeIndex.split: that bitset, read flipped for `>` and `>=`, plus the members of the value's
+// bucket that pass, each checked against the other operands); at most three such range leaves. An AND of two range leaves on different number columns
 // (and `available = true`) whose pair table is built is counted by the table instead, and its page
 // walked in the listing's order against the two columns where that walk is short.
 import type { FilterExpr } from '../filter/ast.ts';
-import { complement, copyBits, countAll, hasBit, setBit } from './bits.ts';
+import { wordsOf } from '../text.ts';
+import { andAll, complement, copyBits, countAll, hasBit, setBit } from './bits.ts';
 import type { BitsetPool } from './bitset-pool.ts';
 import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { Evaluator } from './evaluator.ts';
 import type { LeafCache } from './leaf-cache.ts';
-import { availableSide, isRangeLeaf, leafKey, underKey, type Compare } from './leaf-keys.ts';
+import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type Compare } from './leaf-keys.ts';
 import { compares, type RangeOperator } from './ordering.ts';
 import { NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } from './page.ts';
 import type { PairTables } from './pair-tables.ts';
@@ -52,41 +54,63 @@ export class ReadyPage {
     this.#parts = parts;
   }
 
-  /** The search's page answered at once, or undefined when its filter is not of that kind. */
+  /** The search's page answered at once, or undefined when its parts are not all at hand. */
   answer(search: PageRequest & { text?: string; shopName?: string; filter?: FilterExpr }): Page | undefined {
-    const { columns, evaluator, leaves } = this.#parts;
+    const { columns, evaluator, leaves, pool } = this.#parts;
     const filter = search.filter;
-    if (search.text !== undefined || search.shopName !== undefined || filter === undefined) return undefined;
-    const operands = filter.type === 'and' ? filter.operands : [filter];
-    if (operands.length > 3) return undefined;
-    const pair = this.#pairOf(operands);
+    const operands = filter === undefined ? [] : filter.type === 'and' ? filter.operands : [filter];
+    const keyed = [...new Set(wordsOf(search.text ?? ''))].map(wordKey);
+    if (search.shopName !== undefined) keyed.push(shopKey(search.shopName));
+    if (operands.length + keyed.length === 0) return undefined;
+    const pair = keyed.length === 0 ? this.#pairOf(operands) : undefined;
     if (pair !== undefined) {
       const scanned = this.#scannedPage(search, pair);
       if (scanned !== undefined) return scanned;
       const paired = this.#pairedSources(pair);
       if (paired !== undefined) return pageOf(columns, this.#parts.order(search), search, paired.bits, paired.total, paired.flips, paired.extras);
     }
+    if (!keyed.every((key) => leaves.has(key))) return undefined;
     const version = columns.version;
     const splits = operands.map((operand) => (evaluator.isReady(operand, version) ? null : this.#splitLeaf(operand)));
     if (splits.includes(undefined)) return undefined;
+    // The page walk reads at most three sources: the bitsets read as they are are ANDed into one
+    // where there are more.
+    const splitCount = splits.filter(Boolean).length;
+    const plainCount = keyed.length + operands.length - splitCount;
+    if (splitCount + Math.min(plainCount, 1) > 3) return undefined;
     const whole: [FilterExpr, ReadySource][] = [];
-    const sources = operands.map((operand, at): ReadySource => {
-      const split = splits[at];
-      if (!split) return { bits: evaluator.ready(operand, version)!, flip: 0, extra: NO_EXTRA, column: undefined, operator: '<', value: 0 };
-      const source = { bits: leaves.kept(split.key, 'bucket')!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value };
-      // A use of the leaf, as on any other path: once admitted, it is kept whole (made from its
-      // parts), and later searches read it with no extra slots to check.
-      if (leaves.use(leafKey(operand as Compare)!, version) === true) whole.push([operand, source]);
-      return source;
-    });
-    const bits = sources.map((source) => source.bits);
-    const flips = sources.map((source) => source.flip);
-    const extras = passingExtras(sources);
-    const page = pageOf(columns, this.#parts.order(search), search, bits, countAll(bits, columns.size, flips) + extras.length, flips, extras);
-    // Kept once the page is read: a keep may put out bitsets this search reads, and a later keep
-    // write into them.
-    for (const [operand, source] of whole) this.#keepWhole(operand, source);
-    return page;
+    const plain = (bits: Uint32Array): ReadySource => ({ bits, flip: 0, extra: NO_EXTRA, column: undefined, operator: '<', value: 0 });
+    let sources = [
+      ...keyed.map((key) => plain(leaves.kept(key)!)),
+      ...operands.map((operand, at): ReadySource => {
+        const split = splits[at];
+        if (!split) return plain(evaluator.ready(operand, version)!);
+        const source = { bits: leaves.kept(split.key, 'bucket')!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value };
+        // A use of the leaf, as on any other path: once admitted, it is kept whole (made from its
+        // parts), and later searches read it with no extra slots to check.
+        if (leaves.use(leafKey(operand as Compare)!, version) === true) whole.push([operand, source]);
+        return source;
+      }),
+    ];
+    const scope = pool.begin(columns.size);
+    try {
+      if (sources.length > 3) {
+        const plainBits = sources.filter((source) => source.column === undefined).map((source) => source.bits);
+        const folded = pool.take(scope, false);
+        andAll(folded, plainBits, true);
+        sources = [plain(folded), ...sources.filter((source) => source.column !== undefined)];
+      }
+      const bits = sources.map((source) => source.bits);
+      const flips = sources.map((source) => source.flip);
+      const extras = passingExtras(sources);
+      const page = pageOf(columns, this.#parts.order(search), search, bits, countAll(bits, columns.size, flips) + extras.length, flips, extras);
+      // Kept once the page is read: a keep may put out bitsets this search reads, and a later keep
+      // write into them.
+      for (const [operand, source] of whole) this.#keepWhole(operand, source);
+      return page;
+    } finally {
+      pool.end(scope);
+    }
   }
 
   /**
