@@ -16,8 +16,8 @@ import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { IdleWork } from './idle-work.ts';
 import type { LeafBits } from './leaf-bits.ts';
 import type { LeafCache } from './leaf-cache.ts';
-import { columnCheck, columnCost, indexCost } from './leaf-costs.ts';
-import { availableSide, isRangeLeaf, leafKey, leavesLast, shopKey, underKey, wordKey, type Compare, type Leaf } from './leaf-keys.ts';
+import { columnCheck, columnCost, indexCost, matchesEstimate } from './leaf-costs.ts';
+import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type Compare, type Leaf } from './leaf-keys.ts';
 import type { RangeOperator } from './ordering.ts';
 import type { RangeIndex } from './range-index.ts';
 import { Slices } from './slices.ts';
@@ -145,7 +145,7 @@ export class Evaluator {
    * put out meanwhile narrows the result as a leaf not kept.
    */
   async #and(into: Uint32Array | undefined, operands: readonly FilterExpr[], slices: Slices): Promise<{ bits: Uint32Array; total: number | undefined }> {
-    const ordered = leavesLast(operands);
+    const ordered = this.#plan(operands);
     const isReady = ordered.map((operand) => this.isReady(operand, slices.version));
     const readyCount = isReady.filter(Boolean).length;
     const readyLast = readyCount > 0 && readyCount < ordered.length && ordered.every((operand, at) => isReady[at] || isRangeLeaf(operand));
@@ -186,6 +186,22 @@ export class Evaluator {
     }
     if (readyLast && !emptied) await andReady();
     return { bits: result!, total };
+  }
+
+  /**
+   * An AND's operands in the order they narrow the result: the composite ones (OR, NOT, nested AND)
+   * first, as given; then the leaves, those estimated to select fewest slots first, so the result
+   * shrinks (or empties, ending the AND) as early as it can and later leaves check fewer slots.
+   */
+  #plan(operands: readonly FilterExpr[]): FilterExpr[] {
+    const { columns } = this.#parts;
+    const composite = operands.filter((operand) => operand.type !== 'compare' && operand.type !== 'in');
+    const leaves = operands
+      .filter((operand): operand is Leaf => operand.type === 'compare' || operand.type === 'in')
+      .map((leaf) => ({ leaf, estimate: matchesEstimate(columns, leaf) }))
+      .sort((a, b) => a.estimate - b.estimate)
+      .map(({ leaf }) => leaf);
+    return [...composite, ...leaves];
   }
 
   /** Clears in `result` the slots `node` does not match. */

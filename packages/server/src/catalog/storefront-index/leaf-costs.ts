@@ -5,14 +5,17 @@
 //   column);
 // - by its column: each slot still in the result checked against the slot's own value, whose cost
 //   is a walk of the result's words plus a check per slot it holds.
-// Costs are in word reads; a kernel's pass reads KERNEL_WORDS words per step.
+// Costs are in word reads; a kernel's pass reads KERNEL_WORDS words per step. `matchesEstimate`
+// estimates how many slots a leaf selects, which orders an AND's leaves (evaluator.ts).
 //
 // Guarantee: both ways select exactly the same slots (the column checks use the matching rules of
 // leaf-bits.ts: foldText for strings, 64-bit hashes, === for numbers, `compares` for ranges).
 import type { FilterLiteral } from '../filter/ast.ts';
 import { foldText } from '../text.ts';
-import { isHashedField, isNumberField, type CodedField, type StorefrontColumns } from './columns.ts';
+import { countBelow } from './bits.ts';
+import { isHashedField, isNumberField, type CodedField, type NumberField, type StorefrontColumns } from './columns.ts';
 import { hashOf } from './hash.ts';
+import { RANGE_BUCKETS } from './range-index.ts';
 import { isRangeLeaf, type Compare, type Leaf } from './leaf-keys.ts';
 import { compares, type RangeOperator } from './ordering.ts';
 
@@ -110,4 +113,37 @@ export function indexCost(columns: StorefrontColumns, node: Leaf, words: number)
     }, 0);
   }
   return undefined;
+}
+
+/**
+ * About how many slots `node` selects: posting-list entries for tags, shop, brand and type; the
+ * share of range-index buckets on the bound's side for a range (bounds are quantiles of the
+ * column); an exact count for cursors; one slot per value for the hashed columns and one bucket's
+ * share for a number's equality; half the slots for `available`. Negations select the rest.
+ */
+export function matchesEstimate(columns: StorefrontColumns, node: Leaf): number {
+  const size = columns.size;
+  const field = node.field;
+  const range: Compare | undefined = node.type === 'compare' && (field === 'cursor' || isRangeLeaf(node)) && !['=', '!='].includes(node.operator) ? node : undefined;
+  if (range !== undefined) {
+    const value = range.value;
+    if (typeof value !== 'number') return size;
+    const above = range.operator === '>' || range.operator === '>=';
+    if (field === 'cursor') {
+      const below = countBelow(columns.cursor.data, value, range.operator === '<=' || range.operator === '>', size);
+      return above ? size - below : below;
+    }
+    const index = columns.rangeIndex(field as NumberField);
+    const share = index.bucketOf(value) / index.buckets;
+    return size * (above ? 1 - share : share);
+  }
+  const values: readonly FilterLiteral[] = node.type === 'in' ? node.values : [node.value];
+  const negated = node.type === 'in' ? node.negated : node.operator === '!=';
+  let selected: number;
+  if (field === 'available') selected = size / 2;
+  else if (field === 'cursor' || isHashedField(field)) selected = values.length;
+  else if (isNumberField(field)) selected = (values.length * size) / RANGE_BUCKETS;
+  else selected = indexCost(columns, node, 0) ?? size;
+  selected = Math.min(size, selected);
+  return negated ? size - selected : selected;
 }

@@ -46,8 +46,3 @@ export function availableSide(node: FilterExpr): boolean | undefined {
   if (node.type !== 'compare' || node.field !== 'available' || (node.operator !== '=' && node.operator !== '!=')) return undefined;
   return (node.value === true) === (node.operator === '=');
 }
-
-/** An AND's operands with the leaves that narrow in place (comparisons) last. */
-export function leavesLast(operands: readonly FilterExpr[]): FilterExpr[] {
-  return [...operands.filter((operand) => operand.type !== 'compare'), ...operands.filter((operand) => operand.type === 'compare')];
-}
