@@ -10,13 +10,13 @@
 // place), plus one check per member of a range value's own bucket.
 import type { FilterExpr } from '../filter/ast.ts';
 import { wordsOf } from '../text.ts';
-import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto, popcount } from './bits.ts';
+import { andAll, andInto, andNotInto, copyBits, isEmpty, narrow, orInto, popcount, wordsFor } from './bits.ts';
 import type { BitsetPool } from './bitset-pool.ts';
 import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { IdleWork } from './idle-work.ts';
 import type { LeafBits } from './leaf-bits.ts';
 import type { LeafCache } from './leaf-cache.ts';
-import { columnCheck, columnCost, indexCost, matchesEstimate } from './leaf-costs.ts';
+import { bucketSortCost, columnCheck, columnCost, indexCost, matchesEstimate, rangePassCost } from './leaf-costs.ts';
 import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type Compare, type Leaf } from './leaf-keys.ts';
 import type { RangeOperator } from './ordering.ts';
 import type { RangeIndex } from './range-index.ts';
@@ -91,8 +91,8 @@ export class Evaluator {
     return key === undefined || version !== this.#parts.columns.version ? undefined : this.#parts.leaves.kept(key);
   }
 
-  /** Keeps under `key`, between requests, the bitset `fill` writes whole (any bits it held are to be overwritten). */
-  keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void): void {
+  /** Keeps under `key`, between requests, the bitset `fill` writes whole (any bits it held are to be overwritten); `cost` times it. */
+  keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void, cost = 0): void {
     const { columns, pool, leaves, work } = this.#parts;
     const version = columns.version;
     work.later(
@@ -108,7 +108,13 @@ export class Evaluator {
         }
       },
       () => columns.version === version,
+      cost,
     );
+  }
+
+  /** Whether work of `cost` is estimated to fit in what is left of the search's slice: then a keep is made now, else between requests. */
+  #fitsNow(cost: number, slices: Slices): boolean {
+    return this.#parts.work.fits(cost, slices.remainingMs());
   }
 
   /** A fresh bitset of the slots `node` matches. */
@@ -238,11 +244,17 @@ export class Evaluator {
     if (byColumn !== undefined || range !== undefined) {
       const words = result.length;
       const byIndex = indexCost(columns, node, words);
+      // Admitted: made whole now where that fits in the search's slice, and ANDed.
+      const wholeCost = byIndex ?? columnCost(byColumn!, words, columns.size);
+      if (kept && this.#fitsNow(wholeCost, slices)) {
+        andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
+        return;
+      }
       const useColumn = byColumn !== undefined && (byIndex === undefined || columnCost(byColumn, words, popcount(result)) <= byIndex);
       if (useColumn) narrow(result, byColumn.check);
       else if (range !== undefined) this.#intersect(result, range.field as NumberField, range.operator as RangeOperator, range.value as number, slices);
       if (useColumn || range !== undefined) {
-        if (kept) this.#keepWholeLater(node, key!);
+        if (kept) this.#keepWholeLater(node, key!, wholeCost);
         return;
       }
     }
@@ -250,8 +262,8 @@ export class Evaluator {
   }
 
   /** Makes the leaf `node` whole and keeps it under `key`, between requests. */
-  #keepWholeLater(node: Leaf, key: string): void {
-    this.keepLater(key, (bits, scope) => copyBits(bits, this.#leafNow(node, new Slices(Number.POSITIVE_INFINITY, this.#parts.columns.version, scope))));
+  #keepWholeLater(node: Leaf, key: string, cost: number): void {
+    this.keepLater(key, (bits, scope) => copyBits(bits, this.#leafNow(node, new Slices(Number.POSITIVE_INFINITY, this.#parts.columns.version, scope))), cost);
   }
 
   /**
@@ -326,17 +338,26 @@ export class Evaluator {
     const under = this.#under(range, field, bucket, slices);
     const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
     const version = columns.version;
-    const sortLater = (sort: () => void): void => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version);
+    const sortCost = bucketSortCost(columns.size, range.buckets);
+    const sortLater = this.#fitsNow(sortCost, slices) ? undefined : (sort: () => void): void => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version, sortCost);
     range.intersect(bits, column, columns.size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh, sortLater);
   }
 
-  /** The kept bitset of the slots under `bucket`; once admitted, made between requests. */
+  /** The kept bitset of the slots under `bucket`; once admitted, made now where that fits in the search's slice, else between requests. */
   #under(range: RangeIndex, field: NumberField, bucket: number, slices: Slices): Uint32Array | undefined {
-    const { columns, leaves } = this.#parts;
+    const { columns, pool, leaves } = this.#parts;
     const key = underKey(field, bucket);
     const kept = leaves.use(key, slices.version, 'bucket');
     if (kept instanceof Uint32Array) return kept;
-    if (kept) this.keepLater(key, (bits) => range.under(bits, columns.size, bucket));
-    return undefined;
+    if (!kept) return undefined;
+    const cost = rangePassCost(wordsFor(columns.size));
+    if (!this.#fitsNow(cost, slices)) {
+      this.keepLater(key, (bits) => range.under(bits, columns.size, bucket), cost);
+      return undefined;
+    }
+    const bits = pool.take(slices.scope, false);
+    range.under(bits, columns.size, bucket);
+    leaves.keep(key, bits);
+    return bits;
   }
 }

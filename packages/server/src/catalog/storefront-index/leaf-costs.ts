@@ -84,6 +84,17 @@ function equalsCheck(columns: StorefrontColumns, field: string, values: readonly
   return undefined;
 }
 
+/** The cost of a range index's pass over `words` words (a range leaf made whole, a bucket's "under" bitset). */
+export function rangePassCost(words: number): number {
+  return (words * RANGE_PASS_READS) / KERNEL_WORDS;
+}
+
+/** The cost of sorting the members of one of `buckets` buckets of a column of `size` slots, about. */
+export function bucketSortCost(size: number, buckets: number): number {
+  const members = size / buckets;
+  return members * Math.log2(members + 2);
+}
+
 /** The cost of narrowing a result of `words` words holding `population` slots by a column check. */
 export function columnCost(check: ColumnCheck, words: number, population: number): number {
   return words + population * check.reads;
@@ -97,7 +108,7 @@ export function columnCost(check: ColumnCheck, words: number, population: number
 export function indexCost(columns: StorefrontColumns, node: Leaf, words: number): number | undefined {
   const field = node.field;
   const range: boolean = isRangeLeaf(node);
-  if (range) return (words * RANGE_PASS_READS) / KERNEL_WORDS;
+  if (range) return rangePassCost(words);
   const values: readonly FilterLiteral[] = node.type === 'in' ? node.values : [node.value];
   // A fresh bitset to clear, then to AND into the result.
   const bitset = (2 * words) / KERNEL_WORDS;

@@ -16,6 +16,11 @@ export class Slices {
     this.version = version;
     this.scope = scope;
   }
+  /** What is left of the current slice, in milliseconds, at most one default slice. */
+  remainingMs(): number {
+    return Math.min(SLICE_MS, this.#sliceMs - (performance.now() - this.#since));
+  }
+
   pause(): Promise<void> | undefined {
     if (performance.now() - this.#since < this.#sliceMs) return undefined;
     return new Promise((resolve) => {
