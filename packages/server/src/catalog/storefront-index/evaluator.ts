@@ -1,8 +1,12 @@
-// The evaluator: the slots a search matches, as one running result that each leaf of an AND
-// narrows (Meilisearch milli's universe recursion), an empty result ending the AND. A leaf kept in
-// the leaf cache is read from there; a leaf not kept narrows in place where it can (a range through
-// its range index, an equality over a column by checking only the slots still in the result) and
-// otherwise makes its bitset (leaf-bits.ts). OR, NOT and IN are word-wise operations on bitsets.
+// The evaluator: the slots a search matches, as one running result that each operand of an AND
+// narrows (Meilisearch milli's universe recursion), an empty result ending the AND; its leaves go
+// in ascending order of the slots they are estimated to select. A leaf kept in the leaf cache is
+// read from there; a leaf not kept narrows by its column (checking only the slots still in the
+// result) or by its index (a range index's pass, a posting lists' bitset), whichever leaf-costs.ts
+// estimates cheaper, and otherwise makes its bitset (leaf-bits.ts). OR and NOT are word-wise
+// operations on bitsets. An admitted leaf is kept at once where the search made its bitset anyway;
+// otherwise made whole by the search where its cost fits in the search's slice, else between
+// requests (IdleWork), as are a range bucket's bitsets and sorted members.
 //
 // Guarantees: exact; a search yields to the event loop between leaves once it has worked a slice
 // (slices.ts), and whatever it keeps is of the version it began at, never of a later one.
@@ -237,14 +241,14 @@ export class Evaluator {
     }
     // A leaf not kept (yet) narrows the result the cheaper way (leaf-costs.ts): by its column,
     // checking only the slots still in the result, or by its index (a range index's pass, or its
-    // posting lists' bitset). Once admitted, a leaf is kept: at once where the search made its
-    // bitset anyway, else made whole between requests.
+    // posting lists' bitset).
     const byColumn = key === undefined ? undefined : columnCheck(columns, node);
     const range: Compare | undefined = isRangeLeaf(node) && typeof node.value === 'number' ? node : undefined;
     if (byColumn !== undefined || range !== undefined) {
       const words = result.length;
       const byIndex = indexCost(columns, node, words);
-      // Admitted: made whole now where that fits in the search's slice, and ANDed.
+      // Admitted: made whole now where that fits in the search's slice, and ANDed; else made
+      // between requests, and this search narrows as on a first use.
       const wholeCost = byIndex ?? columnCost(byColumn!, words, columns.size);
       if (kept && this.#fitsNow(wholeCost, slices)) {
         andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
