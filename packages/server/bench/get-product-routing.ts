@@ -18,11 +18,10 @@ import { testAppDeps } from '../test/support/app-deps.ts';
 import { CatalogService } from '../src/catalog/catalog-service.ts';
 import { openapiDocument } from '@catalog/contract/documents';
 import { authorize, createAuthenticator } from '../src/http/auth.ts';
-import { createBufferedLogWrite } from '../src/http/buffered-log-write.ts';
 import { sendError, sendJson } from '../src/http/exchange.ts';
 import { HttpRefusal } from '../src/http/errors.ts';
 import { createRateLimiter, NO_RATE_LIMITS } from '../src/http/rate-limit.ts';
-import { createLogger, silentLogger } from '../src/logger.ts';
+import { createLogger, createServiceLogger, silentLogger } from '../src/logger.ts';
 import { FakeCatalogStore, FakeKeyStore } from '../test/support/fake-catalog-store.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 
@@ -51,8 +50,8 @@ function fixtures(): { store: FakeCatalogStore; keys: FakeKeyStore } {
 
 function serverFor(mode: Mode): http.Server {
   const { store, keys } = fixtures();
-  // The wiring src/main.ts should use: access log lines batched per event-loop turn.
-  const logger = createLogger({ write: createBufferedLogWrite() });
+  // The service's logger, as `catalog serve` makes it (JSON lines on stderr).
+  const logger = createServiceLogger('info', { terminal: false });
   switch (mode) {
     case 'bare': {
       const product = store.catalog[0];

@@ -5,8 +5,8 @@
 // - an `authorization` field, at any of the shapes requests are logged in, is redacted;
 // - the request id is always `request_id`.
 // Levels below LOG_LEVEL are dropped. On a terminal, createServiceLogger prints readable lines.
+import { isMainThread } from 'node:worker_threads';
 import pinoPretty from 'pino-pretty';
-import { createBufferedLogWrite } from './http/buffered-log-write.ts';
 import { pino, stdSerializers, stdTimeFunctions, type DestinationStream, type Logger as Pino } from 'pino';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -73,13 +73,36 @@ class PinoLogger implements Logger {
 export const silentLogger: Logger = createLogger({ write: () => {} });
 
 /**
- * The service's logger: JSON lines on stderr, written in batches off the request path
- * (buffered-log-write.ts, to `fd`); readable coloured lines instead on a terminal (`pnpm start`).
+ * Lines waiting for a stderr that does not take them (full, or failing) are kept up to this many
+ * bytes, in order; lines beyond are dropped until it takes them again.
+ */
+const MAX_PENDING_LOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The service's logger: JSON lines on stderr (`fd`) through pino's own destination (sonic-boom),
+ * written off the request path: a line goes to the kernel as soon as the previous write has
+ * returned, and the lines logged meanwhile go together in the next write. A write the descriptor
+ * refuses for now (EAGAIN) is retried; no write error throws. What is pending is written
+ * synchronously when the thread exits (by pino on the main thread, here on a worker thread).
+ * Readable coloured lines instead on a terminal (`pnpm start`), written synchronously.
  */
 export function createServiceLogger(level: LogLevel, options: { terminal?: boolean; fd?: number; base?: LogFields } = {}): Logger {
   const base = options.base ?? {};
   if (options.terminal ?? process.stderr.isTTY === true) {
     return createLogger({ level, base, destination: pinoPretty({ destination: options.fd ?? 2, colorize: true, translateTime: 'SYS:HH:MM:ss.l', sync: true }) });
   }
-  return createLogger({ level, base, write: createBufferedLogWrite(options.fd ?? process.stderr.fd) });
+  const destination = pino.destination({ dest: options.fd ?? process.stderr.fd, sync: false, minLength: 0, maxLength: MAX_PENDING_LOG_BYTES });
+  // pino stops writing on EPIPE (nobody reads stderr) and re-emits any other error, which must not
+  // become an uncaught exception: sonic-boom keeps the lines and tries them again with the next.
+  destination.on('error', () => {});
+  if (!isMainThread) {
+    process.once('exit', () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // A descriptor that fails now cannot be written to before the thread ends.
+      }
+    });
+  }
+  return createLogger({ level, base, destination });
 }

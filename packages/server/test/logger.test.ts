@@ -1,7 +1,12 @@
 // What operators read in the logs: errors with their cause chain and code, no throw on values JSON
 // cannot hold, no Authorization value, and the fields they filter on.
-import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger, createServiceLogger } from '../src/logger.ts';
 
 function capture(): { lines: Record<string, unknown>[]; logger: ReturnType<typeof createLogger> } {
   const lines: Record<string, unknown>[] = [];
@@ -38,5 +43,64 @@ describe('the logger', () => {
     logger.child({ request_id: 'r2' }).debug('detail', { n: 1 });
     expect(lines[0]).toMatchObject({ level: 'debug', msg: 'detail', request_id: 'r2', n: 1 });
     expect(Date.parse(String(lines[0]!['time']))).not.toBeNaN();
+  });
+});
+
+describe('createServiceLogger', () => {
+  const LOGGER = new URL('../src/logger.ts', import.meta.url).pathname;
+  let directory: string;
+  const opened: number[] = [];
+  afterEach(() => {
+    for (const fd of opened.splice(0)) fs.closeSync(fd);
+    fs.rmSync(directory, { recursive: true, force: true });
+  });
+
+  function logFile(flags = 'a'): { file: string; fd: number } {
+    directory = fs.mkdtempSync(path.join(os.tmpdir(), 'service-log-'));
+    const file = path.join(directory, 'log');
+    fs.writeFileSync(file, '');
+    const fd = fs.openSync(file, flags);
+    opened.push(fd);
+    return { file, fd };
+  }
+
+  const numbers = (file: string): number[] => fs.readFileSync(file, 'utf8').trim().split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as { i: number }).i);
+
+  it('writes every line to its descriptor, in order, off the logging call', async () => {
+    const { file, fd } = logFile();
+    const logger = createServiceLogger('info', { terminal: false, fd });
+    for (let i = 0; i < 500; i++) logger.info('line', { i });
+    await vi.waitFor(() => expect(numbers(file)).toEqual(Array.from({ length: 500 }, (_, i) => i)));
+  });
+
+  it('never throws when its descriptor refuses writes', async () => {
+    const { fd } = logFile('r');
+    const logger = createServiceLogger('info', { terminal: false, fd });
+    expect(() => logger.error('nowhere to go')).not.toThrow();
+    // The write fails on a later turn; an uncaught error there would fail this file.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(() => logger.error('still nowhere')).not.toThrow();
+  });
+
+  it('writes what is pending when a worker thread ends', async () => {
+    const { file, fd } = logFile();
+    const code = `import(${JSON.stringify(LOGGER)}).then(({ createServiceLogger }) => {
+      const logger = createServiceLogger('info', { terminal: false, fd: ${fd} });
+      for (let i = 0; i < 500; i++) logger.info('line', { i });
+      process.exit(0);
+    });`;
+    const worker = new Worker(code, { eval: true });
+    await new Promise((resolve) => worker.once('exit', resolve));
+    expect(numbers(file).sort((a, b) => a - b)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('writes what is pending when the process exits', () => {
+    const { file } = logFile();
+    const script = `import { createServiceLogger } from ${JSON.stringify(LOGGER)};
+      const logger = createServiceLogger('info', { terminal: false });
+      for (let i = 0; i < 500; i++) logger.info('line', { i });
+      process.exit(0);`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', fs.openSync(file, 'a')] });
+    expect(numbers(file)).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 });
