@@ -3,6 +3,11 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const TESTING_ONLY = { group: ['@catalog/contract/testing'], message: 'Test builders are for tests and benches only.' };
+// The server's layers, outermost last: domain (catalog/, stream/, prices/price-log.ts) → store and
+// price-log adapters, config, logger → http/ → cli/. A module imports only from its own layer or
+// the ones before it; `app.ts`, `main.ts` and the stream thread wire the layers together.
+const NO_CLI = { group: ['**/cli/**'], message: 'Only the CLI imports cli/: it is the outermost layer.' };
+const NO_HTTP = { group: ['**/http/**'], message: 'Adapters, config and the logger must not import the transport (http/).' };
 
 export default tseslint.config(
   {
@@ -50,6 +55,29 @@ export default tseslint.config(
     },
   },
   {
+    // Nothing below the CLI reads its flags or commands: the CLI calls into the layers with values.
+    files: ['packages/server/src/**/*.ts'],
+    ignores: ['packages/server/src/cli/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [TESTING_ONLY, NO_CLI] }],
+    },
+  },
+  {
+    // Adapters and the service's own plumbing are used by the transport, never the reverse.
+    files: [
+      'packages/server/src/store/**/*.ts',
+      'packages/server/src/prices/**/*.ts',
+      'packages/server/src/config.ts',
+      'packages/server/src/settings.ts',
+      'packages/server/src/logger.ts',
+      'packages/server/src/metrics.ts',
+      'packages/server/src/storage-url.ts',
+    ],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [TESTING_ONLY, NO_CLI, NO_HTTP] }],
+    },
+  },
+  {
     // The domain knows nothing of transports or drivers: adapters depend on it, never the reverse.
     files: ['packages/server/src/catalog/**/*.ts', 'packages/server/src/prices/price-log.ts', 'packages/server/src/stream/**/*.ts'],
     rules: {
@@ -59,7 +87,8 @@ export default tseslint.config(
           patterns: [
             { group: ['express', 'openapi-backend', 'pg', 'ioredis', 'node:sqlite', 'node:http'], message: 'Domain modules must not import transports or drivers.' },
             TESTING_ONLY,
-            { group: ['**/store/sqlite/**', '**/store/postgres/**', '**/prices/sqlite/**', '**/prices/redis/**', '**/http/**'], message: 'Domain modules must not reach into adapters or transport.' },
+            // The ports the domain reads through live in it (catalog/catalog-store.ts, prices/price-log.ts).
+            { group: ['**/store/**', '**/prices/sqlite/**', '**/prices/redis/**', '**/http/**', '**/cli/**'], message: 'Domain modules must not reach into adapters, transport or the CLI.' },
           ],
         },
       ],

@@ -1,10 +1,22 @@
-// Command-line flags and environment variables become one typed, validated Config. Flags win over
-// the environment; anything invalid stops start-up with a message naming the flag. Every default,
-// bound and choice is the settings table's (settings.ts).
+// The serve settings, as given by flags or environment variables (parsed by cli/command-line.ts,
+// which calls configFrom), become one typed, validated Config. Anything invalid stops start-up
+// with a message naming the flag. Every default, bound and choice is the settings table's
+// (settings.ts).
 import { resolve } from 'node:path';
-import { commandSpec, databaseUrlOf, DEFAULT_DATABASE_URL, parseCommand, priceLogUrlOf, type ParsedValues } from './cli/command-line.ts';
 import type { LogLevel } from './logger.ts';
-import { defaultOf, numericValue, SERVE_SETTINGS, SettingError, type IntegerSetting, type NumberSetting, type ServeFlag, type Setting } from './settings.ts';
+import {
+  databaseUrlOf,
+  defaultOf,
+  numericValue,
+  priceLogUrlOf,
+  SERVE_SETTINGS,
+  SettingError,
+  type IntegerSetting,
+  type NumberSetting,
+  type ServeFlag,
+  type Setting,
+  type SettingValues,
+} from './settings.ts';
 
 export interface Config {
   /** `sqlite:<path>` (embedded, the default) or `postgres://…`. */
@@ -53,9 +65,6 @@ export interface Config {
   logLevel: LogLevel;
 }
 
-export { DEFAULT_DATABASE_URL };
-
-
 export class ConfigError extends Error {
   /** The exit status a command should end with: 2 for usage, 0 after --help. */
   readonly exitCode: number;
@@ -100,19 +109,8 @@ export function validateStorageUrl(name: string, url: string, schemes: readonly 
   return url;
 }
 
-/**
- * Reads the serve flags (the `serve` table in cli/command-line.ts); `args` excludes the command
- * name. Throws ConfigError for a bad value, and for `--help` or a usage error, which parseCommand
- * has already answered on stdout or stderr (`exitCode` says how to exit).
- */
-export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env, command: 'serve' | 'start' = 'serve'): Config {
-  const parsed = parseCommand(commandSpec(command), args, env);
-  if ('exit' in parsed) throw new ConfigError(parsed.exit === 0 ? '' : 'invalid arguments', parsed.exit);
-  return configFrom(parsed.values);
-}
-
 /** Validates parsed serve values (flag, else environment variable) into a Config. */
-export function configFrom(values: ParsedValues): Config {
+export function configFrom(values: SettingValues): Config {
   const given = (flag: ServeFlag): string | undefined => values[flag] as string | undefined;
   const integer = (flag: NumericFlag): number => numeric(flag, given(flag));
   const databaseUrl = validateStorageUrl('db', databaseUrlOf(values), ['sqlite', 'postgres', 'postgresql']);

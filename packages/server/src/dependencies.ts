@@ -9,7 +9,7 @@ import type { RateLimiter } from './http/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import type { PriceLog } from './prices/price-log.ts';
 import { ProductPrices } from './prices/product-prices.ts';
-import type { CatalogStore } from './store/catalog-store.ts';
+import type { CatalogStore } from './catalog/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
 
 export interface ReadinessCheck {

@@ -243,6 +243,22 @@ export function defaultOf<F extends ServeFlag>(flag: F): Exclude<(typeof SERVE_S
   return value as Exclude<(typeof SERVE_SETTINGS)[F]['default'], null>;
 }
 
+/** Settings as given, by flag: the flag's value, else its environment variable's; no default applied. */
+export type SettingValues = Record<string, string | boolean | undefined>;
+
+const DEFAULT_DATABASE_URL = defaultOf('db');
+
+/** The catalog database: the flag (or DATABASE_URL, already in `values`), else the default. */
+export function databaseUrlOf(values: SettingValues): string {
+  return (values['db'] as string | undefined) ?? DEFAULT_DATABASE_URL;
+}
+
+/** The price log: the flag (or PRICE_LOG_URL), else the catalog database when it is SQLite. */
+export function priceLogUrlOf(values: SettingValues): string | undefined {
+  const db = databaseUrlOf(values);
+  return (values['price-log'] as string | undefined) ?? (db.startsWith('sqlite:') ? db : undefined);
+}
+
 /** `seed` options by flag (beside --db). */
 export const SEED_SETTINGS = {
   products: { kind: 'integer', value: '<n>', default: 2000, min: 1, max: 100_000_000, help: 'catalog products to generate (and half as many storefront products)' },

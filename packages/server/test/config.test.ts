@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { COMMANDS } from '../src/cli/command-line.ts';
+import { ConfigError } from '../src/config.ts';
+import { COMMANDS, loadConfig } from '../src/cli/command-line.ts';
 import { PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type ServeFlag, type Setting } from '../src/settings.ts';
 
 /** Every setting of the table with a value default, and the Config field it sets. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/cli/command-line.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startService, type RunningService } from '../src/main.ts';
 import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';

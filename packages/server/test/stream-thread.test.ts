@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/cli/command-line.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startService } from '../src/main.ts';
 import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';

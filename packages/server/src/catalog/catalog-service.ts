@@ -1,7 +1,7 @@
 // The catalog's read operations as the product specification defines them, independent of any
 // transport: paging arithmetic, the 50-page storefront cap, filter parsing and plan projection.
 // Every refusal is a CatalogError carrying a contract code; nothing here knows about HTTP.
-import type { CatalogStore, StorefrontQuery, VariantQuery } from '../store/catalog-store.ts';
+import type { CatalogStore, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
 import { isGtinFragment } from './gtin-fragments.ts';

@@ -1,5 +1,5 @@
 // Shared pieces of the data commands: the database flag and progress lines on a terminal.
-import type { CatalogStore } from '../store/catalog-store.ts';
+import type { CatalogStore } from '../catalog/catalog-store.ts';
 
 /** Rewrites one status line on stderr when it is a terminal, at most ~10 times a second. */
 export function createProgress(enabled = process.stderr.isTTY): { update(line: string): void; done(): void } {

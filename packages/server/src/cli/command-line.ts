@@ -8,7 +8,8 @@
 // URLs follow one chain for every command: `--db` > DATABASE_URL > sqlite:./data/catalog.db, and
 // `--price-log` > PRICE_LOG_URL > the catalog database when it is SQLite.
 import { Command, CommanderError, Option } from 'commander';
-import { defaultOf, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type Setting } from '../settings.ts';
+import { configFrom, ConfigError, type Config } from '../config.ts';
+import { PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type Setting, type SettingValues } from '../settings.ts';
 
 export interface OptionSpec {
   /** The long flag without dashes, e.g. `price-log`. */
@@ -30,8 +31,6 @@ export interface CommandSpec {
   arguments?: string;
   options: readonly OptionSpec[];
 }
-
-export const DEFAULT_DATABASE_URL = defaultOf('db');
 
 /** A setting of settings.ts as an option: its default as users read it, a value or a rule. */
 function optionOf(flag: string, setting: Setting): OptionSpec {
@@ -94,8 +93,7 @@ export function commandSpec(name: string): CommandSpec {
   return spec;
 }
 
-export type ParsedValues = Record<string, string | boolean | undefined>;
-export type Parsed = { values: ParsedValues; positionals: string[] } | { exit: number };
+export type Parsed = { values: SettingValues; positionals: string[] } | { exit: number };
 
 /**
  * Parses `args` by the command's table: help on stdout with exit 0, a usage error on stderr with
@@ -126,7 +124,7 @@ export function parseCommand(spec: CommandSpec, args: readonly string[], env: No
     throw error;
   }
   const given = program.opts<Record<string, string | boolean | undefined>>();
-  const values: ParsedValues = {};
+  const values: SettingValues = {};
   for (const option of spec.options) {
     const key = option.flag.replace(/-([a-z])/g, (_m, letter: string) => letter.toUpperCase());
     const fromEnv = option.env === undefined ? undefined : env[option.env];
@@ -135,13 +133,13 @@ export function parseCommand(spec: CommandSpec, args: readonly string[], env: No
   return { values, positionals: program.args };
 }
 
-/** The catalog database: the flag (or DATABASE_URL, already in `values`), else the default. */
-export function databaseUrlOf(values: ParsedValues): string {
-  return (values['db'] as string | undefined) ?? DEFAULT_DATABASE_URL;
-}
-
-/** The price log: the flag (or PRICE_LOG_URL), else the catalog database when it is SQLite. */
-export function priceLogUrlOf(values: ParsedValues): string | undefined {
-  const db = databaseUrlOf(values);
-  return (values['price-log'] as string | undefined) ?? (db.startsWith('sqlite:') ? db : undefined);
+/**
+ * Reads the serve flags (the `serve` table above; `start` shares it); `args` excludes the command
+ * name. Throws ConfigError for a bad value, and for `--help` or a usage error, which parseCommand
+ * has already answered on stdout or stderr (`exitCode` says how to exit).
+ */
+export function loadConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env, command: 'serve' | 'start' = 'serve'): Config {
+  const parsed = parseCommand(commandSpec(command), args, env);
+  if ('exit' in parsed) throw new ConfigError(parsed.exit === 0 ? '' : 'invalid arguments', parsed.exit);
+  return configFrom(parsed.values);
 }

@@ -11,12 +11,13 @@ import { stat } from 'node:fs/promises';
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { ServiceUnavailable } from '../catalog/errors.ts';
 import { silentLogger } from '../logger.ts';
-import type { CatalogStore } from '../store/catalog-store.ts';
+import type { CatalogStore } from '../catalog/catalog-store.ts';
 import { openCatalogStores, type CatalogStores } from '../store/open-store.ts';
 import { storageFullError } from '../store/storage-full.ts';
 import { sqlitePath } from '../storage-url.ts';
 import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, writeIndexSnapshot } from './cli-support.ts';
-import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
+import { commandSpec, parseCommand } from './command-line.ts';
+import { databaseUrlOf } from '../settings.ts';
 import { readNdjson } from './ndjson-lines.ts';
 import { describeViolation, importValidators, type ImportKind } from './resource-validators.ts';
 

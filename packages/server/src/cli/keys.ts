@@ -7,7 +7,8 @@
 import { silentLogger } from '../logger.ts';
 import type { KeyInfo } from '../store/key-store.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
+import { commandSpec, parseCommand } from './command-line.ts';
+import { databaseUrlOf } from '../settings.ts';
 
 const SUBCOMMANDS = ['create', 'list', 'revoke'] as const;
 

@@ -11,7 +11,8 @@ import { createPgPool, unavailableOnOutage } from '../store/postgres/pg-pool.ts'
 import { LATEST_SCHEMA_VERSION } from '../store/sqlite/migrations.ts';
 import { SqliteCatalogStore } from '../store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../store/sqlite/sqlite-database.ts';
-import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
+import { commandSpec, parseCommand } from './command-line.ts';
+import { databaseUrlOf } from '../settings.ts';
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommand(commandSpec('migrate'), args);

@@ -23,12 +23,12 @@ import { createContractAjv } from '@catalog/contract/ajv';
 import type { ErrorObject } from 'ajv';
 import type { CatalogVariant } from '../catalog/model.ts';
 import { ConfigError } from '../config.ts';
-import { commandSpec, parseCommand, priceLogUrlOf, type ParsedValues } from './command-line.ts';
+import { commandSpec, parseCommand } from './command-line.ts';
 import { openapiDocument } from '@catalog/contract/documents';
 import { createLogger } from '../logger.ts';
 import { openPriceLog } from '../prices/open-price-log.ts';
 import { runSimulator, syntheticVariants, type SimulatedVariant } from '../prices/simulator.ts';
-import { numericValue, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS } from '../settings.ts';
+import { numericValue, priceLogUrlOf, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, type SettingValues } from '../settings.ts';
 
 const BATCH_LINES = 500;
 const FIRST_RETRY_MS = 100;
@@ -76,7 +76,7 @@ export async function run(args: string[], deps: PricesCommandDeps = { sampleVari
 }
 
 /** The price log by the one default chain (command-line.ts); PostgreSQL catalogs need one named. */
-function priceLogUrl(values: ParsedValues): string {
+function priceLogUrl(values: SettingValues): string {
   const url = priceLogUrlOf(values);
   if (url === undefined) throw new ConfigError('--price-log (or PRICE_LOG_URL) is required when the catalog is not SQLite');
   return url;

@@ -15,9 +15,9 @@ import {
 import type { CatalogProductPro, StorefrontProductInput } from '../catalog/model.ts';
 import { silentLogger } from '../logger.ts';
 import { openCatalogStores } from '../store/open-store.ts';
-import { commandSpec, databaseUrlOf, parseCommand } from './command-line.ts';
+import { commandSpec, parseCommand } from './command-line.ts';
 import { createProgress, deferIndexesForBulkLoad, optimizeAfterBulkLoad, writeIndexSnapshot } from './cli-support.ts';
-import { numericValue, SEED_SETTINGS } from '../settings.ts';
+import { databaseUrlOf, numericValue, SEED_SETTINGS } from '../settings.ts';
 
 const BATCH = 500;
 

@@ -1,6 +1,6 @@
 // `catalog serve`: the API listener and the stream listener, until SIGTERM.
-import { loadConfig } from '../config.ts';
 import { createServiceLogger } from '../logger.ts';
+import { loadConfig } from './command-line.ts';
 import { startTracing } from '../tracing.ts';
 
 export async function run(args: string[]): Promise<number> {

@@ -3,8 +3,8 @@
 // since keys are stored only as digests), runs the price simulator, and prints what to try.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { loadConfig } from '../config.ts';
 import { createServiceLogger } from '../logger.ts';
+import { loadConfig } from './command-line.ts';
 import { sqlitePath } from '../storage-url.ts';
 import { startTracing } from '../tracing.ts';
 

@@ -1,101 +1,14 @@
-// The port the catalog service reads through (CatalogStore), and the one every storage engine
-// implements (CatalogEngine: SqliteCatalogStore, PostgresCatalogStore). An engine does not answer
+// What every storage engine implements (CatalogEngine: SqliteCatalogStore, PostgresCatalogStore)
+// behind the catalog's port (CatalogStore, catalog/catalog-store.ts). An engine does not answer
 // storefront listings itself: IndexedCatalogStore (indexed-catalog-store.ts) answers them from the
-// in-memory storefront index, which follows the engine's storefront changes. One conformance suite
-// (test/store/catalog-store.suite.ts) runs against each engine behind that decorator.
-import type { StorefrontIndexRow, StorefrontSearch } from '../catalog/storefront-index.ts';
-import type {
-  BrandCount,
-  CatalogProductPro,
-  CatalogVariant,
-  Page,
-  StorefrontProduct,
-  StorefrontProductInput,
-} from '../catalog/model.ts';
+// in-memory storefront index, which follows the engine's storefront changes.
+import type { BulkLoading, CatalogStore } from '../catalog/catalog-store.ts';
+import type { StorefrontProduct } from '../catalog/model.ts';
 import { storedJson, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
-
-/** A storefront listing, as the storefront index answers it. */
-export type StorefrontQuery = StorefrontSearch;
-
-export interface VariantQuery {
-  /** Exact SKU, case-insensitive. */
-  sku?: string;
-  /**
-   * Matched as a substring of the stored GTIN through an index. A fragment by isGtinFragment
-   * (catalog/gtin-fragments.ts), checked by the caller: engines answer other text unreliably.
-   */
-  gtin?: string;
-  offset: number;
-  limit: number;
-}
-
-/**
- * A page of storefront products: their stored documents as the text of one JSON array, joined by
- * the engine, which the hot path splices into a response with no parse and no re-serialisation.
- */
-export interface StorefrontPage {
-  items: RawJson<StorefrontProduct[]> | RawJsonBytes<StorefrontProduct[]>;
-  total: number;
-}
+import type { StorefrontIndexRow } from '../catalog/storefront-index.ts';
 
 /** The page of no products. */
 export const NO_DOCUMENTS = storedJson<StorefrontProduct[]>('[]');
-
-export interface ImportReport {
-  inserted: number;
-  updated: number;
-}
-
-export interface CatalogStore {
-  /** Storefront products as their stored JSON documents (with `cursor`, `created_at` and `updated_at`). */
-  listStorefrontDocuments(query: StorefrontQuery): Promise<StorefrontPage>;
-  /**
-   * Catalog variants in import order, each as its JSON text (fields and order as imported), so
-   * the hot path can splice them into a response unparsed.
-   */
-  searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>>;
-  /** Brands by number of catalog products, descending; ties by brand name ascending. */
-  topBrands(limit: number): Promise<BrandCount[]>;
-  /**
-   * By UUID or slug: the full (Pro) product as the JSON text it was imported as (field order
-   * included), or null. Text, not an object, so the hot path can splice it into a response unparsed.
-   */
-  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null>;
-  /** By UUID or slug, as getProductDocument: the product's `id`, or null. */
-  productIdOf(idOrSlug: string): Promise<string | null>;
-  /** Distinct GTINs over all variants after normalising each to 14 digits. */
-  countGtins(): Promise<number>;
-  /** Upserts by `id`; what was imported reads back unchanged. */
-  upsertCatalogProducts(products: readonly CatalogProductPro[]): Promise<ImportReport>;
-  /** Upserts by `id`; assigns `cursor` to new products and keeps it for known ones. */
-  upsertStorefrontProducts(products: readonly StorefrontProductInput[]): Promise<ImportReport>;
-  /** Up to `limit` variants for the price simulator, spread over the catalog. */
-  sampleVariants(limit: number): Promise<CatalogVariant[]>;
-  /** Throws ServiceUnavailable when the engine cannot answer; used by /readyz. */
-  ping(): Promise<void>;
-  /**
-   * Optional: loads into memory what answers rely on (the storefront index), so the first
-   * requests after start do not wait for it. Resolves once loaded; rejects with the engine's error.
-   * `untilSnapshotWritten`: also waits for the snapshot the load may write (import and seed end so,
-   * so the next start loads the snapshot).
-   */
-  warm?(options?: { untilSnapshotWritten?: boolean }): Promise<void>;
-  close(): Promise<void>;
-  /** Optional: the engine's bulk-load capability, for `catalog import` and `catalog seed`. */
-  readonly bulkLoading?: BulkLoading;
-}
-
-/** Index upkeep an engine can skip while a large load runs into an empty catalog. */
-export interface BulkLoading {
-  /**
-   * Before a load into an EMPTY catalog: stops upkeep of the variant search indexes (searches scan
-   * meanwhile, with the same answers). Returns false, deferring nothing, when the catalog has
-   * variants. `optimize` must follow.
-   */
-  deferIndexes(): Promise<boolean>;
-  /** After a bulk load (and by `catalog migrate`): rebuilds what was deferred, refreshes statistics. */
-  optimize(): Promise<void>;
-}
 
 /** A position in an engine's storefront change feed: rows are ordered by (change, cursor). */
 export interface StorefrontChange {

@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import { arenaStats } from '../catalog/kernels.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import { gaugeReading } from '../metrics.ts';
-import type { BulkLoading, CatalogEngine, CatalogStore, StorefrontChange, StorefrontPage, StorefrontQuery, VariantQuery } from './catalog-store.ts';
+import type { BulkLoading, CatalogStore, StorefrontPage, StorefrontQuery, VariantQuery } from '../catalog/catalog-store.ts';
+import type { CatalogEngine, StorefrontChange } from './catalog-store.ts';
 import { ReadCache } from './read-cache.ts';
 import { readSnapshot, snapshotFile, writeSnapshot, type SnapshotPlace, type SnapshotRejection } from './storefront-snapshot.ts';
 

@@ -2,7 +2,7 @@
 // are created, migrations applied) or `postgres://` / `postgresql://` (the PostgreSQL adapter,
 // loaded only when asked for so SQLite users never load the driver).
 import type { Logger } from '../logger.ts';
-import type { CatalogStore } from './catalog-store.ts';
+import type { CatalogStore } from '../catalog/catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
 import { dirname } from 'node:path';
 import { IndexedCatalogStore, snapshotsIn, type IndexedCatalogStoreOptions } from './indexed-catalog-store.ts';

@@ -195,7 +195,7 @@ describe('fitConnectionCaps', () => {
   /** What a service start with the default caps logs at `warn`, under `ulimit -n soft` (hard lowered too). */
   function warningsUnder(openFiles: number): string {
     const script = `import { fitConnectionCaps } from ${JSON.stringify(new URL('../../src/http/listener-limits.ts', import.meta.url).pathname)};
-      import { loadConfig } from ${JSON.stringify(new URL('../../src/config.ts', import.meta.url).pathname)};
+      import { loadConfig } from ${JSON.stringify(new URL('../../src/cli/command-line.ts', import.meta.url).pathname)};
       const config = loadConfig([], {});
       fitConnectionCaps({ api: config.maxConnections, stream: config.maxStreamConnections }, { info() {}, warn(msg) { process.stdout.write(msg + '\\n'); } });`;
     return execFileSync('/bin/sh', ['-c', `ulimit -n ${openFiles}; exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: 'utf8' });

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { operations, type ApiOperationId } from '@catalog/contract';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 import { catalogRouter } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/cli/command-line.ts';
 import { serverOptionsFor } from '../../src/http/express-shell.ts';
 import { operationsOf } from '../../src/http/operation-routes.ts';
 import { silentLogger } from '../../src/logger.ts';

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpRefusal } from '../../src/http/errors.ts';
 import { createRateLimiter, rateLimiterFor, type RateLimiter } from '../../src/http/rate-limit.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/cli/command-line.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { rateLimitStoreFallbacks } from '../../src/metrics.ts';
 import { startRedisServer, type TestRedisServer } from '../support/redis-test-server.ts';

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import type { CatalogProductPro, StorefrontProduct, StorefrontProductInput } from '../../src/catalog/model.ts';
-import type { CatalogStore, StorefrontQuery } from '../../src/store/catalog-store.ts';
+import type { CatalogStore, StorefrontQuery } from '../../src/catalog/catalog-store.ts';
 import type { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';

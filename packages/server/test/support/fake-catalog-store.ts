@@ -5,7 +5,7 @@ import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import type { FilterExpr } from '../../src/catalog/filter/ast.ts';
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
 import { jsonOf, type RawJson } from '../../src/catalog/raw-json.ts';
-import type { CatalogStore, ImportReport, StorefrontPage, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
+import type { CatalogStore, ImportReport, StorefrontPage, StorefrontQuery, VariantQuery } from '../../src/catalog/catalog-store.ts';
 import type { KeyStore } from '../../src/store/key-store.ts';
 import type { Plan } from '../../src/catalog/model.ts';
 

@@ -1,5 +1,5 @@
 import type { CatalogProductPro, CatalogVariant, Page, StorefrontProduct } from '../../src/catalog/model.ts';
-import type { CatalogStore, StorefrontQuery, VariantQuery } from '../../src/store/catalog-store.ts';
+import type { CatalogStore, StorefrontQuery, VariantQuery } from '../../src/catalog/catalog-store.ts';
 
 /** The stored product parsed, as a client of the store port would read it. */
 export async function readProduct(catalog: CatalogStore, idOrSlug: string): Promise<CatalogProductPro | null> {

@@ -2,7 +2,7 @@
 // search kind the index serves) whose answers must be the same from a snapshot as from a full load.
 import { parseFilter } from '../../src/catalog/filter/parse-filter.ts';
 import { generateStorefrontProducts } from '../../src/catalog/seed/generate-catalog.ts';
-import type { StorefrontQuery } from '../../src/store/catalog-store.ts';
+import type { StorefrontQuery } from '../../src/catalog/catalog-store.ts';
 
 export const SNAPSHOT_QUERIES: StorefrontQuery[] = [
   { sort: 'cursor:asc', offset: 0, limit: 50 },

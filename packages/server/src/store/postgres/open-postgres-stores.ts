@@ -2,7 +2,7 @@
 // pending migration first. Rejects with ServiceUnavailable when the database cannot be reached.
 import { gaugeReading } from '../../metrics.ts';
 import type { Logger } from '../../logger.ts';
-import type { CatalogStore } from '../catalog-store.ts';
+import type { CatalogStore } from '../../catalog/catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';

@@ -30,7 +30,8 @@ import type {
   StorefrontProductInput,
 } from '../../catalog/model.ts';
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
-import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type ImportReport, type StorefrontChange, type VariantQuery } from '../catalog-store.ts';
+import type { ImportReport, VariantQuery } from '../../catalog/catalog-store.ts';
+import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type StorefrontChange } from '../catalog-store.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 import {
   deferGtinIndex,
