@@ -22,7 +22,7 @@
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page } from '../catalog/model.ts';
 import type { RawJson } from '../catalog/raw-json.ts';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { arenaStats } from '../catalog/kernels.ts';
 import { StorefrontIndex } from '../catalog/storefront-index.ts';
 import { gaugeReading } from '../metrics.ts';
@@ -47,6 +47,21 @@ export interface IndexedCatalogStoreOptions {
   snapshots?: (catalog: string) => SnapshotPlace;
   /** Fewer storefront products than this are not worth a snapshot (a load is quick). */
   snapshotMinProducts?: number;
+}
+
+/**
+ * The snapshot places an `indexSnapshotDir` option names for a catalog stored at `sqliteFile`,
+ * or, for PostgreSQL (no `sqliteFile`), `inDatabase` for `default`.
+ */
+export function snapshotPlaces(
+  option: string | undefined,
+  sqliteFile: string | undefined,
+  inDatabase?: (catalog: string) => SnapshotPlace,
+): IndexedCatalogStoreOptions {
+  if (option === undefined || option === 'none') return {};
+  if (option !== 'default') return { snapshots: snapshotsIn(option) };
+  if (sqliteFile !== undefined) return { snapshots: snapshotsIn(dirname(sqliteFile)) };
+  return inDatabase === undefined ? {} : { snapshots: inDatabase };
 }
 
 /** What warm() did with the snapshot: loaded it, or why not; and the write it started, if any. */

@@ -4,9 +4,7 @@
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from '../catalog/catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
-import { dirname } from 'node:path';
-import { IndexedCatalogStore, snapshotsIn, type IndexedCatalogStoreOptions } from './indexed-catalog-store.ts';
-import type { SnapshotPlace } from './storefront-snapshot.ts';
+import { IndexedCatalogStore, snapshotPlaces } from './indexed-catalog-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
@@ -25,21 +23,6 @@ export interface OpenOptions {
    * serve, import and seed warm the index).
    */
   indexSnapshotDir?: string;
-}
-
-/**
- * The snapshot places an `indexSnapshotDir` option names for a catalog stored at `sqliteFile`,
- * or, for PostgreSQL (no `sqliteFile`), `inDatabase` for `default`.
- */
-export function snapshotPlaces(
-  option: string | undefined,
-  sqliteFile: string | undefined,
-  inDatabase?: (catalog: string) => SnapshotPlace,
-): IndexedCatalogStoreOptions {
-  if (option === undefined || option === 'none') return {};
-  if (option !== 'default') return { snapshots: snapshotsIn(option) };
-  if (sqliteFile !== undefined) return { snapshots: snapshotsIn(dirname(sqliteFile)) };
-  return inDatabase === undefined ? {} : { snapshots: inDatabase };
 }
 
 export async function openCatalogStores(url: string, logger: Logger, options: OpenOptions = {}): Promise<CatalogStores> {

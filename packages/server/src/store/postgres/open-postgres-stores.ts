@@ -6,8 +6,7 @@ import type { CatalogStore } from '../../catalog/catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
-import { IndexedCatalogStore } from '../indexed-catalog-store.ts';
-import { snapshotPlaces } from '../open-store.ts';
+import { IndexedCatalogStore, snapshotPlaces } from '../indexed-catalog-store.ts';
 import { PostgresCatalogStore } from './postgres-catalog-store.ts';
 import { PostgresKeyStore } from './postgres-key-store.ts';
 

@@ -15,9 +15,17 @@
 // Keeping them up to date row by row costs a random B-tree insert per suffix, which is why bulk
 // loads defer the index and rebuild it in one sorted pass (about 25 s per million variants, most
 // of it SQLite sorting ten million suffixes).
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { COUNTED_FRAGMENT_MAX, FRAGMENT_MIN, FragmentDeltas, FragmentTally, gtinSuffixes, prefixEnd, totalFromStored } from '../../catalog/gtin-fragments.ts';
-import type { SqliteDatabase } from './sqlite-database.ts';
+
+/**
+ * What the index reads and writes through: prepared statements cached by their SQL text, as
+ * SqliteDatabase gives them (declared here: sqlite-database.ts loads this module, through its
+ * migrations, so this one does not load it back).
+ */
+export interface SqliteStatements {
+  statement(sql: string): StatementSync;
+}
 /**
  * Variants scanned in `pk` order for the cost of one suffix-range entry collected and sorted
  * (measured on a million variants: about 0.1 µs against 0.45 µs).
@@ -63,11 +71,11 @@ export const GTIN_INDEX_SCHEMA = `
  * transaction so a batch of variants costs one upsert per distinct fragment, not per variant.
  */
 export class GtinIndexWriter {
-  private readonly database: SqliteDatabase;
+  private readonly database: SqliteStatements;
   private readonly deltas = new FragmentDeltas();
   readonly live: boolean;
 
-  constructor(database: SqliteDatabase) {
+  constructor(database: SqliteStatements) {
     this.database = database;
     this.live = readState(database) === 'live';
   }
@@ -100,7 +108,7 @@ export class GtinIndexWriter {
   }
 }
 
-export function readState(database: SqliteDatabase): GtinIndexState {
+export function readState(database: SqliteStatements): GtinIndexState {
   const row = database.statement("SELECT state FROM catalog_index_state WHERE name = 'gtin'").get() as { state: GtinIndexState } | undefined;
   return row?.state ?? 'deferred';
 }
@@ -165,7 +173,7 @@ export function recountGtinFragments(db: DatabaseSync): void {
  * variants ÷ matches rows, so short for common fragments).
  */
 export function searchGtin(
-  database: SqliteDatabase,
+  database: SqliteStatements,
   /** Whether the index is live (readState); when deferred, the answer comes from a full scan. */
   live: boolean,
   fragment: string,
@@ -195,11 +203,11 @@ export function searchGtin(
  * B-tree descent). Above the count by the variants deleted since, which only makes the scan look
  * dearer than it is.
  */
-function variantEstimate(database: SqliteDatabase): number {
+function variantEstimate(database: SqliteStatements): number {
   return (database.statement('SELECT coalesce(max(pk), 0) AS n FROM catalog_variants').get() as { n: number }).n;
 }
 
-function countMatches(database: SqliteDatabase, fragment: string): number {
+function countMatches(database: SqliteStatements, fragment: string): number {
   const stored =
     fragment.length > COUNTED_FRAGMENT_MAX
       ? undefined
@@ -213,7 +221,7 @@ function countMatches(database: SqliteDatabase, fragment: string): number {
   return row.n;
 }
 
-function scanPage(database: SqliteDatabase, fragment: string, offset: number, limit: number): VariantTextRow[] {
+function scanPage(database: SqliteStatements, fragment: string, offset: number, limit: number): VariantTextRow[] {
   return database
     .statement(`SELECT ${VARIANT_TEXT} AS variant FROM ${VARIANTS_WITH_PRODUCTS} WHERE instr(v.gtin, ?) > 0 ORDER BY v.pk LIMIT ? OFFSET ?`)
     .all(fragment, limit, offset) as unknown as VariantTextRow[];
