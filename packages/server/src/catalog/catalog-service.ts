@@ -1,6 +1,8 @@
 // The catalog's read operations as the product specification defines them, independent of any
-// transport: paging arithmetic, the 50-page storefront cap, filter parsing and plan projection.
-// Every refusal is a CatalogError carrying a contract code; nothing here knows about HTTP.
+// transport: paging arithmetic, the storefront's page cap, filter parsing and plan projection.
+// Every refusal is a CatalogError carrying a contract code; nothing here knows about HTTP. The
+// bounds are the contract's, read from its document.
+import { openapiDocument } from '@catalog/contract/documents';
 import type { CatalogStore, StorefrontQuery, VariantQuery } from './catalog-store.ts';
 import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
@@ -9,9 +11,23 @@ import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant,
 import type { RawJson, RawJsonBytes } from './raw-json.ts';
 import { productForPlan } from './tiers.ts';
 
-/** Storefront listings serve at most this many pages; cursor filtering reaches the rest. */
-export const MAX_STOREFRONT_PAGES = 50;
-export const TOP_BRANDS = 50;
+/** Items per page at most: the `maximum` of the contract's `Limit` parameter. */
+export const MAX_PAGE_LIMIT = contractNumber(['parameters', 'Limit', 'schema', 'maximum']);
+/**
+ * Storefront listings serve at most this many pages (the `maximum` of the contract's
+ * `StorefrontPage` parameter); cursor filtering reaches the rest.
+ */
+export const MAX_STOREFRONT_PAGES = contractNumber(['parameters', 'StorefrontPage', 'schema', 'maximum']);
+/** Brands listTopBrands answers: as many as the contract's `BrandCountList` may hold. */
+export const TOP_BRANDS = contractNumber(['schemas', 'BrandCountList', 'properties', 'data', 'maxItems']);
+
+/** A number of the OpenAPI document's `components`, by its path there; throws when there is none. */
+function contractNumber(path: readonly string[]): number {
+  let value: unknown = openapiDocument['components'];
+  for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  if (typeof value !== 'number') throw new Error(`the OpenAPI document has no number at components.${path.join('.')}`);
+  return value;
+}
 
 export interface PagedResult<T> {
   items: T[];
@@ -104,7 +120,7 @@ export type ProductForPlan = { plan: 'pro'; document: RawJson<CatalogProductPro>
 
 function checkPaging(page: number, limit: number): void {
   if (!Number.isInteger(page) || page < 1) throw new InvalidRequest(`Query parameter "page" must be an integer >= 1, got ${page}.`);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw new InvalidRequest(`Query parameter "limit" must be an integer from 1 to 100, got ${limit}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new InvalidRequest(`Query parameter "limit" must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${limit}.`);
   }
 }

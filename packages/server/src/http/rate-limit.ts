@@ -23,6 +23,7 @@ import type { Plan } from '../catalog/model.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { rateLimitStoreFallbacks, refused } from '../metrics.ts';
+import { REDIS_CONNECT_TIMEOUT_MS, redisReconnectDelay } from '../redis-connection.ts';
 import { HttpRefusal } from './errors.ts';
 
 export interface RateLimitPolicy {
@@ -177,9 +178,9 @@ export function createRateLimiter(policy: RateLimitPolicy, options: RateLimiterO
       lazyConnect: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      connectTimeout: 2000,
+      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
       commandTimeout: REDIS_TIMEOUT_MS,
-      retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
+      retryStrategy: redisReconnectDelay,
     });
     redis.on('error', (error: Error) => options.logger?.debug('rate limit Redis connection error', { error: error.message }));
     breaker = new RedisBreaker(redis, options.logger);

@@ -44,6 +44,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import type { Logger } from '../../logger.ts';
+import { REDIS_CONNECT_TIMEOUT_MS, redisReconnectDelay } from '../../redis-connection.ts';
 import { latestPricesJson, RETAINED_EVENTS, toAppendRecord, type LatestPrices, type LatestPricesQuery, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
 
 export interface RedisPriceLogOptions {
@@ -210,11 +211,10 @@ function clientOptions(commandTimeoutMs: number): RedisOptions {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    connectTimeout: 2000,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     commandTimeout: commandTimeoutMs,
-    // Reconnect forever, at least every 500 ms (a returning Redis is noticed promptly); commands
-    // fail fast meanwhile (no offline queue).
-    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
+    // Commands fail fast while it reconnects (no offline queue).
+    retryStrategy: redisReconnectDelay,
   };
 }
 

@@ -25,6 +25,7 @@
 // stalls the event loop for the length of one commit.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
+import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from '../../store/sqlite/sqlite-settings.ts';
 import { storageFullError } from '../../store/storage-full.ts';
 import type { PriceEvent } from '../../catalog/model.ts';
 import { RETAINED_EVENTS, toAppendRecord, type LatestPrices, type LatestPricesQuery, type PriceLog, type StoredPriceEvent } from '../price-log.ts';
@@ -112,12 +113,12 @@ export class SqlitePriceLog implements PriceLog {
     this.#path = path;
     this.#pollIntervalMs = options.pollIntervalMs ?? 10;
     this.#pruneBatchSize = options.pruneBatchSize ?? 1000;
-    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     try {
       this.#db = new DatabaseSync(path, { timeout: busyTimeoutMs });
-      // The latest-price rows are read at random (one product per getProductPrices): a page cache
-      // of 64 MiB, as the catalog's, rather than SQLite's default 2 MiB, which sent most reads to the OS.
-      this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536;`);
+      // The latest-price rows are read at random (one product per getProductPrices): the catalog's
+      // page cache, so that they are read from memory rather than from the file.
+      this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -${PAGE_CACHE_KIB};`);
       const hadLatest = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'price_latest'").get() !== undefined;
       if (hadLatest) this.#migrateLatest();
       this.#db.exec(SCHEMA);

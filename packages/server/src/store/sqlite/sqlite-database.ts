@@ -8,10 +8,9 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { migrateSqlite } from './migrations.ts';
+import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from './sqlite-settings.ts';
 
 const STATEMENT_CACHE_LIMIT = 256;
-/** How long a write waits for another process's write to finish before failing. */
-export const BUSY_TIMEOUT_MS = 5_000;
 /**
  * How long a read of PRAGMA data_version stands for others: another process's commit is seen
  * by cached reads within this long. Asking SQLite on every request cost 7% of getProduct's CPU.
@@ -39,7 +38,7 @@ export class SqliteDatabase {
     db.exec('PRAGMA wal_autocheckpoint = 4096');
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec('PRAGMA temp_store = MEMORY');
-    db.exec('PRAGMA cache_size = -65536');
+    db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
     db.exec('PRAGMA mmap_size = 268435456');
     migrateSqlite(db);
     this.db = db;

@@ -12,7 +12,8 @@ import {
   type KeyAdministration,
   type KeyInfo,
 } from '../key-store.ts';
-import { BUSY_TIMEOUT_MS, type SqliteDatabase } from './sqlite-database.ts';
+import type { SqliteDatabase } from './sqlite-database.ts';
+import { BUSY_TIMEOUT_MS } from './sqlite-settings.ts';
 
 interface KeyRow {
   digest: Uint8Array;

@@ -1,0 +1,8 @@
+// What every SQLite connection of the service is opened with, the catalog's (sqlite-database.ts,
+// its key store) and the price log's (prices/sqlite/sqlite-price-log.ts), each written once.
+
+/** How long a statement waits for another connection's write lock before failing (SQLITE_BUSY). */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/** Each connection's page cache, in KiB (`PRAGMA cache_size = -PAGE_CACHE_KIB`; SQLite's own is 2 MiB). */
+export const PAGE_CACHE_KIB = 64 * 1024;
