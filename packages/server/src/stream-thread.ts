@@ -2,9 +2,9 @@
 // the API do not share an event loop or a heap:
 // - on a machine with two or more cores, thousands of subscribers and the API each get one;
 // - the thread's young generation is capped (STREAM_YOUNG_GENERATION_MB). V8 sizes it from the
-//   machine's memory (64 MiB here) and grows it when a burst of connections survives a few
-//   scavenges; in a fan-out that churns small objects at a steady rate it then stays that size
-//   while events flow, which measured as 30 KiB of RSS per connection at 1,000 subscribers.
+//   machine's memory and grows it when a burst of connections survives a few scavenges; in a
+//   fan-out that churns small objects at a steady rate it then stays that size while events
+//   flow, resident memory the connections do not use (bench/README.md, "The stream's memory").
 //   The API thread keeps V8's defaults, where large responses need the room.
 // The thread opens its own key store and price log connections. If it stops unexpectedly,
 // `failed` settles and the service shuts down (a supervisor restarts it).

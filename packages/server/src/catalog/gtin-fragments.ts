@@ -97,8 +97,9 @@ export class FragmentDeltas {
 
 /** Counts taken from scratch over every stored GTIN, fed in comma-joined chunks (one string per chunk, not one per row). */
 export class FragmentTally {
-  // Typed arrays indexed by the fragment's value (unique per length): several times faster than
-  // grouping in SQL. Stored GTINs are digits (the contract's pattern, checked on import), so commas
+  // Typed arrays indexed by the fragment's value (unique per length): a count is one increment,
+  // with no hashing and no row per fragment, which is why counting is not a GROUP BY in the
+  // database. Stored GTINs are digits (the contract's pattern, checked on import), so commas
   // separate them.
   readonly #counts = Array.from({ length: COUNTED_FRAGMENT_MAX + 1 }, (_, length) =>
     length < FRAGMENT_MIN ? new Int32Array(0) : new Int32Array(10 ** length),

@@ -25,8 +25,8 @@ import { describeViolation, importValidators, type ImportKind } from './resource
 const BATCH_PRODUCTS = 2_000;
 /**
  * Catalog files at least this large (about 40,000 variants) into an empty catalog load with the
- * search indexes deferred and rebuilt at the end (about 25 s per million variants): cheaper than
- * a random index insert per GTIN suffix. Other imports keep the indexes live throughout.
+ * search indexes deferred and rebuilt at the end in one sorted pass: cheaper than a random index
+ * insert per GTIN suffix. Other imports keep the indexes live throughout.
  */
 const BULK_LOAD_BYTES = 32 * 1024 * 1024;
 

@@ -7,8 +7,8 @@
 // looked up, so a valid key is never refused for its neighbours' failures; a flood of unknown keys
 // therefore costs one digest and one indexed look-up each. Requests for the same uncached key share
 // one look-up: when a busy key's entry expires, the requests in flight then wait for one statement
-// instead of each sending their own (on PostgreSQL, enough of those at once met the pool's share
-// per table and were refused with 503).
+// instead of each sending their own (on PostgreSQL, more than the pool's share per table at once
+// would be refused with 503).
 import type { IncomingMessage } from 'node:http';
 import type { Plan } from '../catalog/model.ts';
 import { operations } from '@catalog/contract';

@@ -73,7 +73,7 @@ export type CatalogEngine = Omit<CatalogStore, 'listStorefrontDocuments' | 'bulk
 /**
  * A storefront row as the index takes it, from the row an engine read as an array (node:sqlite's
  * returnArrays, pg's rowMode 'array') of the columns in the order below: an array per row and one
- * object literal of a fixed shape cost a fraction of a driver's row object copied into another.
+ * object literal of a fixed shape, rather than a driver's row object copied into another.
  * `change` and `cursor` come as doubles (cursors are exact as doubles), `available` as a boolean
  * or 0/1, `tags` as the stored JSON array.
  */

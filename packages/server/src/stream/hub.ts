@@ -47,10 +47,8 @@ export class PriceHub {
   readonly #subscriptions = new Set<Subscription>();
   /**
    * The subscriptions without a filter, by topic: an event is offered to those of its topic only,
-   * so that its cost follows its subscribers, not every subscriber of every topic (a scan of all
-   * of them per event made a delivery to one of many topics dearer than a filtered one: see
-   * bench/README.md, "Round 4"). A subscription is in the set of each of its topics; an event has
-   * one topic.
+   * so that its cost follows its own subscribers, not every subscriber of every topic. A
+   * subscription is in the set of each of its topics; an event has one topic.
    */
   readonly #unfiltered = new Map<string, Set<Subscription>>();
   readonly #filtered = new FilteredSubscribers<Subscription>();

@@ -43,8 +43,8 @@ export interface SqlitePriceLogOptions {
 
 /**
  * The latest-price rows are kept in (product, id) order, so that a product's rows are read in the
- * order the answer lists them, without a sort (a sort of each answer's rows was a third of the
- * statement); the unique index on (product, key) is what an append upserts by.
+ * order the answer lists them, without a sort; the unique index on (product, key) is what an
+ * append upserts by.
  */
 const LATEST_COLUMNS = `
   product_id TEXT NOT NULL,

@@ -281,7 +281,7 @@ const WRITE_CHUNK = 20_000;
 
 /**
  * Takes the stored fragment counts from scratch over every variant, inside the caller's
- * transaction (about 2 s per million variants on top of reading them).
+ * transaction: one pass over the variants' GTINs, COUNT_CHUNK at a time.
  */
 export async function recountGtinFragments(client: pg.PoolClient): Promise<void> {
   const tally = new FragmentTally();

@@ -312,7 +312,7 @@ export class PostgresCatalogStore implements CatalogEngine {
    * string in the order given (no row object nor string per document, no join in JavaScript).
    * At most PAGE_READS_MAX statements are in flight; pages asked for meanwhile wait for the next.
    * Under load the listings share the cost of a statement and hold few of the pool's connections
-   * (a statement per listing outran the pool's share per table and was refused); alone, a page
+   * (a statement per listing would exceed the pool's share per table and be refused); alone, a page
    * waits only for the end of the current turn of the event loop.
    */
   async #readPages(batch: PageRead[]): Promise<void> {

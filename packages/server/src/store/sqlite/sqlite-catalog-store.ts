@@ -286,8 +286,9 @@ export class SqliteCatalogStore implements CatalogEngine {
   /**
    * Before a bulk load into an EMPTY catalog (BulkLoading): drops the GTIN, SKU and
    * GTIN-14 indexes so that writes skip them, until `optimize` rebuilds them. Meanwhile those
-   * searches scan every variant, blocking a serving process for about 100 ms per million each,
-   * so a catalog that already has variants keeps its indexes live (a slower load, no stalls).
+   * searches scan every variant, blocking a serving process for a time proportional to the
+   * catalog, so a catalog that already has variants keeps its indexes live (a slower load, no
+   * stalls).
    * Returns whether it deferred.
    */
   async deferIndexes(): Promise<boolean> {
@@ -304,8 +305,8 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   /**
-   * After an import (BulkLoading): rebuilds a deferred GTIN index (about 25 s per
-   * million variants) or retakes its fragment counts (about 2 s).
+   * After an import (BulkLoading): rebuilds a deferred GTIN index (one sorted pass over every
+   * suffix) or retakes its fragment counts (one pass over the variants).
    */
   async optimize(): Promise<void> {
     const db = this.database.connection();

@@ -12,8 +12,8 @@ import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from './sqlite-settings.ts';
 
 const STATEMENT_CACHE_LIMIT = 256;
 /**
- * How long a read of PRAGMA data_version stands for others: another process's commit is seen
- * by cached reads within this long. Asking SQLite on every request cost 7% of getProduct's CPU.
+ * How long a read of PRAGMA data_version stands for others, so that requests do not each ask
+ * SQLite: another process's commit is seen by cached reads within this long.
  */
 export const DATA_VERSION_RECHECK_MS = 1;
 
