@@ -72,6 +72,7 @@ export default tseslint.config(
       'packages/server/src/logger.ts',
       'packages/server/src/metrics.ts',
       'packages/server/src/storage-url.ts',
+      'packages/server/src/redis-connection.ts',
     ],
     rules: {
       'no-restricted-imports': ['error', { patterns: [TESTING_ONLY, NO_CLI, NO_HTTP] }],
