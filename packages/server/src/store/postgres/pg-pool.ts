@@ -46,6 +46,8 @@ const typeParsers = {
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 10_000;
+/** How long a query waits for a pool connection (a free one, or a new one connecting) before failing. */
+const CONNECTION_TIMEOUT_MS = 3_000;
 
 export interface PgPoolOptions {
   /** Connections; PG_POOL_MAX or 10 when absent. */
@@ -80,7 +82,7 @@ export function createPgPool(url: string, logger: Logger, options: PgPoolOptions
     connectionString: url.replace(/^postgresql:/, 'postgres:'),
     max,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 3_000,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     lock_timeout: lockTimeoutMs,
     query_timeout: 15_000,
@@ -170,7 +172,7 @@ function boundWaits(pool: pg.Pool, max: number, lockTimeoutMs: number, logger: L
       if (code === '55P03') throw refuse(new DatabaseWaitRefused('lock_timeout', table, `a query${on} waited ${lockTimeoutMs} ms for a lock (lock_timeout)`, { cause: error }));
       if (code === '57014') throw refuse(new DatabaseWaitRefused('statement_timeout', table, `a query${on} ran ${STATEMENT_TIMEOUT_MS} ms (statement_timeout)`, { cause: error }));
       if (error instanceof Error && /timeout exceeded when trying to connect/iu.test(error.message)) {
-        throw refuse(new DatabaseWaitRefused('pool_wait', table, `no pool connection was free within 3000 ms for a query${on}`, { cause: error }));
+        throw refuse(new DatabaseWaitRefused('pool_wait', table, `no pool connection was free within ${CONNECTION_TIMEOUT_MS} ms for a query${on}`, { cause: error }));
       }
       throw error;
     } finally {
