@@ -8,6 +8,7 @@ import type { DistinctResult } from './distinct-bench.ts';
 import type { ImportResult } from './import-bench.ts';
 import type { ScaleRow } from './storefront-scale-bench.ts';
 import { renderMarket, type MarketRow } from './market-bench.ts';
+import { renderShapes, type ShapeRow } from './shapes-bench.ts';
 import type { PagingResult } from './paging-bench.ts';
 import type { SearchResult } from './search-bench.ts';
 import type { StreamRun } from './stream-bench.ts';
@@ -33,6 +34,8 @@ export interface BenchResults {
   distinct?: DistinctResult[];
   scale?: ScaleRow[];
   market?: MarketRow[];
+  /** bench/shapes-bench.ts: ten filter shapes, one row per shape, engine and server. */
+  shapes?: ShapeRow[];
   search?: SearchResult;
   paging?: PagingResult;
   stream?: StreamRun[];
@@ -161,6 +164,10 @@ export function renderMarkdown(results: BenchResults): string {
   if (results.market !== undefined && results.market.length > 0) {
     parts.push('', '## Storefront at market size', '', '`catalog serve` on a storefront-only catalog: seconds from spawn to /readyz 200, RSS once ready, distinct searches one at a time over HTTP (p50 / p99 ms), and distinct 3-leaf filters at 50 connections beside a bare node:http server replaying the same bytes.', '');
     parts.push(renderMarket(results.market));
+  }
+  if (results.shapes !== undefined && results.shapes.length > 0) {
+    parts.push('', '## Filter shapes', '', '`catalog serve` on a storefront-only catalog, ten shapes of filter, each as distinct filters built around products sampled through the API (their shops, brands, product types, tags, prices and instants): one at a time over one connection (p50 / p99 ms, and the same client\'s p99 against a bare `node:http` server replaying the same answers), then other filters of the shape at 50 connections beside that bare server replaying the answers in turn.', '');
+    parts.push(renderShapes(results.shapes));
   }
   if (results.search !== undefined) {
     const s = results.search;

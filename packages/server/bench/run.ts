@@ -19,8 +19,9 @@ import { runSearchBench } from './search-bench.ts';
 import { runStreamBench, SCALE_SCENARIO } from './stream-bench.ts';
 import { measureScale } from './storefront-scale-bench.ts';
 import { runMarketBench } from './market-bench.ts';
+import { runShapesBench } from './shapes-bench.ts';
 
-const SECTIONS = ['http', 'distinct', 'scale', 'market', 'search', 'paging', 'stream', 'watch', 'prices', 'import'] as const;
+const SECTIONS = ['http', 'distinct', 'scale', 'market', 'shapes', 'search', 'paging', 'stream', 'watch', 'prices', 'import'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -43,6 +44,9 @@ function usage(): string {
                     --quick 10000,30000)
   --market-sizes L  storefront-only catalogs the market section serves (default 1000000; --quick
                     20000), each seeded once with --storefront-products into bench/.cache
+  --shapes-sizes L  storefront-only catalogs the shapes section serves, seeded like the market
+                    section's (default 1000000; --quick 20000): ten filter shapes, distinct
+                    filters from the catalog's vocabulary, one at a time and at --connections
   --subscribers L   stream subscriber counts (default 10,1000,5000; --quick 10,100,500); the
                     smallest isolates the price log's hop from the fan-out
   --rates L         stream events per second (default 10,100); without --quick, --subscribers
@@ -84,6 +88,7 @@ function parseFlags(argv: string[]) {
       postgres: { type: 'string' },
       'scale-sizes': { type: 'string' },
       'market-sizes': { type: 'string' },
+      'shapes-sizes': { type: 'string' },
       subscribers: { type: 'string' },
       rates: { type: 'string' },
       'import-variants': { type: 'string' },
@@ -109,6 +114,7 @@ function parseFlags(argv: string[]) {
     postgresUrl: values.postgres === 'none' ? undefined : (values.postgres ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/u, ''),
     scaleSizes: list('scale-sizes', values['scale-sizes'], quick ? [10_000, 30_000] : [100_000, 300_000, 1_000_000]),
     marketSizes: list('market-sizes', values['market-sizes'], quick ? [20_000] : [1_000_000]),
+    shapesSizes: list('shapes-sizes', values['shapes-sizes'], quick ? [20_000] : [1_000_000]),
     distinct: { seconds: duration ?? (quick ? 2 : 6), connections: positiveInt('connections', values.connections, 50) },
     http: {
       durationSeconds: duration ?? (quick ? 1 : 5),
@@ -417,6 +423,21 @@ async function main(): Promise<number> {
         for (const db of dbs) results.market.push(await runMarketBench({ db, cli: flags.cli, requests: flags.quick ? 100 : 500, seconds: flags.distinct.seconds, connections: flags.distinct.connections }));
       } catch (error) {
         notes.push(`market: ${size} failed (${(error as Error).message}).`);
+      }
+    }
+  }
+  if (flags.only.has('shapes')) {
+    progress('section shapes');
+    results.shapes = [];
+    for (const size of flags.shapesSizes) {
+      try {
+        const dbs = [`sqlite:${await prepareStorefrontCatalog(flags, size)}`];
+        if (flags.postgresUrl !== undefined) dbs.push(await preparePostgresStorefront(flags, size));
+        for (const db of dbs) {
+          results.shapes.push(...(await runShapesBench({ db, clis: [flags.cli], requests: flags.quick ? 100 : 300, filters: 20_000, seconds: flags.distinct.seconds, connections: flags.distinct.connections })));
+        }
+      } catch (error) {
+        notes.push(`shapes: ${size} failed (${(error as Error).message}).`);
       }
     }
   }

@@ -7,6 +7,9 @@ export interface LoadResult {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Requests sent, and connection errors (timeouts included): a load that mostly failed is not a figure. */
+  sent: number;
+  errors: number;
 }
 
 /** autocannon over `paths` in turn across all connections (each request the next path). */
@@ -19,7 +22,7 @@ export async function load(url: string, paths: readonly string[], headers: Recor
     headers,
     requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, sent: result.requests.sent, errors: result.errors };
 }
 
 /** Storefront filters `price_min >= X AND price_max <= Y AND available = true`, X below Y, so pages are full rather than empty. */
