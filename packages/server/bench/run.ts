@@ -434,7 +434,7 @@ async function main(): Promise<number> {
         const dbs = [`sqlite:${await prepareStorefrontCatalog(flags, size)}`];
         if (flags.postgresUrl !== undefined) dbs.push(await preparePostgresStorefront(flags, size));
         for (const db of dbs) {
-          results.shapes.push(...(await runShapesBench({ db, clis: [flags.cli], requests: flags.quick ? 100 : 300, filters: 20_000, seconds: flags.distinct.seconds, connections: flags.distinct.connections })));
+          results.shapes.push(...(await runShapesBench({ db, clis: [flags.cli], requests: flags.quick ? 100 : 300, filters: 20_000, seconds: flags.distinct.seconds, rounds: 2, connections: flags.distinct.connections })));
         }
       } catch (error) {
         notes.push(`shapes: ${size} failed (${(error as Error).message}).`);

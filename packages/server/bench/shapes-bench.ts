@@ -4,13 +4,14 @@
 // given (so a before and an after run in one process) on one database, each from a fresh start:
 // (a) one at a time on one kept-alive connection (p50/p99, and the same client's p99 against a bare
 // node:http server replaying the same answers: the client's and the transport's own tail), and
-// (b) at 50 connections, beside the bare server replaying (a)'s answers in turn (the ratio).
+// (b) at 50 connections, in rounds alternated with the bare server replaying (a)'s answers in turn
+// (the ratio).
 // (a) and (b) send disjoint filters, and (b) sends none twice unless it outruns the shape's
 // vocabulary (the table says how often each was sent). Every filter is checked by the service's own
 // parser before the run and built around a sampled product it matches, so pages are rarely empty;
 // answers other than 2xx are counted, never dropped. Reports; asserts nothing.
 //
-//   node bench/shapes-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--cli A.ts,B.ts] [--seconds 6] [--connections 50] [--requests 300] [--filters 20000] [--shapes 1,5,9]
+//   node bench/shapes-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--cli A.ts,B.ts] [--seconds 6] [--rounds 2] [--connections 50] [--requests 300] [--filters 20000] [--shapes 1,5,9]
 // The database must hold storefront products (`catalog seed --storefront-products N`, or
 // `catalog import --kind storefront`); the bench creates its own key.
 import type { StorefrontProduct, StorefrontProductList, StorefrontSort } from '@catalog/contract';
@@ -23,7 +24,7 @@ import { createRandom, type Random } from '../src/catalog/seed/prng.ts';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
 import type { RecordedResponse } from './lib/bare-http-server.ts';
-import { load } from './lib/distinct-workloads.ts';
+import { load, type LoadResult } from './lib/distinct-workloads.ts';
 import { get, getJson } from './lib/http-client.ts';
 import { forkHelper, progress, SERVER_DIR, sleep, startServer, stopChild } from './lib/processes.ts';
 import { percentile } from './lib/stats.ts';
@@ -151,7 +152,7 @@ export const SHAPES: readonly Shape[] = [
 ];
 
 const LIST_PATH = '/v3/storefront/products';
-/** Pages of 100 products read to learn the vocabulary: enough to meet most shops and the commoner of the long tail's brands. */
+/** Pages of 100 products read to learn the vocabulary (fewer on a catalog with fewer products): enough to meet most shops and the commoner of the long tail's brands. */
 const SAMPLE_WINDOWS = 300;
 
 function listPath(filter: string, sort?: StorefrontSort): string {
@@ -237,6 +238,7 @@ export interface ShapeRow {
   /** The same client's p99 over the same paths against the bare server. */
   bareP99: number;
   oneAtATimeNon2xx: number;
+  /** Means over the load's rounds, and the highest round's p99. */
   rps: number;
   loadP99: number;
   /** Requests the load sent: above loadFilters, some filters were sent more than once. */
@@ -283,10 +285,45 @@ async function withBareServer<T>(answers: readonly Answer[], use: (url: string) 
 
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
-async function measureShape(base: string, headers: Record<string, string>, paths: { oneAtATime: string[]; load: string[] }, options: { seconds: number; connections: number }) {
+/**
+ * The shape's load on the service and on the bare server in alternated rounds (service first, then
+ * bare first), so that a machine busier in one half of the measurement weighs on both alike. The
+ * service's rounds continue through the load's filters where the previous round stopped.
+ */
+async function alternatedLoads(base: string, bareUrl: string, headers: Record<string, string>, paths: readonly string[], options: { seconds: number; connections: number; rounds: number }) {
+  const ours: LoadResult[] = [];
+  const bare: LoadResult[] = [];
+  let offset = 0;
+  for (let round = 0; round < options.rounds; round += 1) {
+    for (const target of round % 2 === 0 ? ['ours', 'bare'] : ['bare', 'ours']) {
+      if (target === 'bare') {
+        bare.push(await load(bareUrl, paths, {}, options.seconds, options.connections));
+        continue;
+      }
+      const at = offset % paths.length;
+      const result = await load(base, [...paths.slice(at), ...paths.slice(0, at)], headers, options.seconds, options.connections);
+      offset += result.sent;
+      ours.push(result);
+    }
+  }
+  const mean = (results: readonly LoadResult[]): number => results.reduce((sum, result) => sum + result.rps, 0) / results.length;
+  const sum = (results: readonly LoadResult[], field: 'sent' | 'non2xx' | 'errors'): number => results.reduce((total, result) => total + result[field], 0);
+  return {
+    rps: mean(ours),
+    loadP99: Math.max(...ours.map((result) => result.p99)),
+    sent: sum(ours, 'sent'),
+    loadNon2xx: sum(ours, 'non2xx'),
+    loadErrors: sum(ours, 'errors'),
+    bareRps: mean(bare),
+  };
+}
+
+async function measureShape(base: string, headers: Record<string, string>, paths: { oneAtATime: string[]; load: string[] }, options: { seconds: number; connections: number; rounds: number }) {
   const served = await oneAtATime(base, paths.oneAtATime, headers);
-  const loaded = await load(base, paths.load, headers, options.seconds, options.connections);
-  const [bareTimes, bareLoaded] = await withBareServer(served.answers, async (url) => [(await oneAtATime(url, paths.oneAtATime, {})).times, await load(url, paths.load, {}, options.seconds, options.connections)] as const);
+  const { bareTimes, loads } = await withBareServer(served.answers, async (bareUrl) => ({
+    bareTimes: (await oneAtATime(bareUrl, paths.oneAtATime, {})).times,
+    loads: await alternatedLoads(base, bareUrl, headers, paths.load, options),
+  }));
   const totals = served.answers
     .filter((answer) => answer.status === 200)
     .map((answer) => (JSON.parse(answer.body.toString('utf8')) as StorefrontProductList).meta.total)
@@ -300,25 +337,24 @@ async function measureShape(base: string, headers: Record<string, string>, paths
     p99: percentile(served.times, 99),
     bareP99: percentile(bareTimes, 99),
     oneAtATimeNon2xx: served.answers.filter((answer) => !isSuccess(answer.status)).length,
-    rps: loaded.rps,
-    loadP99: loaded.p99,
-    sent: loaded.sent,
-    loadNon2xx: loaded.non2xx,
-    loadErrors: loaded.errors,
-    bareRps: bareLoaded.rps,
+    ...loads,
   };
 }
 
 async function startReady(cli: string, db: string): Promise<{ base: string; stop(): Promise<void> }> {
-  const priceLog = `sqlite:${join(tmpdir(), `shapes-bench-prices-${process.pid}.db`)}`;
-  const server = await startServer(cli, ['--db', db, '--price-log', priceLog, '--log-level', 'warn'], 1_800_000);
+  const priceLog = join(tmpdir(), `shapes-bench-prices-${process.pid}.db`);
+  const server = await startServer(cli, ['--db', db, '--price-log', `sqlite:${priceLog}`, '--log-level', 'warn'], 1_800_000);
+  const stop = async (): Promise<void> => {
+    await server.stop();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${priceLog}${suffix}`, { force: true });
+  };
   const deadline = performance.now() + 1_800_000;
   while (performance.now() < deadline) {
     const status = await fetch(`${server.apiUrl}/readyz`).then((response) => response.status, () => 0);
-    if (status === 200) return { base: server.apiUrl, stop: () => server.stop() };
+    if (status === 200) return { base: server.apiUrl, stop };
     await sleep(50);
   }
-  await server.stop();
+  await stop();
   throw new Error(`${cli} on ${db.split(':')[0]} was not ready within 30 minutes`);
 }
 
@@ -329,7 +365,9 @@ export interface ShapesOptions {
   requests: number;
   /** Distinct filters per shape for the load. */
   filters: number;
+  /** Seconds of each load round; the service and the bare server get `rounds` each, alternated. */
   seconds: number;
+  rounds: number;
   connections: number;
   /** 1-based numbers of the shapes to run (default all). */
   shapes?: readonly number[];
@@ -349,7 +387,7 @@ export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]
   let products: number;
   try {
     products = (await getJson<StorefrontProductList>(`${sampler.base}${LIST_PATH}?limit=1`, headers)).meta.total;
-    vocabulary = await sampleVocabulary(sampler.base, headers, SAMPLE_WINDOWS);
+    vocabulary = await sampleVocabulary(sampler.base, headers, Math.min(SAMPLE_WINDOWS, Math.ceil(products / 100)));
   } finally {
     await sampler.stop();
   }
@@ -369,7 +407,7 @@ export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]
     try {
       await oneAtATime(server.base, warmUp, headers);
       for (const workload of workloads) {
-        const row: ShapeRow = { cli, db: db.replace(/\/\/[^@/]*@/u, '//'), products, shape: workload.shape.name, ...(await measureShape(server.base, headers, workload, options)) };
+        const row: ShapeRow = { cli, db: db.replace(/\/\/[^@/]*@/u, '//'), products, shape: `${SHAPES.indexOf(workload.shape) + 1}. ${workload.shape.name}`, ...(await measureShape(server.base, headers, workload, options)) };
         progress(
           `shapes ${engine}: ${row.shape}: p50 ${row.p50.toFixed(2)} / p99 ${row.p99.toFixed(2)} ms (bare p99 ${row.bareP99.toFixed(2)}), ${Math.round(row.rps)} req/s vs bare ${Math.round(row.bareRps)} (${(row.rps / row.bareRps).toFixed(2)}×), ` +
             `matched ${row.matched}/${row.oneAtATimeFilters}, non-2xx ${row.oneAtATimeNon2xx + row.loadNon2xx}, errors ${row.loadErrors}`,
@@ -406,6 +444,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       requests: { type: 'string', default: '300' },
       filters: { type: 'string', default: '20000' },
       seconds: { type: 'string', default: '6' },
+      rounds: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       shapes: { type: 'string' },
     },
@@ -419,6 +458,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         requests: Number(values.requests),
         filters: Number(values.filters),
         seconds: Number(values.seconds),
+        rounds: Number(values.rounds),
         connections: Number(values.connections),
         ...(values.shapes === undefined ? {} : { shapes: values.shapes.split(',').map(Number) }),
       })),
