@@ -166,7 +166,7 @@ export function renderMarkdown(results: BenchResults): string {
     parts.push(renderMarket(results.market));
   }
   if (results.shapes !== undefined && results.shapes.length > 0) {
-    parts.push('', '## Filter shapes', '', '`catalog serve` on a storefront-only catalog, ten shapes of filter, each as distinct filters built around products sampled through the API (their shops, brands, product types, tags, prices and instants): one at a time over one connection (p50 / p99 ms, and the same client\'s p99 against a bare `node:http` server replaying the same answers), then other filters of the shape at 50 connections beside that bare server replaying the answers in turn.', '');
+    parts.push('', '## Filter shapes', '', '`catalog serve` on a storefront-only catalog, ten shapes of filter, each as distinct filters built around products sampled through the API (their shops, brands, product types, tags, prices and instants): one at a time over one connection (p50 / p99 ms, and the same client\'s p99 against a bare `node:http` server replaying the same answers), then other filters of the shape at 50 connections in rounds alternated with that bare server replaying the answers in turn.', '');
     parts.push(renderShapes(results.shapes));
   }
   if (results.search !== undefined) {

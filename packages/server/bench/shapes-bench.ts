@@ -238,6 +238,8 @@ export interface ShapeRow {
   /** The same client's p99 over the same paths against the bare server. */
   bareP99: number;
   oneAtATimeNon2xx: number;
+  /** Answers other than 2xx of both phases by status (`{ "503": 2 }`); empty when there were none. */
+  non2xxStatuses: Record<string, number>;
   /** Means over the load's rounds, and the highest round's p99. */
   rps: number;
   loadP99: number;
@@ -285,6 +287,12 @@ async function withBareServer<T>(answers: readonly Answer[], use: (url: string) 
 
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
+function countStatuses(counts: readonly Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const count of counts) for (const [status, n] of Object.entries(count)) total[status] = (total[status] ?? 0) + n;
+  return total;
+}
+
 /**
  * The shape's load on the service and on the bare server in alternated rounds (service first, then
  * bare first), so that a machine busier in one half of the measurement weighs on both alike. The
@@ -314,16 +322,18 @@ async function alternatedLoads(base: string, bareUrl: string, headers: Record<st
     sent: sum(ours, 'sent'),
     loadNon2xx: sum(ours, 'non2xx'),
     loadErrors: sum(ours, 'errors'),
+    loadStatuses: ours.map((result) => result.non2xxStatuses),
     bareRps: mean(bare),
   };
 }
 
 async function measureShape(base: string, headers: Record<string, string>, paths: { oneAtATime: string[]; load: string[] }, options: { seconds: number; connections: number; rounds: number }) {
   const served = await oneAtATime(base, paths.oneAtATime, headers);
-  const { bareTimes, loads } = await withBareServer(served.answers, async (bareUrl) => ({
+  const { bareTimes, loadResults } = await withBareServer(served.answers, async (bareUrl) => ({
     bareTimes: (await oneAtATime(bareUrl, paths.oneAtATime, {})).times,
-    loads: await alternatedLoads(base, bareUrl, headers, paths.load, options),
+    loadResults: await alternatedLoads(base, bareUrl, headers, paths.load, options),
   }));
+  const { loadStatuses, ...loads } = loadResults;
   const totals = served.answers
     .filter((answer) => answer.status === 200)
     .map((answer) => (JSON.parse(answer.body.toString('utf8')) as StorefrontProductList).meta.total)
@@ -337,6 +347,7 @@ async function measureShape(base: string, headers: Record<string, string>, paths
     p99: percentile(served.times, 99),
     bareP99: percentile(bareTimes, 99),
     oneAtATimeNon2xx: served.answers.filter((answer) => !isSuccess(answer.status)).length,
+    non2xxStatuses: countStatuses([...served.answers.filter((answer) => !isSuccess(answer.status)).map((answer) => ({ [answer.status]: 1 })), ...loadStatuses]),
     ...loads,
   };
 }
@@ -410,7 +421,7 @@ export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]
         const row: ShapeRow = { cli, db: db.replace(/\/\/[^@/]*@/u, '//'), products, shape: `${SHAPES.indexOf(workload.shape) + 1}. ${workload.shape.name}`, ...(await measureShape(server.base, headers, workload, options)) };
         progress(
           `shapes ${engine}: ${row.shape}: p50 ${row.p50.toFixed(2)} / p99 ${row.p99.toFixed(2)} ms (bare p99 ${row.bareP99.toFixed(2)}), ${Math.round(row.rps)} req/s vs bare ${Math.round(row.bareRps)} (${(row.rps / row.bareRps).toFixed(2)}×), ` +
-            `matched ${row.matched}/${row.oneAtATimeFilters}, non-2xx ${row.oneAtATimeNon2xx + row.loadNon2xx}, errors ${row.loadErrors}`,
+            `matched ${row.matched}/${row.oneAtATimeFilters}, non-2xx ${row.oneAtATimeNon2xx + row.loadNon2xx} ${JSON.stringify(row.non2xxStatuses)}, errors ${row.loadErrors}`,
         );
         rows.push(row);
       }
@@ -425,13 +436,18 @@ export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]
 const checkout = (cli: string): string => cli.replace(/\/packages\/server\/src\/cli\/main\.ts$/u, '');
 
 export function renderShapes(rows: readonly ShapeRow[]): string {
+  // Rows written before statuses were recorded lack them.
+  const statuses = (counts: Record<string, number> | undefined): string => {
+    const entries = Object.entries(counts ?? {});
+    return entries.length === 0 ? '' : `: ${entries.map(([status, n]) => `${n} × ${status}`).join(', ')}`;
+  };
   const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
   return [
     '| shape | db | server | products | filters: one at a time + load (sent per load filter) | one at a time: matched (median total) | one at a time p50 / p99 ms | bare p99 ms | at 50 conn. req/s (p99 ms) | bare same bytes req/s | ratio | non-2xx (connection errors) |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (row) =>
-        `| ${row.shape} | ${row.db.split(':')[0] === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${checkout(row.cli)} | ${row.products.toLocaleString('en')} | ${row.oneAtATimeFilters} + ${row.loadFilters.toLocaleString('en')} (${fixed(row.sent / row.loadFilters, 2)}) | ${row.matched}/${row.oneAtATimeFilters} (${row.medianTotal.toLocaleString('en')}) | ${fixed(row.p50, 2)} / ${fixed(row.p99, 2)} | ${fixed(row.bareP99, 2)} | ${Math.round(row.rps)} (${row.loadP99}) | ${Math.round(row.bareRps)} | ${fixed(row.rps / row.bareRps, 2)}× | ${row.oneAtATimeNon2xx + row.loadNon2xx} (${row.loadErrors}) |`,
+        `| ${row.shape} | ${row.db.split(':')[0] === 'sqlite' ? 'SQLite' : 'PostgreSQL'} | ${checkout(row.cli)} | ${row.products.toLocaleString('en')} | ${row.oneAtATimeFilters} + ${row.loadFilters.toLocaleString('en')} (${fixed(row.sent / row.loadFilters, 2)}) | ${row.matched}/${row.oneAtATimeFilters} (${row.medianTotal.toLocaleString('en')}) | ${fixed(row.p50, 2)} / ${fixed(row.p99, 2)} | ${fixed(row.bareP99, 2)} | ${Math.round(row.rps)} (${row.loadP99}) | ${Math.round(row.bareRps)} | ${fixed(row.rps / row.bareRps, 2)}× | ${row.oneAtATimeNon2xx + row.loadNon2xx}${statuses(row.non2xxStatuses)} (${row.loadErrors}) |`,
     ),
   ].join('\n');
 }

@@ -10,6 +10,8 @@ export interface LoadResult {
   /** Requests sent, and connection errors (timeouts included): a load that mostly failed is not a figure. */
   sent: number;
   errors: number;
+  /** How many answers of each status other than 2xx, so a non-2xx count can be told apart (a 503 from a 400). */
+  non2xxStatuses: Record<string, number>;
 }
 
 /** autocannon over `paths` in turn across all connections (each request the next path). */
@@ -22,7 +24,12 @@ export async function load(url: string, paths: readonly string[], headers: Recor
     headers,
     requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, sent: result.requests.sent, errors: result.errors };
+  const non2xxStatuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {})
+      .filter(([status, stats]) => !status.startsWith('2') && (stats.count ?? 0) > 0)
+      .map(([status, stats]) => [status, stats.count ?? 0]),
+  );
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, sent: result.requests.sent, errors: result.errors, non2xxStatuses };
 }
 
 /** Storefront filters `price_min >= X AND price_max <= Y AND available = true`, X below Y, so pages are full rather than empty. */
