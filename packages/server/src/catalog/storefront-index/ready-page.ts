@@ -78,20 +78,27 @@ export class ReadyPage {
     const splitCount = splits.filter(Boolean).length;
     const plainCount = keyed.length + operands.length - splitCount;
     if (splitCount + Math.min(plainCount, 1) > 3) return undefined;
-    const whole: [FilterExpr, ReadySource][] = [];
     const plain = (bits: Uint32Array): ReadySource => ({ bits, flip: 0, extra: NO_EXTRA, column: undefined, operator: '<', value: 0 });
-    let sources = [
-      ...keyed.map((key) => plain(leaves.kept(key)!)),
-      ...operands.map((operand, at): ReadySource => {
+    const keptBits = [
+      ...keyed.map((key) => leaves.kept(key)),
+      ...operands.map((operand, at) => {
         const split = splits[at];
-        if (!split) return plain(evaluator.ready(operand, version)!);
-        const source = { bits: leaves.kept(split.key, 'bucket')!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value };
-        // A use of the leaf, as on any other path: once admitted, it is kept whole (made from its
-        // parts), and later searches read it with no extra slots to check.
-        if (leaves.use(leafKey(operand as Compare)!, version) === true) whole.push([operand, source]);
-        return source;
+        return split ? leaves.kept(split.key, 'bucket') : evaluator.ready(operand, version);
       }),
     ];
+    // Every bitset is read before any use below: a use of a key not seen before notes it, which
+    // may put out a kept bitset (one already read stays as it is until the cache's next keep but one).
+    if (keptBits.includes(undefined)) return undefined;
+    let sources = keptBits.map((bits, at): ReadySource => {
+      const split = at < keyed.length ? null : splits[at - keyed.length];
+      return split ? { bits: bits!, flip: split.flip, extra: split.extra, column: split.column, operator: split.operator, value: split.value } : plain(bits!);
+    });
+    // A use of each range leaf answered from its bucket, as on any other path: once admitted, it
+    // is kept whole (made from its parts), and later searches read it with no extra slots to check.
+    const whole: [FilterExpr, ReadySource][] = [];
+    operands.forEach((operand, at) => {
+      if (splits[at] && leaves.use(leafKey(operand as Compare)!, version) === true) whole.push([operand, sources[keyed.length + at]!]);
+    });
     const scope = pool.begin(columns.size);
     try {
       if (sources.length > 3) {
@@ -106,7 +113,7 @@ export class ReadyPage {
       const page = pageOf(columns, this.#parts.order(search), search, bits, countAll(bits, columns.size, flips) + extras.length, flips, extras);
       // Kept once the page is read: a keep may put out bitsets this search reads, and a later keep
       // write into them.
-      for (const [operand, source] of whole) this.#keepWhole(operand, source);
+      this.#keepWhole(whole);
       return page;
     } finally {
       pool.end(scope);
@@ -205,16 +212,24 @@ export class ReadyPage {
     return { key, split, flip: split.flip, extra: split.extra, column, operator, value: node.value };
   }
 
-  /** Keeps the leaf `node` whole, made from its parts (`source`: a bitset read flipped or not, and extra slots). */
-  #keepWhole(node: FilterExpr, source: ReadySource): void {
-    const { columns, pool, leaves } = this.#parts;
+  /**
+   * Keeps each leaf whole, made from its parts (a bitset read flipped or not, and extra slots).
+   * Every leaf is made before the first is kept: a keep may reuse a bitset the cache put out,
+   * which another leaf's parts may still be.
+   */
+  #keepWhole(leaves: readonly (readonly [FilterExpr, ReadySource])[]): void {
+    if (leaves.length === 0) return;
+    const { columns, pool } = this.#parts;
     const scope = pool.begin(columns.size);
     try {
-      const bits = pool.take(scope, false);
-      copyBits(bits, source.bits);
-      if (source.flip !== 0) complement(bits, columns.size);
-      for (const slot of source.extra) setBit(bits, slot);
-      leaves.keep(leafKey(node as Compare)!, bits);
+      const made = leaves.map(([node, source]) => {
+        const bits = pool.take(scope, false);
+        copyBits(bits, source.bits);
+        if (source.flip !== 0) complement(bits, columns.size);
+        for (const slot of source.extra) setBit(bits, slot);
+        return [leafKey(node as Compare)!, bits] as const;
+      });
+      for (const [key, bits] of made) this.#parts.leaves.keep(key, bits);
     } finally {
       pool.end(scope);
     }
