@@ -1,4 +1,4 @@
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 
 export const countGtins: ApiHandler<'countGtins'> = async (_request, { catalog }) => ({
   status: 200,

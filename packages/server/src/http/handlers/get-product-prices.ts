@@ -1,6 +1,6 @@
 import type { ProductPriceList } from '@catalog/contract';
 import { jsonOf } from '../../catalog/raw-json.ts';
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 import { v2Splice } from '../envelope.ts';
 
 export const getProductPrices: ApiHandler<'getProductPrices'> = async ({ params, query }, { catalog, prices }) => {

@@ -1,5 +1,5 @@
 import type { ProductDetail } from '@catalog/contract';
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 import { v2Body, v2Splice } from '../envelope.ts';
 
 export const getProduct: ApiHandler<'getProduct'> = async ({ params }, { catalog, plan }) => {

@@ -1,6 +1,6 @@
 import type { StorefrontProductList } from '@catalog/contract';
 import type { StorefrontListing } from '../../catalog/catalog-service.ts';
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 import { pageMeta, v3Splice } from '../envelope.ts';
 
 export const listStorefrontProducts: ApiHandler<'listStorefrontProducts'> = async ({ query }, { catalog }) => {

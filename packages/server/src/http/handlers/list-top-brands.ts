@@ -1,4 +1,4 @@
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 import { v2Body } from '../envelope.ts';
 
 export const listTopBrands: ApiHandler<'listTopBrands'> = async (_request, { catalog }) => ({

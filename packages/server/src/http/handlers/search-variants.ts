@@ -1,6 +1,6 @@
 import type { CatalogVariantList } from '@catalog/contract';
 import type { VariantSearch } from '../../catalog/catalog-service.ts';
-import type { ApiHandler } from './index.ts';
+import type { ApiHandler } from './api-services.ts';
 import { jsonArray, pageMeta, v2Splice } from '../envelope.ts';
 
 export const searchVariants: ApiHandler<'searchVariants'> = async ({ query }, { catalog }) => {

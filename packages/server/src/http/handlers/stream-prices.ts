@@ -1,7 +1,6 @@
 import { filterFromHeader } from '../../stream/event-filter.ts';
 import { parseTopics } from '../../stream/topics.ts';
-import type { Handler } from '../handler-types.ts';
-import type { PriceStreams } from '../stream-server.ts';
+import type { StreamHandler } from './stream-services.ts';
 
 // `Connection` is left to the listener: keep-alive, or close while it drains (stream-server.ts).
 const STREAM_HEADERS = {
@@ -10,7 +9,7 @@ const STREAM_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-export const streamPrices: Handler<'streamPrices', { prices: PriceStreams }> = async ({ headers }, { prices, key, head, requestId }) => {
+export const streamPrices: StreamHandler<'streamPrices'> = async ({ headers }, { prices, key, head, requestId }) => {
   const topics = parseTopics(headers.Topics);
   const filter = filterFromHeader(headers.Filter);
   const lastEventId = headers['Last-Event-ID'] === undefined ? null : Number(headers['Last-Event-ID']);
