@@ -1,9 +1,14 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { stripTypeScriptTypes } from 'node:module';
+import { createRequire, stripTypeScriptTypes } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { operations } from '@catalog/contract';
+import type TypeScript from 'typescript';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateHandlers, handlerDrift, kebabCase, STUB_MARKER, type OperationRows } from '../../scripts/handler-files.ts';
+import { generateHandlers, handlerDrift, kebabCase, STUB_MARKER, stubText, type OperationRows } from '../../scripts/handler-files.ts';
+
+// The workspace's TypeScript (a root devDependency), for compiling stubs in memory.
+const ts = createRequire(join(import.meta.dirname, '../../../../package.json'))('typescript') as typeof TypeScript;
 
 /** A table with one API and one stream operation that have handlers, and a new API operation that has none. */
 const TABLE: OperationRows = {
@@ -105,4 +110,37 @@ describe('kebabCase', () => {
     expect(() => kebabCase('list_top')).toThrow(/not camelCase/);
     expect(() => kebabCase('ListTop')).toThrow(/not camelCase/);
   });
+});
+
+describe('a stub, as written for each operation of the contract', () => {
+  // Compiled in memory beside the real handlers, with the package's tsconfig: files under the
+  // handlers folder that exist only in this program, so nothing is written into src/.
+  const serverDir = join(import.meta.dirname, '../..');
+  const handlersDir = join(serverDir, 'src/http/handlers');
+  const diagnosticsOf = (files: Map<string, string>): string[] => {
+    const config = ts.getParsedCommandLineOfConfigFile(join(serverDir, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+    if (config === undefined) throw new Error('packages/server/tsconfig.json does not parse');
+    const host = ts.createCompilerHost(config.options);
+    const { fileExists, readFile, getSourceFile } = host;
+    host.fileExists = (file) => files.has(file) || fileExists(file);
+    host.readFile = (file) => files.get(file) ?? readFile(file);
+    host.getSourceFile = (file, language, ...rest) => {
+      const text = files.get(file);
+      return text === undefined ? getSourceFile(file, language, ...rest) : ts.createSourceFile(file, text, language);
+    };
+    const program = ts.createProgram([...files.keys()], config.options, host);
+    return [...files.keys()].flatMap((file) =>
+      ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((diagnostic) => `${file}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`),
+    );
+  };
+
+  it('typechecks as its operation\'s handler, for both listeners', () => {
+    const stubs = new Map(Object.entries(operations).map(([id, row]) => [join(handlersDir, `stub-of-${kebabCase(id)}.ts`), stubText(id, row)]));
+    // Not vacuous: a handler with an undocumented status is refused by the same program.
+    const undocumented = join(handlersDir, 'undocumented-status.ts');
+    stubs.set(undocumented, "import type { ApiHandler } from './api-services.ts';\nexport const listTopBrands: ApiHandler<'listTopBrands'> = () => ({ status: 418, body: null });\n");
+    const diagnostics = diagnosticsOf(stubs);
+    expect(diagnostics.filter((line) => !line.startsWith(undocumented))).toEqual([]);
+    expect(diagnostics.find((line) => line.startsWith(undocumented))).toMatch(/'418'/);
+  }, 60_000);
 });
