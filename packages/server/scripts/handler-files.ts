@@ -35,15 +35,14 @@ export function kebabCase(operationId: string): string {
     .toLowerCase();
 }
 
-interface Layout {
-  handlers: string;
-  handlersGenerated: string;
-  testsGenerated: string;
-}
-function layout(serverDir: string): Layout {
-  const handlers = join(serverDir, 'src/http/handlers');
-  return { handlers, handlersGenerated: join(handlers, 'generated'), testsGenerated: join(serverDir, 'test/http/generated') };
-}
+// Paths relative to the server package folder.
+const HANDLERS = 'src/http/handlers';
+const GENERATED_DIRS = [`${HANDLERS}/generated`, 'test/http/generated'];
+const MAP_FILE = `${HANDLERS}/generated/handlers.gen.ts`;
+const TEST_FILE = 'test/http/generated/handlers.gen.test.ts';
+
+/** The handler file of an operation, relative to the server package folder. */
+export const handlerFile = (operationId: string): string => `${HANDLERS}/${kebabCase(operationId)}.ts`;
 
 export function stubText(operationId: string, row: OperationRow): string {
   const [type, from] = row.listener === 'api' ? ['ApiHandler', './api-services.ts'] : ['StreamHandler', './stream-services.ts'];
@@ -61,7 +60,7 @@ export function stubText(operationId: string, row: OperationRow): string {
 /** The generated files' text, by path relative to `serverDir`. */
 export function generatedFiles(operations: OperationRows): Map<string, string> {
   const ids = Object.keys(operations).sort();
-  for (const id of ids) kebabCase(id);
+  for (const id of ids) kebabCase(id); // refuses an operationId that cannot name a file, before anything is written
   const apiIds = ids.filter((id) => operations[id]?.listener === 'api');
   const map = [
     HEADER,
@@ -93,8 +92,8 @@ export function generatedFiles(operations: OperationRows): Map<string, string> {
     '',
   ].join('\n');
   return new Map([
-    ['src/http/handlers/generated/handlers.gen.ts', map],
-    ['test/http/generated/handlers.gen.test.ts', test],
+    [MAP_FILE, map],
+    [TEST_FILE, test],
   ]);
 }
 
@@ -107,19 +106,18 @@ export interface Generation {
 
 /** Writes a stub for each operation without a handler file, then empties and rewrites the generated folders. */
 export function generateHandlers(operations: OperationRows, serverDir: string): Generation {
-  const paths = layout(serverDir);
-  const files = generatedFiles(operations);
+  const files = generatedFiles(operations); // first: it refuses a bad table before a stub is written
   const written: string[] = [];
-  mkdirSync(paths.handlers, { recursive: true });
+  mkdirSync(join(serverDir, HANDLERS), { recursive: true });
   for (const [id, row] of Object.entries(operations)) {
-    const file = join(paths.handlers, `${kebabCase(id)}.ts`);
-    if (existsSync(file)) continue;
-    writeFileSync(file, stubText(id, row), { flag: 'wx' }); // `wx`: never over a file that appeared meanwhile
-    written.push(relative(serverDir, file));
+    const path = handlerFile(id);
+    if (existsSync(join(serverDir, path))) continue;
+    writeFileSync(join(serverDir, path), stubText(id, row), { flag: 'wx' }); // `wx`: never over a file that appeared meanwhile
+    written.push(path);
   }
-  for (const dir of [paths.handlersGenerated, paths.testsGenerated]) {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
+  for (const dir of GENERATED_DIRS) {
+    rmSync(join(serverDir, dir), { recursive: true, force: true });
+    mkdirSync(join(serverDir, dir), { recursive: true });
   }
   for (const [path, text] of files) writeFileSync(join(serverDir, path), text);
   return { written, stubs: stubsOf(operations, serverDir) };
@@ -127,19 +125,19 @@ export function generateHandlers(operations: OperationRows, serverDir: string): 
 
 /** What `generateHandlers` would change, as lines for people; empty when nothing would. Writes nothing. */
 export function handlerDrift(operations: OperationRows, serverDir: string): string[] {
-  const paths = layout(serverDir);
   const fresh = generatedFiles(operations);
   const committed = new Map<string, string>();
-  for (const dir of [paths.handlersGenerated, paths.testsGenerated]) {
-    if (!existsSync(dir)) continue;
-    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-      if (entry.isFile()) committed.set(relative(serverDir, join(entry.parentPath, entry.name)), readFileSync(join(entry.parentPath, entry.name), 'utf8'));
+  for (const dir of GENERATED_DIRS) {
+    if (!existsSync(join(serverDir, dir))) continue;
+    for (const entry of readdirSync(join(serverDir, dir), { recursive: true, withFileTypes: true })) {
+      const file = join(entry.parentPath, entry.name);
+      if (entry.isFile()) committed.set(relative(serverDir, file), readFileSync(file, 'utf8'));
     }
   }
   const missing = Object.keys(operations)
-    .map((id) => `src/http/handlers/${kebabCase(id)}.ts`)
+    .map(handlerFile)
     .filter((path) => !existsSync(join(serverDir, path)))
-    .map((path) => `missing: ${path} (a stub is written)`);
+    .map((path) => `missing: ${path} (\`pnpm generate\` writes its stub)`);
   const drift = [...new Set([...committed.keys(), ...fresh.keys()])]
     .sort()
     .filter((path) => committed.get(path) !== fresh.get(path))
@@ -151,6 +149,6 @@ export function handlerDrift(operations: OperationRows, serverDir: string): stri
 export function stubsOf(operations: OperationRows, serverDir: string): string[] {
   return Object.keys(operations)
     .sort()
-    .map((id) => `src/http/handlers/${kebabCase(id)}.ts`)
+    .map(handlerFile)
     .filter((path) => existsSync(join(serverDir, path)) && readFileSync(join(serverDir, path), 'utf8').startsWith(STUB_MARKER));
 }

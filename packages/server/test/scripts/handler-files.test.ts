@@ -86,7 +86,7 @@ describe('handler generation', () => {
 
   it('reports drift without writing: a missing handler, a changed or stray generated file', () => {
     expect(handlerDrift(TABLE, server)).toEqual([
-      'missing: src/http/handlers/list-widgets.ts (a stub is written)',
+      'missing: src/http/handlers/list-widgets.ts (`pnpm generate` writes its stub)',
       'added: src/http/handlers/generated/handlers.gen.ts',
       'removed: src/http/handlers/generated/left-over.gen.ts',
       'added: test/http/generated/handlers.gen.test.ts',
