@@ -10,7 +10,8 @@
 // Why the operations do not go through openapi-backend's handleRequest: its router re-derives its
 // operation list on every request; Express routes built from the operation table call the
 // validators openapi-backend compiled (bench/get-product-routing.ts compares them).
-import { Router, type Express, type RequestHandler } from 'express';
+import { Router, type Express } from 'express';
+import type { Routes } from './http/operation-routes.ts';
 import { asyncapiDocument, openapiDocument } from '@catalog/contract/documents';
 import { createAuthenticator } from './http/auth.ts';
 import { docsResources } from './http/docs.ts';
@@ -38,7 +39,7 @@ export function createApp(deps: AppDeps): Express {
     listener: 'api',
     logger: deps.logger,
     middleware: deps.middleware,
-    routers: apiRouter(deps),
+    routes: apiRoutes(deps),
     notFound: (path) => `No resource at ${path}; see /docs for the operations.`,
   });
 }
@@ -50,10 +51,12 @@ export function createApp(deps: AppDeps): Express {
  * answers or refuses is in the contract's shape.
  */
 export function catalogRouter(deps: AppDeps): Router {
-  return Router().use(enter('api'), answerPreflight(deps.logger), ...apiRouter(deps), errorMiddleware(deps.logger));
+  const router = Router().use(enter('api'), answerPreflight(deps.logger));
+  for (const add of apiRoutes(deps)) add(router);
+  return router.use(errorMiddleware(deps.logger));
 }
 
-function apiRouter(deps: AppDeps): RequestHandler[] {
+function apiRoutes(deps: AppDeps): Routes[] {
   const { logger } = deps;
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(NO_RATE_LIMITS);
   const operations = createOperationPipeline({

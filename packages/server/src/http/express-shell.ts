@@ -1,7 +1,7 @@
 // Each listener (API and stream) is one Express application, built here in one order:
 //
 //   the request's exchange (exchange.ts) → the operator's middleware (runs for every request)
-//   → CORS preflight, on any path (cors.ts) → the listener's routers (the contract's operations,
+//   → CORS preflight, on any path (cors.ts) → the listener's routes (the contract's operations,
 //   then the routes outside the contract) → 404 → the error middleware
 //
 // Nothing here or in a router writes to `res` but exchange.ts. Whatever a route, a router or a
@@ -12,13 +12,13 @@
 // `serverOptionsFor(app)` gives node:http request and response classes whose prototypes are the
 // app's own, so the prototype Express sets on every request is the one it already has.
 import http from 'node:http';
-import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { ErrorCode } from '../catalog/errors.ts';
 import type { Logger } from '../logger.ts';
 import { isPreflight } from './cors.ts';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendPreflight } from './exchange.ts';
-import { methodNotAllowed } from './operation-routes.ts';
+import { methodNotAllowed, type Routes } from './operation-routes.ts';
 import { SERVER_OPTIONS } from './listener-limits.ts';
 import { traceRequestId } from '../tracing.ts';
 
@@ -27,8 +27,8 @@ export interface ShellOptions {
   logger: Logger;
   /** The operator's middleware, run in order for every request before anything of the listener's. */
   middleware?: readonly RequestHandler[] | undefined;
-  /** The listener's routers, tried in order. */
-  routers: readonly RequestHandler[];
+  /** The listener's routes, tried in order. */
+  routes: readonly Routes[];
   /** The 404 message for a path no router answers. */
   notFound(path: string): string;
 }
@@ -42,7 +42,7 @@ export function createShell(options: ShellOptions): Express {
   app.use(enter(listener));
   for (const middleware of options.middleware ?? []) app.use(middleware);
   app.use(answerPreflight(logger));
-  for (const router of options.routers) app.use(router);
+  for (const add of options.routes) add(app);
   app.use((req, _res, next) => {
     next(new HttpRefusal('not_found', options.notFound(truncate(exchangeOf(req).path))));
   });
@@ -102,19 +102,20 @@ export type StaticRoute = (req: http.IncomingMessage, res: http.ServerResponse) 
  * Routes outside the contract (docs, documents, health): each answers GET and HEAD, takes no body,
  * and any other method gets 405 with Allow. `name` is what metrics and access lines call it.
  */
-export function staticRoutes(routes: Iterable<readonly [path: string, route: StaticRoute, name?: string]>): Router {
-  const router = Router();
-  for (const [path, route, name = path] of routes) {
-    router
-      .route(path)
-      .get(async (req, res) => {
-        exchangeOf(req).operation = name;
-        refuseBody(req);
-        await route(req, res);
-      })
-      .all(methodNotAllowed('GET, HEAD', name));
-  }
-  return router;
+export function staticRoutes(routes: Iterable<readonly [path: string, route: StaticRoute, name?: string]>): Routes {
+  const list = [...routes];
+  return (router) => {
+    for (const [path, route, name = path] of list) {
+      router
+        .route(path)
+        .get(async (req, res) => {
+          exchangeOf(req).operation = name;
+          refuseBody(req);
+          await route(req, res);
+        })
+        .all(methodNotAllowed('GET, HEAD', name));
+    }
+  };
 }
 
 /**

@@ -11,7 +11,6 @@
 // answer is dropped (a late stream is returned unread, which releases it); the deadline ends once
 // a streamed answer's head is out.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Router } from 'express';
 import { InvalidRequest } from '../catalog/errors.ts';
 import { operations, type OperationId } from '@catalog/contract';
 import type { Logger } from '../logger.ts';
@@ -19,7 +18,7 @@ import { authorize, clientAddress, type Authenticator } from './auth.ts';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf, refuseBody, sendError, sendJson, sendStream, type StreamWriting } from './exchange.ts';
 import type { Handler, Handlers } from './handler-types.ts';
-import { operationRoutes, operationsOf, type Listener, type OperationOf } from './operation-routes.ts';
+import { operationRoutes, operationsOf, type Listener, type OperationOf, type Routes } from './operation-routes.ts';
 import { assertNoProblem, controlCharacterIn } from './query-string.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RequestValidator } from './request-validation.ts';
@@ -46,7 +45,7 @@ export interface PipelineDeps<L extends Listener, TServices> {
 }
 
 /** The listener's operations as Express routes, each running the pipeline above. */
-export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Router {
+export function createOperationPipeline<L extends Listener, TServices>(deps: PipelineDeps<L, TServices>): Routes {
   const run = createRunner(deps);
   return operationRoutes(operationsOf(deps.listener), (operationId, params, req, res) => void run(operationId, params, req, res));
 }

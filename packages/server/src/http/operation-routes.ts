@@ -6,7 +6,7 @@
 // literal segments compare case-insensitively, one trailing slash is ignored, a path parameter is
 // one non-empty segment, percent-decoded (an encoded slash stays inside the value). Broken
 // percent-encoding in a parameter reaches the error middleware as a 400 URIError (express-shell.ts).
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { operations, type OperationId } from '@catalog/contract';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf } from './exchange.ts';
@@ -36,18 +36,24 @@ export function methodNotAllowed(allow: string, name: string): RequestHandler {
   };
 }
 
-export function operationRoutes<Id extends OperationId>(operationIds: readonly Id[], run: RunOperation<Id>): Router {
-  const router = Router();
-  for (const operationId of operationIds) {
-    const { method, path } = operations[operationId];
-    const allow = method === 'GET' ? 'GET, HEAD' : method;
-    const answer: RequestHandler = (req, res) => {
-      exchangeOf(req).operation = operationId;
-      run(operationId, req.params as Record<string, string>, req, res);
-    };
-    const route = router.route(expressPath(path));
-    route[method.toLowerCase() as 'get'](answer);
-    route.all(methodNotAllowed(allow, operationId));
-  }
-  return router;
+/**
+ * Routes added straight to the app or router that serves them (`app.route(path)`), so a request
+ * walks one router's layers rather than entering a nested router.
+ */
+export type Routes = (into: Pick<Router, 'route' | 'use'>) => void;
+
+export function operationRoutes<Id extends OperationId>(operationIds: readonly Id[], run: RunOperation<Id>): Routes {
+  return (router) => {
+    for (const operationId of operationIds) {
+      const { method, path } = operations[operationId];
+      const allow = method === 'GET' ? 'GET, HEAD' : method;
+      const answer: RequestHandler = (req, res) => {
+        exchangeOf(req).operation = operationId;
+        run(operationId, req.params as Record<string, string>, req, res);
+      };
+      const route = router.route(expressPath(path));
+      route[method.toLowerCase() as 'get'](answer);
+      route.all(methodNotAllowed(allow, operationId));
+    }
+  };
 }

@@ -194,7 +194,7 @@ export function createStreamServer(deps: StreamServerDeps): { server: http.Serve
     listener: 'stream',
     logger,
     middleware: deps.middleware,
-    routers: [operations],
+    routes: [operations],
     notFound: (path) => `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.`,
   });
   const server = http.createServer(serverOptionsFor(app), app);

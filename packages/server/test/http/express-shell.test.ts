@@ -21,7 +21,7 @@ async function startRouter(routes: [string, StaticRoute, string?][]): Promise<st
   const app = createShell({
     listener: 'api',
     logger,
-    routers: [staticRoutes(routes.map(([path, answer, name]) => (name === undefined ? [path, answer] : [path, answer, name])))],
+    routes: [staticRoutes(routes.map(([path, answer, name]) => (name === undefined ? [path, answer] : [path, answer, name])))],
     notFound: (path) => `Nothing at ${path}.`,
   });
   served = await serveBare(app);

@@ -48,7 +48,7 @@ async function servePipeline(streamPrices: Handler<'streamPrices', object>, opti
     shellPaths.push(req.url);
     next();
   };
-  served = await serveBare(createShell({ listener: 'stream', logger, routers: [operations, leftOver], notFound: (path) => `Nothing at ${path}.` }));
+  served = await serveBare(createShell({ listener: 'stream', logger, routes: [operations, (into) => void into.use(leftOver)], notFound: (path) => `Nothing at ${path}.` }));
   return served.url;
 }
 
