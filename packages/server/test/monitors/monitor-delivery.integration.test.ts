@@ -30,6 +30,8 @@ interface Engine {
   monitors: MonitorStore;
   keys: KeyAdministration;
   log: PriceLog;
+  /** Empties the price log as a Redis restart without persistence does (Redis only). */
+  loseLogData?(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -55,18 +57,22 @@ async function openEngine(engine: 'sqlite' | 'postgres'): Promise<Engine> {
   const stores = await openCatalogStores(database.url(), silentLogger);
   const prefix = `test:monitors:${randomBytes(6).toString('hex')}:`;
   const log = await openRedisPriceLog(REDIS_URL, silentLogger, { keyPrefix: prefix });
+  const deleteKeys = async (): Promise<void> => {
+    const admin = new Redis(REDIS_URL);
+    const keys = await admin.keys(`${prefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    admin.disconnect();
+  };
   return {
     monitors: stores.monitors,
     keys: stores.keys,
     log,
+    loseLogData: deleteKeys,
     cleanup: async () => {
       await log.close();
       await stores.close();
       await database.drop();
-      const admin = new Redis(REDIS_URL);
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(...keys);
-      admin.disconnect();
+      await deleteKeys();
     },
   };
 }
@@ -176,6 +182,33 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     for (const attempt of attempts) expectSigned(attempt, secret);
     const [view] = await until(() => engine.monitors.listMonitors(proKey), ([listed]) => listed?.delivery.lastSuccessAt !== null);
     expect(view!.delivery).toMatchObject({ lastFailureReason: 'HTTP 503', backlog: 0 });
+  });
+
+  it('with two instances reading and delivering, delivers each change once, in order', async () => {
+    const endpoint = await receiver();
+    startDelivery();
+    startDelivery();
+    const { secret } = await monitor(endpoint.url, { minChangePercent: 0 });
+    const published = await engine.log.append(Array.from({ length: 30 }, (_, n) => price({ variant_id: `v${n}`, price: 100 + n })));
+    const delivered = await until(async () => changesOf(endpoint.received), (changes) => changes.length >= published.length);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(changesOf(endpoint.received).map((change) => change.stream_id)).toEqual(published.map((event) => event.id));
+    expect(delivered).toHaveLength(published.length);
+    for (const delivery of endpoint.received) expectSigned(delivery, secret);
+  });
+
+  it.runIf(engineName === 'postgres')('after the price log lost its data, resumes at the oldest event left and says reset', async () => {
+    const endpoint = await receiver();
+    startDelivery();
+    await monitor(endpoint.url);
+    await engine.log.append([price({ price: 100 })]);
+    await endpoint.waitFor(1);
+    await engine.loseLogData!();
+    const [after] = await engine.log.append([price({ price: 120 })]);
+    await endpoint.waitFor(2);
+    const second = JSON.parse(endpoint.received[1]!.body) as PriceChangedWebhook;
+    expect(second.data.reset).toBe(true);
+    expect(second.data.changes).toEqual([expect.objectContaining({ stream_id: after!.id, previous_price: 100, price: 120, change_percent: 20 })]);
   });
 
   it('disables a monitor whose endpoint answers 410, and one whose retry schedule is spent, saying why', async () => {
