@@ -78,6 +78,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "create a price monitor of a Pro key; its whsec_ signing secret is printed once, as the last line of stdout",
     options: [
       DB,
+      PRICE_LOG,
       { flag: 'key', value: '<key-or-id>', help: 'the Pro key the monitor belongs to: the key, or its id from `catalog keys list` (required)' },
       { flag: 'url', value: '<url>', help: 'the https:// endpoint the priceChanged webhook is POSTed to (required)' },
       { flag: 'filter', value: '<expression>', help: 'the price events to watch, in the stream\'s Filter language, e.g. \'product_id IN ["…"] AND market = "US"\' (required)' },

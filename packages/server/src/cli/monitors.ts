@@ -2,16 +2,18 @@
 // key's own, listMonitors).
 // - add: checks every setting before anything is stored (a bad URL, filter, percent or interval is
 //   refused with exit status 2 and says why); prints the monitor's `whsec_` secret as the last line
-//   of stdout, once: receivers verify signatures with it;
+//   of stdout, once: receivers verify signatures with it. The monitor delivers the changes
+//   published after it was added (it starts at the price log's newest event);
 // - list: id, key, URL, filter, thresholds, state and delivery state, as a table (or JSON lines);
 // - remove <id>: the monitor and its undelivered changes are gone; a delivery under way may still arrive;
 // - enable <id>: a monitor disabled by a 410, by failures or by the operator delivers again, from
 //   its oldest undelivered change; a revoked key's monitors cannot be enabled.
 import { silentLogger } from '../logger.ts';
 import { checkMonitorSettings, InvalidMonitor, type MonitorView } from '../monitors/monitor.ts';
-import { databaseUrlOf, MONITORS_ADD_SETTINGS, numericValue, SettingError, type SettingValues } from '../settings.ts';
+import { databaseUrlOf, MONITORS_ADD_SETTINGS, numericValue, priceLogUrlOf, SettingError, type SettingValues } from '../settings.ts';
 import { MonitorKeyRefused } from '../monitors/monitor-store.ts';
 import { openCatalogStores } from '../store/open-store.ts';
+import { openPriceLog } from '../prices/open-price-log.ts';
 import { commandSpec, parseCommand } from './command-line.ts';
 
 const SUBCOMMANDS = ['add', 'list', 'remove', 'enable'] as const;
@@ -43,7 +45,7 @@ export async function run(args: string[]): Promise<number> {
       case 'add': {
         const { key, ...monitorSettings } = settings!;
         try {
-          const { monitor, secret } = await stores.monitors.addMonitor(key, monitorSettings);
+          const { monitor, secret } = await stores.monitors.addMonitor(key, monitorSettings, await newestPriceId(priceLogUrlOf(values)));
           process.stderr.write(`created monitor ${monitor.id} of ${monitor.keyId}, POSTing to ${monitor.url}; its signing secret is shown only once:\n`);
           process.stdout.write(`${monitor.id}\n${secret}\n`);
           return 0;
@@ -73,6 +75,29 @@ export async function run(args: string[]): Promise<number> {
     }
   } finally {
     await stores.close();
+  }
+}
+
+/**
+ * The price log's newest id: a new monitor delivers what is published after it. Without a price
+ * log at hand (PostgreSQL and no --price-log), or when it does not answer, the monitor starts
+ * where the service first reads for it instead, which the operator is told.
+ */
+async function newestPriceId(url: string | undefined): Promise<number | null> {
+  if (url === undefined) {
+    process.stderr.write('no --price-log given: the monitor starts at the newest price event when the service first reads for it\n');
+    return null;
+  }
+  try {
+    const log = await openPriceLog(url, silentLogger);
+    try {
+      return (await log.bounds())?.newestId ?? 0;
+    } finally {
+      await log.close();
+    }
+  } catch (error) {
+    process.stderr.write(`the price log did not answer (${(error as Error).message}): the monitor starts at the newest price event when the service first reads for it\n`);
+    return null;
   }
 }
 

@@ -75,8 +75,12 @@ export interface DeliveryTotals {
 export class MonitorKeyRefused extends Error {}
 
 export interface MonitorStore {
-  /** Stores a monitor of the key given as the key or its id; throws MonitorKeyRefused. */
-  addMonitor(keyOrId: string, settings: MonitorSettings): Promise<{ monitor: Monitor; secret: string }>;
+  /**
+   * Stores a monitor of the key given as the key or its id; throws MonitorKeyRefused. `position`
+   * is the price log's newest id at creation (it delivers what is published after it); null when
+   * the log was not at hand: it then starts where the service first reads for it.
+   */
+  addMonitor(keyOrId: string, settings: MonitorSettings, position?: number | null): Promise<{ monitor: Monitor; secret: string }>;
   /** Every monitor with its delivery state, oldest first; only the key's when `key` (as sent) is given. */
   listMonitors(key?: string): Promise<MonitorView[]>;
   /** Removes a monitor and whatever it had not delivered; false when there is no such monitor. */

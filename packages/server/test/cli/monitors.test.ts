@@ -38,6 +38,10 @@ describe('catalog monitors', () => {
     expect(secret).toMatch(/^whsec_/);
     expect(result.stderr).toContain('shown only once');
     expect(await stored()).toMatchObject([{ id, minChangePercent: 2.5, minIntervalMs: 60_000, enabled: true }]);
+    // It starts at the price log's newest event (the log in the same file is empty: 0).
+    const stores = await openCatalogStores(db, silentLogger);
+    expect((await stores.monitors.readerStates())[0]?.position).toBe(0);
+    await stores.close();
     const listed = await runInProcess(monitorsCommand, ['list', '--db', db]);
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).not.toContain(secret);

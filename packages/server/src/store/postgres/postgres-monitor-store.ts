@@ -55,7 +55,7 @@ export class PostgresMonitorStore implements MonitorStore {
     this.#pool = pool;
   }
 
-  addMonitor(keyOrId: string, settings: MonitorSettings): Promise<{ monitor: Monitor; secret: string }> {
+  addMonitor(keyOrId: string, settings: MonitorSettings, position: number | null = null): Promise<{ monitor: Monitor; secret: string }> {
     return unavailableOnOutage(WHAT, async () => {
       const prefix = idPrefixOf(keyOrId);
       const { rows: keys } =
@@ -69,8 +69,8 @@ export class PostgresMonitorStore implements MonitorStore {
       const monitor: Monitor = { ...settings, id: generateMonitorId(), keyId: keyIdOf(key.digest), enabled: true, disabledReason: null, createdAt: Date.now() };
       const secret = generateMonitorSecret();
       await this.#pool.query(
-        'INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-        [monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt],
+        'INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        [monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt, position],
       );
       return { monitor, secret };
     });

@@ -53,7 +53,7 @@ export class SqliteMonitorStore implements MonitorStore {
     this.#database = database;
   }
 
-  async addMonitor(keyOrId: string, settings: MonitorSettings): Promise<{ monitor: Monitor; secret: string }> {
+  async addMonitor(keyOrId: string, settings: MonitorSettings, position: number | null = null): Promise<{ monitor: Monitor; secret: string }> {
     const prefix = idPrefixOf(keyOrId);
     const keys = (
       prefix === null
@@ -67,8 +67,8 @@ export class SqliteMonitorStore implements MonitorStore {
     const monitor: Monitor = { ...settings, id: generateMonitorId(), keyId: keyIdOf(key.digest), enabled: true, disabledReason: null, createdAt: Date.now() };
     const secret = generateMonitorSecret();
     this.#database
-      .statement('INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt);
+      .statement('INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt, position);
     return { monitor, secret };
   }
 
