@@ -18,7 +18,7 @@
 // MAX_IN_FLIGHT attempts at a time per instance, `endpointConcurrency` per endpoint.
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
-import type { PriceLog } from '../prices/price-log.ts';
+import { resumePoint, type PriceLog } from '../prices/price-log.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 import { generateMessageId, priceChangedBody } from './monitor.ts';
 import type { DueDelivery, MonitorReaderState, MonitorStore } from './monitor-store.ts';
@@ -96,14 +96,12 @@ export class MonitorDelivery {
     for (const state of states) {
       if (state.position === null) {
         await store.advance({ id: state.id, from: null, to: newest, baselines: state.baselines, changes: [], reset: false });
-      } else if (state.position > newest) {
-        // An id this log never issued: it lost its data (Redis without persistence) and is empty.
-        reading.push({ state, cursor: newest, reset: true });
-      } else if (bounds !== null && state.position !== 0 && state.position < bounds.oldestId - 1) {
-        // Position 0: the log was empty when the monitor was first read for; every event is new to it.
-        reading.push({ state, cursor: bounds.oldestId - 1, reset: true });
+      } else if (state.position === 0) {
+        // The log was empty when the monitor was made: every event is new to it, none lost.
+        reading.push({ state, cursor: 0, reset: false });
       } else {
-        reading.push({ state, cursor: state.position, reset: false });
+        const { cursor, resetOldestId } = resumePoint(state.position, bounds);
+        reading.push({ state, cursor, reset: resetOldestId !== null });
       }
     }
     if (reading.length === 0) return false;
