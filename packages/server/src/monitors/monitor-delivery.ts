@@ -104,7 +104,8 @@ export class MonitorDelivery {
         reading.push({ state, cursor, reset: resetOldestId !== null });
       }
     }
-    if (reading.length === 0) return false;
+    // Nothing published since every position, and nothing lost: no page to read.
+    if (reading.every(({ cursor, reset }) => !reset && cursor >= newest)) return false;
     const from = Math.min(...reading.map((entry) => entry.cursor));
     const page = await log.readAfter(from, READ_PAGE);
     const end = page.at(-1)?.id ?? from;

@@ -2,7 +2,10 @@
 // migration 7: `monitors`, `monitor_changes`, `monitor_deliveries`). SQLite has one writer at a time:
 // advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
-// Failure modes: a write waits up to BUSY_TIMEOUT_MS for another process's, then fails;
+// Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
+// claimDue) do not wait for another process's write (an import holds the lock for a batch): they
+// fail with ServiceUnavailable at once and the round is tried again; claimDue writes only when a
+// read found something due. Recording an attempt waits up to BUSY_TIMEOUT_MS, as other writes do.
 // ServiceUnavailable once the database is closed.
 import type { PriceChange } from '@catalog/contract';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
@@ -17,7 +20,9 @@ import {
   type MonitorReaderState,
   type MonitorStore,
 } from '../../monitors/monitor-store.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
+import { BUSY_TIMEOUT_MS } from './sqlite-settings.ts';
 
 interface MonitorRow {
   id: string;
@@ -35,6 +40,8 @@ interface MonitorRow {
   backlog: number;
   oldest_due_at: number | null;
 }
+
+const SQLITE_BUSY = 5;
 
 /** Enabled monitors of keys that are not revoked. */
 const ACTIVE = 'm.enabled = 1 AND k.revoked_at IS NULL';
@@ -106,8 +113,22 @@ export class SqliteMonitorStore implements MonitorStore {
     return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position, baselines: JSON.parse(row.baselines) as Record<string, number> }));
   }
 
+  /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
+  #withoutWaiting<T>(work: () => T): T {
+    const db = this.#database.connection();
+    db.exec('PRAGMA busy_timeout = 0');
+    try {
+      return this.#database.transaction(work);
+    } catch (error) {
+      if ((((error as { errcode?: number }).errcode ?? 0) & 0xff) === SQLITE_BUSY) throw new ServiceUnavailable('monitor store (another process is writing)', { cause: error });
+      throw error;
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
   async advance(update: MonitorAdvance): Promise<boolean> {
-    return this.#database.transaction(() => {
+    return this.#withoutWaiting(() => {
       const moved = this.#database
         .statement('UPDATE monitors SET position = ?, baselines = ?, pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?')
         .run(update.to, JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
@@ -120,7 +141,14 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
-    return this.#database.transaction(() => {
+    const anything = this.#database
+      .statement(
+        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1 AND m.next_delivery_at <= ?)
+             OR EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
+      )
+      .get(now, now, now) as { due: number };
+    if (anything.due === 0) return [];
+    return this.#withoutWaiting(() => {
       const forming = this.#database
         .statement(
           `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
