@@ -54,13 +54,16 @@ describe('the real server delivers webhooks as the contract says', () => {
     ws = workspace('webhooks');
     const db = `sqlite:${join(ws.dir, 'catalog.db')}`;
     proKey = await createKey(db, 'pro');
-    for (const c of WEBHOOK_CASES) {
-      const receiver = await startReceiver(c);
-      const product = `product-${c.status}`;
-      const { stdout } = await cli(['monitors', 'add', '--db', db, '--key', proKey, '--url', receiver.url, '--allow-http', '--filter', `product_id = "${product}"`, '--min-change-percent', '0']);
-      const [id, secret] = stdout.trim().split('\n') as [string, string];
-      monitors.set(webhookCaseKey(c), { receiver, secret, id, product });
-    }
+    // One `monitors add` per case, run side by side (each is a process start).
+    await Promise.all(
+      WEBHOOK_CASES.map(async (c) => {
+        const receiver = await startReceiver(c);
+        const product = `product-${c.status}`;
+        const { stdout } = await cli(['monitors', 'add', '--db', db, '--key', proKey, '--url', receiver.url, '--allow-http', '--filter', `product_id = "${product}"`, '--min-change-percent', '0']);
+        const [id, secret] = stdout.trim().split('\n') as [string, string];
+        monitors.set(webhookCaseKey(c), { receiver, secret, id, product });
+      }),
+    );
     server = await serve(db, ['--monitor-private-endpoints', 'allow', '--monitor-retry-schedule', '0s,200ms,200ms']);
     await publishPrices(db, ws.file('prices.ndjson', [...monitors.values()].map(({ product }) => JSON.stringify(buildPriceEvent({ product_id: product }))).join('\n')));
   }, 60_000);
