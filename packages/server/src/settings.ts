@@ -235,7 +235,7 @@ export const SERVE_SETTINGS = {
     kind: 'text',
     value: '<delays>',
     env: 'MONITOR_RETRY_SCHEDULE',
-    default: '0s,5s,5m,30m,2h,5h,10h,10h',
+    default: '5s,5m,30m,2h,5h,10h,10h',
     help: 'when a failed price monitor delivery is tried again, after each failure in turn (ms, s, m, h); after the last, the monitor is disabled',
   },
   'monitor-timeout-ms': {

@@ -51,7 +51,7 @@ describe('loadConfig', () => {
     ]);
     // The monitors' settings, read into their own part of the Config.
     expect(config.monitors).toEqual({
-      retryScheduleMs: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       timeoutMs: SERVE_SETTINGS['monitor-timeout-ms'].default,
       endpointConcurrency: SERVE_SETTINGS['monitor-endpoint-concurrency'].default,
       allowPrivateEndpoints: false,

@@ -1,16 +1,16 @@
 // When a failed delivery is tried again: after the n-th failure, the n-th delay of the schedule
-// (`--monitor-retry-schedule`, Svix's by default: at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
-// 10 h, about 28 h in all); after the last, the monitor is disabled. A 429 or 503 with a
+// (`--monitor-retry-schedule`; Svix's by default: the first attempt at once, then 5 s, 5 min,
+// 30 min, 2 h, 5 h, 10 h and 10 h, about 28 h in all); after the last, the monitor is disabled. A 429 or 503 with a
 // Retry-After waits that long instead, capped at the schedule's longest delay so a bad header
 // cannot park a monitor for weeks; the attempt still counts towards the schedule.
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** `0s,5s,5m` → milliseconds; throws with the offending part. */
+/** `5s,5m,30m` → milliseconds; throws with the offending part. */
 export function parseRetrySchedule(text: string): number[] {
   const delays = text.split(',').map((part) => {
     const match = /^\s*([0-9]+)(ms|s|m|h)\s*$/.exec(part);
-    if (match === null) throw new Error(`"${part.trim()}" is not a delay: write a whole number with ms, s, m or h, e.g. 0s,5s,5m,30m`);
+    if (match === null) throw new Error(`"${part.trim()}" is not a delay: write a whole number with ms, s, m or h, e.g. 5s,5m,30m`);
     return Number(match[1]) * UNITS[match[2]!]!;
   });
   if (delays.length === 0 || delays.length > 50) throw new Error('give 1 to 50 delays');
