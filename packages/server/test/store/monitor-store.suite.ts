@@ -94,6 +94,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         const kept = await readyMonitor();
         await stores.keys.revokeKey(other);
         expect((await monitors.readerStates()).map((state) => state.id)).toEqual([kept]);
+        expect(await monitors.listMonitors(other)).toEqual([expect.objectContaining({ enabled: false, disabledReason: 'its key is revoked' })]);
       });
     });
 

@@ -24,6 +24,7 @@ const WHAT = 'monitor store';
 
 interface MonitorRow {
   id: string;
+  key_revoked: boolean;
   key_digest: Buffer;
   url: string;
   filter: string;
@@ -42,11 +43,11 @@ interface MonitorRow {
 const ACTIVE = 'm.enabled AND k.revoked_at IS NULL';
 
 const VIEW = `
-  SELECT m.id, m.key_digest, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
+  SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
          m.last_success_at, m.last_failure_at, m.last_failure_reason,
          (SELECT count(*) FROM monitor_changes c WHERE c.monitor_id = m.id) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
          least((SELECT min(c.due_at) FROM monitor_changes c WHERE c.monitor_id = m.id), (SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
-  FROM monitors m`;
+  FROM monitors m JOIN api_keys k ON k.digest = m.key_digest`;
 
 export class PostgresMonitorStore implements MonitorStore {
   readonly #pool: pg.Pool;
@@ -93,7 +94,7 @@ export class PostgresMonitorStore implements MonitorStore {
   enableMonitor(id: string): Promise<Monitor | null> {
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
-        const { rows } = await client.query<MonitorRow>(`${VIEW} JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = $1 AND k.revoked_at IS NULL`, [id]);
+        const { rows } = await client.query<MonitorRow>(`${VIEW} WHERE m.id = $1 AND k.revoked_at IS NULL`, [id]);
         const row = rows[0];
         if (row === undefined) return null;
         await client.query('UPDATE monitors SET enabled = true, disabled_reason = NULL WHERE id = $1', [id]);
@@ -232,8 +233,9 @@ function monitorOf(row: MonitorRow): Monitor {
     filter: row.filter,
     minChangePercent: row.min_change_percent,
     minIntervalMs: row.min_interval_ms,
-    enabled: row.enabled,
-    disabledReason: row.disabled_reason,
+    // A revoked key's monitors stop: shown as disabled, for that reason, while it stays revoked.
+    enabled: row.enabled && !row.key_revoked,
+    disabledReason: row.key_revoked ? 'its key is revoked' : row.disabled_reason,
     createdAt: row.created_at,
   };
 }

@@ -26,6 +26,7 @@ import { BUSY_TIMEOUT_MS } from './sqlite-settings.ts';
 
 interface MonitorRow {
   id: string;
+  key_revoked: number;
   key_digest: Uint8Array;
   url: string;
   filter: string;
@@ -47,11 +48,11 @@ const SQLITE_BUSY = 5;
 const ACTIVE = 'm.enabled = 1 AND k.revoked_at IS NULL';
 
 const VIEW = `
-  SELECT m.id, m.key_digest, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
+  SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
          m.last_success_at, m.last_failure_at, m.last_failure_reason,
          (SELECT count(*) FROM monitor_changes c WHERE c.monitor_id = m.id) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
          (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c WHERE c.monitor_id = m.id UNION ALL SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
-  FROM monitors m`;
+  FROM monitors m JOIN api_keys k ON k.digest = m.key_digest`;
 
 export class SqliteMonitorStore implements MonitorStore {
   readonly #database: SqliteDatabase;
@@ -98,7 +99,7 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async enableMonitor(id: string): Promise<Monitor | null> {
     return this.#database.transaction(() => {
-      const row = this.#database.statement(`${VIEW} JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = ? AND k.revoked_at IS NULL`).get(id) as MonitorRow | undefined;
+      const row = this.#database.statement(`${VIEW} WHERE m.id = ? AND k.revoked_at IS NULL`).get(id) as MonitorRow | undefined;
       if (row === undefined) return null;
       this.#database.statement('UPDATE monitors SET enabled = 1, disabled_reason = NULL WHERE id = ?').run(id);
       this.#database.statement('UPDATE monitor_deliveries SET next_attempt_at = 0, lease_until = 0 WHERE monitor_id = ?').run(id);
@@ -230,8 +231,9 @@ function monitorOf(row: MonitorRow): Monitor {
     filter: row.filter,
     minChangePercent: row.min_change_percent,
     minIntervalMs: row.min_interval_ms,
-    enabled: row.enabled === 1,
-    disabledReason: row.disabled_reason,
+    // A revoked key's monitors stop: shown as disabled, for that reason, while it stays revoked.
+    enabled: row.enabled === 1 && row.key_revoked === 0,
+    disabledReason: row.key_revoked === 0 ? row.disabled_reason : 'its key is revoked',
     createdAt: row.created_at,
   };
 }
