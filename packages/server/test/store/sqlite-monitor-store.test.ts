@@ -41,7 +41,15 @@ describe('SqliteMonitorStore', () => {
       expect(performance.now() - started).toBeLessThan(1_000);
       importer.exec('ROLLBACK');
       importer.close();
-      expect(await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }))).toHaveLength(1);
+      const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
+      expect(delivery).toBeDefined();
+      // A disabled monitor's waiting delivery does not make claimDue take the write lock.
+      await monitors.recordAttempt(delivery!, { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' });
+      const importerAgain = new DatabaseSync(join(dir, 'catalog.db'));
+      importerAgain.exec('BEGIN IMMEDIATE');
+      expect(await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_b', body: priceChangedBody(id, changes, reset, now) }))).toEqual([]);
+      importerAgain.exec('ROLLBACK');
+      importerAgain.close();
     } finally {
       database.close();
       rmSync(dir, { recursive: true, force: true });

@@ -144,8 +144,8 @@ export class SqliteMonitorStore implements MonitorStore {
   async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
     const anything = this.#database
       .statement(
-        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1 AND m.next_delivery_at <= ?)
-             OR EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
+        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ?)
+             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
       )
       .get(now, now, now) as { due: number };
     if (anything.due === 0) return [];
