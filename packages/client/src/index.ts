@@ -18,6 +18,8 @@ export { CatalogApiError, PriceStreamError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { createPriceStream } from './price-stream.js';
 export { watchProducts } from './watch-products.js';
+export { verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
+export type { VerifyWebhookOptions, WebhookHeaders, WebhookVerificationReason } from './verify-webhook.js';
 export type { WatchedItem, WatchedSnapshot, WatchProductsDeps, WatchProductsOptions } from './watch-products.js';
 export type { PriceStreamConfig, PriceStreamItem, PriceStreamOptions, PriceStreamPrice, PriceStreamReset } from './price-stream.js';
 export type { PriceFrameFields, ResetFrameFields, ResetNotice, SubscriptionHeaders } from '@catalog/contract/stream-types';
@@ -34,8 +36,15 @@ export type {
   GetProductResponse,
   GtinCount,
   ListStorefrontProductsResponse,
+  ListMonitorsResponse,
   ListTopBrandsResponse,
+  Monitor,
+  MonitorDeliveryState,
+  MonitorList,
   PageMeta,
+  PriceChange,
+  PriceChangeBatch,
+  PriceChangedWebhook,
   PriceEvent,
   ProductDetail,
   ProductLink,

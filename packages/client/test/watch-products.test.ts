@@ -33,7 +33,7 @@ async function startServers() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'watch-products-'));
   const log = new SqlitePriceLog(path.join(dir, 'prices.db'));
   const keys = new FakeKeyStore({ [PRO]: 'pro' });
-  const api = http.createServer(createApp({ catalog: new FakeCatalogStore({ catalog: [...watched, other] }), keys, logger: silentLogger, priceLog: log }));
+  const api = http.createServer(createApp({ catalog: new FakeCatalogStore({ catalog: [...watched, other] }), keys, monitors: { listMonitors: async () => [] }, logger: silentLogger, priceLog: log }));
   const apiPort = await listen(api);
   const startStream = async (port = 0) => {
     const stream = createStreamServer({ priceLog: log, keys, logger: silentLogger, heartbeatMs: 15_000, maxBufferBytes: 1024 * 1024 });

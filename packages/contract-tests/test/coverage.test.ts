@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import * as sdk from '@catalog/contract/sdk';
 import { ALLOWLIST, caseKey, SERVER_CASES } from './server-cases.ts';
 import { documentedCases, operations } from './support/spec.ts';
+import { documentedWebhookCases, WEBHOOK_CASES, webhookCaseKey } from './webhook-cases.ts';
 
 const CASES_FILE = 'packages/contract-tests/test/server-cases.ts';
 const listed = (keys: string[]): string => keys.map((key) => `\n  ${key}`).join('');
@@ -43,6 +44,16 @@ describe('coverage of operationId × documented status', () => {
   it('exercises every operation with a 200 on the real server', () => {
     const without200 = operations.filter((op) => !covered.has(`${op.operationId} 200`)).map((op) => op.operationId);
     expect(without200, `operations with no 200 case on the real server: add one to SERVER_CASES in ${CASES_FILE}:${listed(without200)}`).toEqual([]);
+  });
+
+  it('has a real-server case for every webhook × documented receiver answer, and none for an undocumented one', () => {
+    const documentedWebhooks = new Set(documentedWebhookCases());
+    const coveredWebhooks = new Set(WEBHOOK_CASES.map(webhookCaseKey));
+    const missing = [...documentedWebhooks].filter((key) => !coveredWebhooks.has(key));
+    expect(missing, `webhook × status the spec documents with no case: add one to WEBHOOK_CASES in packages/contract-tests/test/webhook-cases.ts:${listed(missing)}`).toEqual([]);
+    // 500 stands for "any other answer" (the webhook's `default` response).
+    const undocumented = [...coveredWebhooks].filter((key) => !documentedWebhooks.has(key) && !key.endsWith(' 500'));
+    expect(undocumented, `WEBHOOK_CASES has cases for answers the spec does not document:${listed(undocumented)}`).toEqual([]);
   });
 
   it('has a generated client call for every operation of the spec, which client-vs-mock.test.ts makes against the mock', () => {

@@ -1,5 +1,5 @@
 // The docs as a reader sees them (issue 17 item 1): `catalog serve`'s /docs and /docs/stream in
-// headless Chromium (Debian's `chromium`, driven by playwright-core). Every operation of the
+// headless Chromium (Debian's `chromium`, driven by playwright-core). Every operation and webhook of the
 // OpenAPI document and the stream's Topics, Last-Event-ID and reset must be on screen, with no
 // page error; nothing may be requested from anywhere but the server (not even a request the
 // Content-Security-Policy then blocks), and the policy reports no violation. Sidebar headings are
@@ -10,10 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { openapi, operations } from './support/spec.ts';
 
-/** Every operation's summary, as Redoc shows it in its menu and headings. */
-const SUMMARIES = Object.values(openapi['paths'] as Record<string, Record<string, { summary?: string }>>).flatMap((item) =>
-  Object.values(item).flatMap((op) => (typeof op === 'object' && op !== null && typeof op.summary === 'string' ? [op.summary] : [])),
-);
+/** Every operation's (or webhook's) summary in a section of the document, as Redoc shows it in its menu and headings. */
+const summariesOf = (section: 'paths' | 'webhooks'): string[] =>
+  Object.values((openapi[section] ?? {}) as Record<string, Record<string, { summary?: string }>>).flatMap((item) =>
+    Object.values(item).flatMap((op) => (typeof op === 'object' && op !== null && typeof op.summary === 'string' ? [op.summary] : [])),
+  );
+const SUMMARIES = summariesOf('paths');
+/** Redoc heads a webhook with its summary and a "Webhook" badge. */
+const WEBHOOK_SUMMARIES = summariesOf('webhooks');
 
 let ws: Workspace;
 let server: RunningServer;
@@ -61,6 +65,8 @@ describe('the docs in a browser', () => {
   it('/docs renders every operation of the OpenAPI document with Redoc, from this server alone', async () => {
     const { page, requests, errors } = await open('/docs');
     expect(SUMMARIES.length, 'every operation of specs/openapi/openapi.yaml needs a summary, which Redoc shows').toBe(Object.keys(operations).length);
+    expect(WEBHOOK_SUMMARIES.length, 'every webhook of specs/openapi/openapi.yaml needs a summary, which Redoc shows').toBe(Object.keys(openapi['webhooks'] as object).length);
+    for (const summary of WEBHOOK_SUMMARIES) await page.getByText(summary).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
     for (const summary of SUMMARIES) {
       await page.getByText(summary, { exact: true }).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
     }

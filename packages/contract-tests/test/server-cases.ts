@@ -27,6 +27,8 @@ export interface ServerCase {
 }
 
 const bare = (key: string) => ({ Authorization: key });
+/** The endpoint of the Pro key's monitor in the real server's database (server-vs-spec.test.ts seeds it). */
+export const MONITOR_URL = 'https://hooks.example.com/catalog-prices';
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 const TOPICS = 'price:marketplacea:us, price:marketplaceb:nl';
 
@@ -194,6 +196,23 @@ export const SERVER_CASES: ServerCase[] = [
   },
   { operationId: 'getProductPrices', status: 405, server: 'main', behaviour: 'answers POST with 405 and Allow', method: 'POST', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
   { operationId: 'getProductPrices', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: `/v2/products/${CATALOG.dunk.slug}/prices`, headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
+
+  // listMonitors
+  {
+    operationId: 'listMonitors', status: 200, server: 'main', behaviour: "lists the key's own monitors with their delivery state, never their secrets",
+    path: '/v2/monitors', headers: (c) => bare(c.proKey),
+    expectBody: (body) => {
+      expect(data(body)).toEqual([
+        expect.objectContaining({ url: MONITOR_URL, filter: `product_id = "${CATALOG.dunk.id}"`, min_change_percent: 5, enabled: true, delivery: expect.objectContaining({ backlog: 0 }) as unknown }),
+      ]);
+      expect(JSON.stringify(body)).not.toContain('whsec_');
+    },
+  },
+  { operationId: 'listMonitors', status: 400, server: 'main', behaviour: 'refuses an unknown query parameter, naming it', path: '/v2/monitors?key=x', headers: (c) => bare(c.proKey), expectBody: (body) => expect((body as { message: string }).message).toContain('key') },
+  { operationId: 'listMonitors', status: 401, server: 'main', behaviour: 'refuses a request without a key', path: '/v2/monitors', headers: () => ({}), expectBody: errorCode('unauthorized') },
+  { operationId: 'listMonitors', status: 403, server: 'main', behaviour: 'refuses a free key', path: '/v2/monitors', headers: (c) => bare(c.freeKey), expectBody: errorCode('forbidden') },
+  { operationId: 'listMonitors', status: 405, server: 'main', behaviour: 'answers DELETE with 405 and Allow: monitors are managed by the operator', method: 'DELETE', path: '/v2/monitors', headers: (c) => bare(c.proKey), expectBody: errorCode('method_not_allowed') },
+  { operationId: 'listMonitors', status: 429, server: 'rate-limited', behaviour: 'refuses a key over its rate limit', path: '/v2/monitors', headers: (c) => bare(c.proKey), expectBody: errorCode('rate_limited') },
 
   // countGtins
   {

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations as contractOperations, type OperationId } from '@catalog/contract';
 import { FC_RUNS, FC_SEED, runGeneratedRequests, type Target } from './requests.ts';
-import { type CaseContext, SERVER_CASES, type ServerCase } from './server-cases.ts';
+import { type CaseContext, MONITOR_URL, SERVER_CASES, type ServerCase } from './server-cases.ts';
 import { CATALOG, DUNK_PRICES, STOREFRONT, toNdjson } from './support/fixtures.ts';
 import { type Prism, parseViolations, responseViolations, startPrism, startUpstreamSwitch, UPSTREAM_HEADER, type UpstreamSwitch } from './support/prism.ts';
-import { createKey, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
+import { cli, createKey, importProducts, publishPrices, type RunningServer, serve, type Workspace, workspace } from './support/server.ts';
 import { operations, validateFreeProduct, validateResponse } from './support/spec.ts';
 
 interface Answer {
@@ -53,6 +53,8 @@ async function seedDatabase(ws: Workspace, name: string): Promise<{ db: string; 
   await importProducts(db, 'storefront', ws.file(`${name}.storefront.ndjson`, toNdjson(STOREFRONT)));
   const [freeKey, proKey] = [await createKey(db, 'free'), await createKey(db, 'pro')];
   await publishPrices(db, ws.file(`${name}.prices.ndjson`, toNdjson(DUNK_PRICES)));
+  // A monitor of the Pro key (listMonitors), on an endpoint nothing answers: it is never read for, as no price moves.
+  await cli(['monitors', 'add', '--db', db, '--key', proKey, '--url', MONITOR_URL, '--filter', `product_id = "${CATALOG.dunk.id}"`]);
   return { db, ctx: { freeKey, proKey } };
 }
 

@@ -2,7 +2,9 @@
 // - operations.gen.ts: the operation table, data the hey-api types do not carry (method, path,
 //   listener, plans from `x-plans`, credential scheme, documented statuses, path parameters, query
 //   parameters that have a default), and which of hey-api's types belong to each operation (their
-//   names only): src/operation-types.ts derives the request and result types from these; and the
+//   names only): src/operation-types.ts derives the request and result types from these; the
+//   webhooks (`webhooks` of the document: what the service sends, with the statuses a receiver's
+//   answer is documented for and the signature headers), which hey-api types as payloads only; and the
 //   plan projections: each schema with `x-projection-of` is that schema minus its `x-withheld`
 //   fields, and generation fails when the two schemas and the list disagree;
 // - openapi.gen.ts and asyncapi.gen.ts: the bundled documents as modules;
@@ -41,6 +43,7 @@ interface Operation {
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, Record<string, Operation>>;
   components: { parameters: Record<string, Parameter>; schemas: Record<string, Schema> };
   security?: Record<string, string[]>[];
   servers: { url: string }[];
@@ -89,6 +92,24 @@ for (const [path, item] of Object.entries(doc.paths).sort(([a], [b]) => a.locale
   }
 }
 
+// Webhooks: the service is the client here, so no listener, plan or credential; `default` (every
+// other answer) is not a status.
+const webhookRows: string[] = [];
+for (const [name, item] of Object.entries(doc.webhooks ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [method, operation] of Object.entries(item)) {
+    const headers = (operation.parameters ?? []).map(resolveParameter).filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name);
+    const statuses = Object.keys(operation.responses).filter((status) => /^[0-9]{3}$/.test(status)).map(Number).sort((a, b) => a - b);
+    webhookRows.push(
+      `  ${operation.operationId}: {\n` +
+        `    name: '${name}',\n` +
+        `    method: '${method.toUpperCase()}',\n` +
+        `    statuses: ${list(statuses)},\n` +
+        `    headers: ${list(headers)},\n` +
+        `  },`,
+    );
+  }
+}
+
 // A projection (the free product) is its source (the Pro product) minus the fields the contract
 // says it withholds; anything else is a contradiction in specs/ and stops generation here.
 const projections: string[] = [];
@@ -123,6 +144,7 @@ writeFileSync(
   `${HEADER}\n` +
     `import type { ${signatureTypes.sort().join(', ')} } from './types.gen.ts';\n\n` +
     `/** Every operation of the OpenAPI document, by operationId. */\nexport const operations = {\n${rows.join('\n')}\n} as const;\n\n` +
+    `/** Every webhook of the OpenAPI document (its top-level \`webhooks\`), by operationId; hey-api types the payload as \`<Name>WebhookPayload\`. */\nexport const webhooks = {\n${webhookRows.join('\n')}\n} as const;\n\n` +
     `/** hey-api's types of each operation (types.gen.ts), by operationId. */\nexport interface OperationSignatures {\n${signatures.join('\n')}\n}\n\n` +
     `/** Schemas that are another schema minus the fields a plan does not get (\`x-projection-of\`, \`x-withheld\`), in the source's field order. */\n` +
     `export const projections = {\n${projections.join('\n')}\n} as const;\n`,

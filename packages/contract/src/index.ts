@@ -7,7 +7,7 @@ import type { StorefrontProduct } from './generated/types.gen.ts';
 /** A storefront product as imported (a `catalog import --kind storefront` line): the service assigns `cursor`, and timestamps where absent. */
 export type StorefrontProductInput = Omit<StorefrontProduct, 'cursor' | 'created_at' | 'updated_at'> &
   Partial<Pick<StorefrontProduct, 'created_at' | 'updated_at'>>;
-export { operations, projections } from './generated/operations.gen.ts';
+export { operations, projections, webhooks } from './generated/operations.gen.ts';
 export type {
   ApiOperationId,
   OperationId,

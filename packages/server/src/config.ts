@@ -4,6 +4,7 @@
 // (settings.ts).
 import { resolve } from 'node:path';
 import type { LogLevel } from './logger.ts';
+import { parseRetrySchedule } from './monitors/retry-schedule.ts';
 import {
   databaseUrlOf,
   defaultOf,
@@ -63,6 +64,18 @@ export interface Config {
   /** A socket that has not sent complete request headers within this time gets a 408 and is closed. */
   headersTimeoutMs: number;
   logLevel: LogLevel;
+  /** How price monitors deliver (monitors/monitor-delivery.ts). */
+  monitors: MonitorDeliveryConfig;
+}
+
+interface MonitorDeliveryConfig {
+  /** Delays after each failed attempt, in ms; the monitor is disabled after the last. */
+  retryScheduleMs: number[];
+  timeoutMs: number;
+  /** Deliveries sent at once to one endpoint by this instance. */
+  endpointConcurrency: number;
+  /** Deliver to loopback, private and link-local addresses (development and tests only). */
+  allowPrivateEndpoints: boolean;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +147,12 @@ export function configFrom(values: SettingValues): Config {
   const indexSnapshotDir = text('index-snapshot-dir', given('index-snapshot-dir'));
   const middleware = text('middleware', given('middleware'));
   const tracing = text('tracing', given('tracing'));
+  let retryScheduleMs: number[];
+  try {
+    retryScheduleMs = parseRetrySchedule(text('monitor-retry-schedule', given('monitor-retry-schedule')) ?? defaultOf('monitor-retry-schedule'));
+  } catch (error) {
+    throw new ConfigError(`--monitor-retry-schedule: ${(error as Error).message}`);
+  }
   return {
     databaseUrl,
     priceLogUrl,
@@ -158,5 +177,11 @@ export function configFrom(values: SettingValues): Config {
     maxStreamConnections: integer('max-stream-connections'),
     headersTimeoutMs: integer('headers-timeout-ms'),
     logLevel,
+    monitors: {
+      retryScheduleMs,
+      timeoutMs: integer('monitor-timeout-ms'),
+      endpointConcurrency: integer('monitor-endpoint-concurrency'),
+      allowPrivateEndpoints: text('monitor-private-endpoints', given('monitor-private-endpoints')) === 'allow',
+    },
   };
 }

@@ -11,6 +11,7 @@ import type { PriceLog } from './prices/price-log.ts';
 import { ProductPrices } from './prices/product-prices.ts';
 import type { CatalogStore } from './catalog/catalog-store.ts';
 import type { KeyStore } from './store/key-store.ts';
+import type { MonitorStore } from './monitors/monitor-store.ts';
 
 export interface ReadinessCheck {
   name: string;
@@ -23,6 +24,8 @@ export interface AppDeps {
   /** The latest-price store behind getProductPrices (the price log). */
   priceLog: Pick<PriceLog, 'latestPrices'>;
   keys: KeyStore;
+  /** The price monitors, as listMonitors reads them. */
+  monitors: Pick<MonitorStore, 'listMonitors'>;
   logger: Logger;
   /** Quotas per key and failed-authentication allowances; absent means no limits. */
   rateLimiter?: RateLimiter;
@@ -39,5 +42,5 @@ export interface AppDeps {
 
 /** What the API handlers receive (`services` in the operation pipeline), built once per app. */
 export function apiServices(deps: AppDeps): ApiServices {
-  return { catalog: new CatalogService(deps.catalog), prices: new ProductPrices(deps.priceLog) };
+  return { catalog: new CatalogService(deps.catalog), prices: new ProductPrices(deps.priceLog), monitors: deps.monitors };
 }

@@ -43,6 +43,7 @@ export async function openCatalog(options: OpenCatalogOptions): Promise<OpenCata
     return {
       catalog: stores.catalog,
       keys: stores.keys,
+      monitors: stores.monitors,
       priceLog,
       logger,
       close: async () => {

@@ -28,6 +28,8 @@ import { storageFullError } from './store/storage-full.ts';
 import { sqlitePath } from './storage-url.ts';
 import { PRICES_SIMULATE_SETTINGS } from './settings.ts';
 import { startStreamThread, type StreamThread } from './stream-thread.ts';
+import { MonitorDelivery } from './monitors/monitor-delivery.ts';
+import { WebhookSender } from './monitors/webhook-sender.ts';
 
 export interface RunningService {
   apiUrl: string;
@@ -118,6 +120,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     catalog: stores.catalog,
     priceLog,
     keys: stores.keys,
+    monitors: stores.monitors,
     logger,
     rateLimiter,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -178,6 +181,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   }
   const streamThread = stream;
   const streamUrl = stream.url;
+  // Price monitors: read the price log into the outbox and deliver it (monitors/monitor-delivery.ts).
+  const monitorDelivery = new MonitorDelivery({
+    store: stores.monitors,
+    log: priceLog,
+    sender: new WebhookSender({ timeoutMs: config.monitors.timeoutMs, endpointConcurrency: config.monitors.endpointConcurrency, allowPrivateEndpoints: config.monitors.allowPrivateEndpoints }),
+    logger,
+    retryScheduleMs: config.monitors.retryScheduleMs,
+    timeoutMs: config.monitors.timeoutMs,
+  });
+  monitorDelivery.start();
   let metricsServer: Server | undefined;
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
@@ -204,6 +217,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         }
         simulator.abort();
         await simulation;
+        await monitorDelivery.stop();
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
         if (metricsServer !== undefined) await closeServer(metricsServer, 0);
         await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);

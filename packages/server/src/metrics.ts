@@ -123,3 +123,51 @@ export function gaugeReading(name: string, help: string, labelNames: readonly st
     },
   });
 }
+
+const monitorDeliveries = new Counter({
+  name: 'catalog_monitor_deliveries_total',
+  help: 'Price monitor delivery attempts by result: delivered (2xx), failed (to be retried), gone (410: monitor disabled), exhausted (retry schedule spent: monitor disabled).',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+/** The store's delivery totals (MonitorStore.deliveryTotals). */
+interface MonitorTotals {
+  backlog: number;
+  oldestDueAt: number | null;
+  disabledMonitors: number;
+}
+/** Where the monitors' gauges read the totals when scraped; null: no delivery runs in this thread. */
+let monitorTotals: (() => Promise<MonitorTotals>) | null = null;
+/** One store read per scrape serves the three gauges. */
+let monitorTotalsRead: Promise<MonitorTotals | null> | null = null;
+function readMonitorTotals(): Promise<MonitorTotals | null> {
+  monitorTotalsRead ??= (monitorTotals?.() ?? Promise.resolve(null))
+    .catch(() => null)
+    .finally(() => setTimeout(() => (monitorTotalsRead = null), 0));
+  return monitorTotalsRead;
+}
+const MONITOR_GAUGES: readonly [string, string, (totals: MonitorTotals) => number][] = [
+  ['catalog_monitor_backlog', 'Price changes waiting to be delivered by enabled monitors.', (totals) => totals.backlog],
+  ['catalog_monitor_oldest_due_age_seconds', 'Age of the oldest price change waiting to be delivered (0 with none).', (totals) => (totals.oldestDueAt === null ? 0 : (Date.now() - totals.oldestDueAt) / 1000)],
+  ['catalog_monitors_disabled', 'Monitors disabled (by a 410, by failures past the retry schedule, or by the operator).', (totals) => totals.disabledMonitors],
+];
+for (const [name, help, value] of MONITOR_GAUGES) {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    async collect() {
+      const totals = await readMonitorTotals();
+      if (totals !== null) this.set(value(totals));
+    },
+  });
+}
+
+export const monitorMetrics = {
+  attempt: (result: 'delivered' | 'failed' | 'gone' | 'exhausted'): void => monitorDeliveries.labels(result).inc(),
+  /** Where the gauges read the store's totals from. */
+  totals: (read: (() => Promise<MonitorTotals>) | null): void => {
+    monitorTotals = read;
+  },
+};

@@ -231,6 +231,39 @@ export const SERVE_SETTINGS = {
     choices: ['debug', 'info', 'warn', 'error'],
     help: 'the least severe level logged',
   },
+  'monitor-retry-schedule': {
+    kind: 'text',
+    value: '<delays>',
+    env: 'MONITOR_RETRY_SCHEDULE',
+    default: '5s,5m,30m,2h,5h,10h,10h',
+    help: 'when a failed price monitor delivery is tried again, after each failure in turn (ms, s, m, h); after the last, the monitor is disabled',
+  },
+  'monitor-timeout-ms': {
+    kind: 'integer',
+    value: '<ms>',
+    env: 'MONITOR_TIMEOUT_MS',
+    default: 15_000,
+    min: 100,
+    max: 120_000,
+    help: 'time a monitor endpoint has to answer a delivery before the attempt counts as failed',
+  },
+  'monitor-endpoint-concurrency': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'MONITOR_ENDPOINT_CONCURRENCY',
+    default: 4,
+    min: 1,
+    max: 100,
+    help: 'deliveries this instance sends at once to one endpoint (scheme, host and port)',
+  },
+  'monitor-private-endpoints': {
+    kind: 'text',
+    value: '<refuse|allow>',
+    env: 'MONITOR_PRIVATE_ENDPOINTS',
+    default: 'refuse',
+    choices: ['refuse', 'allow'],
+    help: 'whether monitors may deliver to loopback, private and link-local addresses (allow only for receivers on your own network, or tests)',
+  },
 } as const satisfies Record<string, Setting>;
 
 export type ServeFlag = keyof typeof SERVE_SETTINGS;
@@ -284,6 +317,12 @@ export const PRICES_PUBLISH_SETTINGS = {
     max: 86_400_000,
     help: 'how long a batch the price log refuses is tried again (in order) before it is reported NOT stored and skipped',
   },
+} as const satisfies Record<string, Setting>;
+
+/** `monitors add` options with a value (beside --db, --key, --url, --filter and --allow-http). */
+export const MONITORS_ADD_SETTINGS = {
+  'min-change-percent': { kind: 'number', value: '<percent>', default: 5, min: 0, max: 1000, help: 'the least change from the last delivered price that is delivered; 0 delivers every change' },
+  'min-interval': { kind: 'integer', value: '<seconds>', default: 0, min: 0, max: 86_400, help: 'the least time between two deliveries; changes meanwhile are sent together' },
 } as const satisfies Record<string, Setting>;
 
 /** `prices simulate` options by flag (beside --db and --price-log). */

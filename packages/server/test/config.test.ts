@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { COMMANDS, loadConfig } from '../src/cli/command-line.ts';
-import { PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type ServeFlag, type Setting } from '../src/settings.ts';
+import { MONITORS_ADD_SETTINGS, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type ServeFlag, type Setting } from '../src/settings.ts';
 
 /** Every setting of the table with a value default, and the Config field it sets. */
 const FIELDS: Partial<Record<ServeFlag, keyof ReturnType<typeof loadConfig>>> = {
@@ -41,12 +41,31 @@ describe('loadConfig', () => {
     expect(config.rateLimitPerMinute).toEqual({ free: SERVE_SETTINGS['rate-limit-free'].default, pro: SERVE_SETTINGS['rate-limit-pro'].default });
     // Every setting with a value default is read into the Config (the rest are rules: see FIELDS' gaps).
     const withValue = (Object.keys(SERVE_SETTINGS) as ServeFlag[]).filter((flag) => SERVE_SETTINGS[flag].default !== null);
-    expect(withValue.filter((flag) => FIELDS[flag] === undefined)).toEqual(['rate-limit-free', 'rate-limit-pro']);
+    expect(withValue.filter((flag) => FIELDS[flag] === undefined)).toEqual([
+      'rate-limit-free',
+      'rate-limit-pro',
+      'monitor-retry-schedule',
+      'monitor-timeout-ms',
+      'monitor-endpoint-concurrency',
+      'monitor-private-endpoints',
+    ]);
+    // The monitors' settings, read into their own part of the Config.
+    expect(config.monitors).toEqual({
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      timeoutMs: SERVE_SETTINGS['monitor-timeout-ms'].default,
+      endpointConcurrency: SERVE_SETTINGS['monitor-endpoint-concurrency'].default,
+      allowPrivateEndpoints: false,
+    });
   });
 
   it('sets every setting by its flag and by its environment variable', () => {
     expect(loadConfig(['--max-subscriber-buffer-bytes', '262144', '--shutdown-grace-ms', '2500'], {})).toMatchObject({ maxSubscriberBufferBytes: 262_144, shutdownGraceMs: 2500 });
     expect(loadConfig([], { MAX_SUBSCRIBER_BUFFER_BYTES: '131072', SHUTDOWN_GRACE_MS: '0' })).toMatchObject({ maxSubscriberBufferBytes: 131_072, shutdownGraceMs: 0 });
+  });
+
+  it('reads a shortened monitor retry schedule, and refuses one it cannot read', () => {
+    expect(loadConfig(['--monitor-retry-schedule', '0s,250ms,1s'], {}).monitors.retryScheduleMs).toEqual([0, 250, 1000]);
+    expect(() => loadConfig([], { MONITOR_RETRY_SCHEDULE: '5 minutes' })).toThrow(/--monitor-retry-schedule: "5 minutes" is not a delay/);
   });
 
   it('refuses a value outside the bounds the table gives', () => {
@@ -87,6 +106,7 @@ describe('the settings tables', () => {
       seed: SEED_SETTINGS,
       'prices publish': PRICES_PUBLISH_SETTINGS,
       'prices simulate': PRICES_SIMULATE_SETTINGS,
+      'monitors add': MONITORS_ADD_SETTINGS,
     };
     for (const command of COMMANDS) {
       for (const option of command.options) {

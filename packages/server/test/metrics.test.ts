@@ -9,9 +9,10 @@ import { loadConfig } from '../src/cli/command-line.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startService, type RunningService } from '../src/main.ts';
 import { SqlitePriceLog } from '../src/prices/sqlite/sqlite-price-log.ts';
-import { openKeyStore } from '../src/store/open-store.ts';
+import { openCatalogStores, openKeyStore } from '../src/store/open-store.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { openStream } from './http/sse-client.ts';
-import { buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
+import { buildPriceEvent, buildPriceEventOnTopic, PRICE_TOPICS } from '@catalog/contract/testing';
 
 let service: RunningService | undefined;
 let dir: string | undefined;
@@ -75,5 +76,34 @@ describe('/metrics on --metrics-port', () => {
     expect(text).toContain('catalog_process_resident_memory_bytes');
     expect(text).toContain('catalog_stream_slow_consumers_cut_total');
     stream.close();
+  });
+
+  it("counts price monitor deliveries by result, and reads the backlog and disabled monitors, from serve's delivery", async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-monitors-'));
+    const file = path.join(dir, 'catalog.db');
+    const [healthy, gone] = [await startWebhookReceiver([{ status: 204 }]), await startWebhookReceiver([{ status: 410 }])];
+    const stores = await openCatalogStores(`sqlite:${file}`, silentLogger);
+    const proKey = await stores.keys.createKey('pro');
+    for (const [receiver, product] of [[healthy, 'p-healthy'], [gone, 'p-gone']] as const) {
+      await stores.monitors.addMonitor(proKey, { url: receiver.url, filter: `product_id = "${product}"`, minChangePercent: 0, minIntervalMs: 0 }, 0);
+    }
+    await stores.close();
+    const config = loadConfig(['--db', `sqlite:${file}`, '--port', '0', '--sse-port', '0', '--metrics-port', '0', '--log-level', 'error', '--monitor-private-endpoints', 'allow'], {});
+    service = await startService(config, silentLogger);
+    const log = new SqlitePriceLog(file);
+    await log.append([buildPriceEvent({ product_id: 'p-healthy' }), buildPriceEvent({ product_id: 'p-gone' })]);
+    await log.close();
+    await Promise.all([healthy.waitFor(1), gone.waitFor(1)]);
+    let text = '';
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      text = await (await fetch(`${service.metricsUrl}/metrics`)).text();
+      if (value(text, 'catalog_monitors_disabled') === 1 && value(text, 'catalog_monitor_deliveries_total{result="delivered"}') === 1) break;
+    }
+    expect(value(text, 'catalog_monitor_deliveries_total{result="delivered"}')).toBe(1);
+    expect(value(text, 'catalog_monitor_deliveries_total{result="gone"}')).toBe(1);
+    expect(value(text, 'catalog_monitors_disabled')).toBe(1);
+    expect(value(text, 'catalog_monitor_backlog')).toBe(0);
+    expect(value(text, 'catalog_monitor_oldest_due_age_seconds')).toBe(0);
+    await Promise.all([healthy.close(), gone.close()]);
   });
 });

@@ -32,6 +32,19 @@ export function okBodies(): Record<JsonOperationId, Record<string, unknown>> {
     getProduct: proProductBody(),
     getProductPrices: v2(structuredClone(DUNK_PRICES), { stream_position: 1_700_000_000_000_003 }),
     countGtins: { count: 5 },
+    listMonitors: v2([
+      {
+        id: 'mon_4b1f0c2e9a7d',
+        url: 'https://hooks.example.com/prices',
+        filter: `product_id = "${CATALOG.dunk.id}"`,
+        min_change_percent: 5,
+        min_interval_seconds: 60,
+        enabled: true,
+        disabled_reason: null,
+        created_at: '2026-11-23T14:03:07.123Z',
+        delivery: { last_success_at: null, last_failure_at: null, last_failure_reason: null, backlog: 0, oldest_due_at: null },
+      },
+    ]),
   };
 }
 

@@ -16,7 +16,7 @@ const CLI = process.env['CATALOG_CLI'] ?? join(REPO_ROOT, 'packages/server/src/c
 const run = promisify(execFile);
 
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
+export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string }> {
   try {
     return await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {

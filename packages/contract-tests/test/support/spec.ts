@@ -36,7 +36,7 @@ const ASYNCAPI_ID = 'https://contract.test/asyncapi.json';
 
 
 /** A fresh Ajv that knows both documents by id; schemas are addressed by JSON pointer into them. */
-function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
+export function createAjv(documents: { openapi?: JsonObject; asyncapi?: JsonObject } = {}): Ajv2020 {
   // The documents carry OpenAPI/AsyncAPI keywords (`example`, `paths`…) that are not JSON Schema.
   const ajv = createContractAjv({ allErrors: true, validateSchema: false, validateFormats: true });
   ajv.addSchema({ ...(documents.openapi ?? openapi), $id: OPENAPI_ID });

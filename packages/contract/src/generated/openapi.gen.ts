@@ -38,6 +38,10 @@ export const openapiDocument: Record<string, unknown> = {
     {
       "name": "prices",
       "description": "The live price stream and the latest prices it has published."
+    },
+    {
+      "name": "monitors",
+      "description": "Price monitors, which POST signed price changes to an endpoint of yours (see `webhooks`)."
     }
   ],
   "security": [
@@ -500,6 +504,69 @@ export const openapiDocument: Record<string, unknown> = {
         }
       }
     },
+    "/v2/monitors": {
+      "get": {
+        "operationId": "listMonitors",
+        "summary": "The key's price monitors and their delivery state (Pro)",
+        "description": "The price monitors of the calling key, oldest first, each with its filter, thresholds\nand delivery state: when a delivery last succeeded, when one last failed and why, and\nhow many changes wait to be delivered. Monitors are created, removed and re-enabled by\nthe operator (`catalog monitors add|list|remove|enable`); the API itself stays\nread-only. What a monitor sends is the `priceChanged` webhook.\n",
+        "tags": [
+          "monitors"
+        ],
+        "x-plans": [
+          "pro"
+        ],
+        "servers": [
+          {
+            "url": "http://localhost:8080",
+            "description": "API base URL"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The key's monitors, oldest first.",
+            "headers": {
+              "X-Request-Id": {
+                "$ref": "#/components/headers/XRequestId"
+              },
+              "RateLimit": {
+                "$ref": "#/components/headers/RateLimit"
+              },
+              "RateLimit-Policy": {
+                "$ref": "#/components/headers/RateLimitPolicy"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MonitorList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "405": {
+            "$ref": "#/components/responses/MethodNotAllowed"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/gtin/count": {
       "get": {
         "operationId": "countGtins",
@@ -691,6 +758,104 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    }
+  },
+  "webhooks": {
+    "priceChanged": {
+      "post": {
+        "operationId": "priceChanged",
+        "summary": "Prices a monitor watches changed",
+        "description": "What a price monitor POSTs to its endpoint: the changes of the price events its\nfilter matches (the stream's `Filter` language over the event's fields), each at\nleast `min_change_percent` away from the last price delivered to that monitor for\nthe same (variant, source, market). The first price of a (variant, source, market)\nis delivered with `previous_price: null`, so that the receiver knows what later\nchanges are measured against. Changes are read from the price stream's log within\nseconds of being published, in log order, and batched: at most one delivery per\n`min_interval_seconds`, of at most 100 changes.\n\n## Delivery\nAt least once, in order per monitor: a monitor's next delivery is sent only once the\nprevious one was answered with a 2xx. A retry of a delivery carries the same\n`webhook-id` (and the same body), so a receiver deduplicates by it. Deliveries\nsurvive restarts of the service (they are kept in the catalog database until\nanswered) and are made by one instance each.\n\n## Signature\nSigned per the Standard Webhooks specification\n(https://www.standardwebhooks.com/): `webhook-signature` is `v1,` and the base64\nHMAC-SHA256, keyed by the monitor's `whsec_` secret (base64 after the prefix), of\n`<webhook-id>.<webhook-timestamp>.<body>`. Verify it over the raw body, and refuse\na `webhook-timestamp` more than 5 minutes from your clock: `verifyWebhook` of\n`@catalog/client` does both and returns the typed payload.\n\n## Answers\n- 2xx: delivered.\n- 410 Gone: the monitor is disabled at once (re-enable it with `catalog monitors enable`).\n- 429 and 503: retried after the answer's `Retry-After` (seconds) when it gives one,\n  otherwise on the retry schedule.\n- Anything else, no answer within 15 s, or a refused connection: retried on the\n  schedule. The first attempt is made at once; the retries follow 5 s, 5 min, 30 min,\n  2 h, 5 h, 10 h and 10 h after each failure. A monitor whose delivery still fails at\n  the last attempt (about 28 hours after the first) is disabled, with the reason in\n  `listMonitors`.\n",
+        "tags": [
+          "monitors"
+        ],
+        "security": [],
+        "parameters": [
+          {
+            "name": "webhook-id",
+            "in": "header",
+            "required": true,
+            "description": "The delivery's id, the same on every retry of it; deduplicate by it.",
+            "schema": {
+              "type": "string",
+              "pattern": "^msg_[A-Za-z0-9_-]+$"
+            },
+            "example": "msg_2mXo3pQ8rT1vW4yZ6bC9dF"
+          },
+          {
+            "name": "webhook-timestamp",
+            "in": "header",
+            "required": true,
+            "description": "When this attempt was signed, in integer seconds since the Unix epoch.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]+$"
+            },
+            "example": "1796397787"
+          },
+          {
+            "name": "webhook-signature",
+            "in": "header",
+            "required": true,
+            "description": "Space-separated signatures, each `v1,<base64 HMAC-SHA256>` (Standard Webhooks).",
+            "schema": {
+              "type": "string",
+              "pattern": "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$"
+            },
+            "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PriceChangedWebhook"
+              },
+              "examples": {
+                "priceDrop": {
+                  "$ref": "#/components/examples/PriceChangedWebhook"
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Delivered (any 2xx status means the same)."
+          },
+          "410": {
+            "description": "The receiver no longer wants the deliveries; the monitor is disabled."
+          },
+          "429": {
+            "description": "Retried after `Retry-After` seconds (or on the schedule without one).",
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before the next attempt.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "Retried after `Retry-After` seconds (or on the schedule without one).",
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before the next attempt.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              }
+            }
+          },
+          "default": {
+            "description": "Not delivered; retried on the schedule."
           }
         }
       }
@@ -1111,6 +1276,33 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "data": null,
           "meta": null
+        }
+      },
+      "PriceChangedWebhook": {
+        "summary": "A price drop of 8%",
+        "value": {
+          "type": "price.changed",
+          "timestamp": "2026-11-23T14:03:08.250Z",
+          "data": {
+            "monitor_id": "mon_4b1f0c2e9a7d",
+            "reset": false,
+            "changes": [
+              {
+                "stream_id": 1796397787123001,
+                "product_id": "3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f",
+                "variant_id": "9b2d4c1e-8a7f-4e3d-b5c6-1f2e3d4c5b6a",
+                "sku": "DD1391-100",
+                "size": "10.5",
+                "source": "marketplacea",
+                "market": "US",
+                "currency": "USD",
+                "previous_price": 189.99,
+                "price": 174.79,
+                "change_percent": -8,
+                "timestamp": "2026-11-23T14:03:07.123456789Z"
+              }
+            ]
+          }
         }
       }
     },
@@ -2272,6 +2464,288 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "integer",
             "minimum": 0,
             "example": 981244
+          }
+        }
+      },
+      "MonitorList": {
+        "type": "object",
+        "description": "The v2 envelope around the calling key's price monitors, oldest first.",
+        "required": [
+          "status",
+          "error",
+          "message",
+          "query",
+          "data",
+          "meta"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "const": "success"
+          },
+          "error": {
+            "type": "string",
+            "const": ""
+          },
+          "message": {
+            "type": "string",
+            "const": ""
+          },
+          "query": {
+            "$ref": "#/components/schemas/EmptyQuery"
+          },
+          "data": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Monitor"
+            }
+          },
+          "meta": {
+            "type": "null"
+          }
+        }
+      },
+      "Monitor": {
+        "type": "object",
+        "description": "A price monitor as its key sees it; never its secret.",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "url",
+          "filter",
+          "min_change_percent",
+          "min_interval_seconds",
+          "enabled",
+          "disabled_reason",
+          "created_at",
+          "delivery"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "pattern": "^mon_[0-9a-f]{12}$",
+            "example": "mon_4b1f0c2e9a7d"
+          },
+          "url": {
+            "description": "The HTTPS endpoint the monitor POSTs `priceChanged` to.",
+            "type": "string",
+            "format": "uri",
+            "example": "https://hooks.example.com/prices"
+          },
+          "filter": {
+            "description": "The price events it watches, in the stream's `Filter` language.",
+            "type": "string",
+            "example": "product_id IN [\"3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f\"] AND market = \"US\""
+          },
+          "min_change_percent": {
+            "description": "The least change, in percent of the last delivered price, that is delivered; 0 delivers every change.",
+            "type": "number",
+            "minimum": 0,
+            "example": 5
+          },
+          "min_interval_seconds": {
+            "description": "The least time between two deliveries; changes meanwhile are batched.",
+            "type": "integer",
+            "minimum": 0,
+            "example": 60
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "disabled_reason": {
+            "description": "Why the monitor is disabled (its key revoked, a 410, failures for longer than the retry schedule, the operator); null while enabled.",
+            "type": [
+              "string",
+              "null"
+            ],
+            "example": null
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "delivery": {
+            "$ref": "#/components/schemas/MonitorDeliveryState"
+          }
+        }
+      },
+      "MonitorDeliveryState": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "last_success_at",
+          "last_failure_at",
+          "last_failure_reason",
+          "backlog",
+          "oldest_due_at"
+        ],
+        "properties": {
+          "last_success_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_failure_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "last_failure_reason": {
+            "description": "What the last failed attempt got, e.g. `HTTP 500`, `timeout after 15000 ms`, `connection refused`.",
+            "type": [
+              "string",
+              "null"
+            ],
+            "example": null
+          },
+          "backlog": {
+            "description": "Changes waiting to be delivered.",
+            "type": "integer",
+            "minimum": 0,
+            "example": 0
+          },
+          "oldest_due_at": {
+            "description": "When the oldest waiting delivery was first due; null with no backlog.",
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "example": null
+          }
+        }
+      },
+      "PriceChangedWebhook": {
+        "type": "object",
+        "description": "The Standard Webhooks envelope of a `priceChanged` delivery.",
+        "additionalProperties": false,
+        "required": [
+          "type",
+          "timestamp",
+          "data"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "const": "price.changed"
+          },
+          "timestamp": {
+            "description": "When the delivery was made (first attempt), ISO 8601 UTC.",
+            "type": "string",
+            "format": "date-time"
+          },
+          "data": {
+            "$ref": "#/components/schemas/PriceChangeBatch"
+          }
+        }
+      },
+      "PriceChangeBatch": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "monitor_id",
+          "reset",
+          "changes"
+        ],
+        "properties": {
+          "monitor_id": {
+            "type": "string",
+            "pattern": "^mon_[0-9a-f]{12}$"
+          },
+          "reset": {
+            "description": "True on the first delivery after price events the monitor had not read yet were\nlost (the price log lost its data, as for the stream's `reset`): changes in the\nlost events are not delivered; later ones are still measured against the last\nprices delivered.\n",
+            "type": "boolean"
+          },
+          "changes": {
+            "description": "In the order of the price log (ascending `stream_id`).",
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "items": {
+              "$ref": "#/components/schemas/PriceChange"
+            }
+          }
+        }
+      },
+      "PriceChange": {
+        "type": "object",
+        "description": "One price event that moved at least the monitor's threshold.",
+        "additionalProperties": false,
+        "required": [
+          "stream_id",
+          "product_id",
+          "variant_id",
+          "sku",
+          "size",
+          "source",
+          "market",
+          "currency",
+          "previous_price",
+          "price",
+          "change_percent",
+          "timestamp"
+        ],
+        "properties": {
+          "stream_id": {
+            "description": "The event's id on the price stream (`Last-Event-ID`).",
+            "type": "integer",
+            "minimum": 1
+          },
+          "product_id": {
+            "type": "string",
+            "minLength": 1
+          },
+          "variant_id": {
+            "type": "string",
+            "minLength": 1
+          },
+          "sku": {
+            "type": "string"
+          },
+          "size": {
+            "type": "string"
+          },
+          "source": {
+            "type": "string",
+            "enum": [
+              "marketplacea",
+              "marketplaceb"
+            ]
+          },
+          "market": {
+            "type": "string",
+            "pattern": "^[A-Z]{2}$"
+          },
+          "currency": {
+            "type": "string",
+            "pattern": "^[A-Z]{3}$"
+          },
+          "previous_price": {
+            "description": "The last price delivered to this monitor for the same (variant, source, market); null for the first.",
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0
+          },
+          "price": {
+            "type": "number",
+            "minimum": 0
+          },
+          "change_percent": {
+            "description": "(price - previous_price) / previous_price × 100, rounded to 2 decimals; null when there is no previous price (or it was 0).",
+            "type": [
+              "number",
+              "null"
+            ]
+          },
+          "timestamp": {
+            "description": "When the source observed the price (the event's `timestamp`).",
+            "type": "string"
           }
         }
       }

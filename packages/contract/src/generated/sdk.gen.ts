@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CountGtinsData, CountGtinsErrors, CountGtinsResponses, GetProductData, GetProductErrors, GetProductPricesData, GetProductPricesErrors, GetProductPricesResponses, GetProductResponses, ListStorefrontProductsData, ListStorefrontProductsErrors, ListStorefrontProductsResponses, ListTopBrandsData, ListTopBrandsErrors, ListTopBrandsResponses, SearchVariantsData, SearchVariantsErrors, SearchVariantsResponses, StreamPricesData, StreamPricesErrors, StreamPricesResponse, StreamPricesResponses } from './types.gen.js';
+import type { CountGtinsData, CountGtinsErrors, CountGtinsResponses, GetProductData, GetProductErrors, GetProductPricesData, GetProductPricesErrors, GetProductPricesResponses, GetProductResponses, ListMonitorsData, ListMonitorsErrors, ListMonitorsResponses, ListStorefrontProductsData, ListStorefrontProductsErrors, ListStorefrontProductsResponses, ListTopBrandsData, ListTopBrandsErrors, ListTopBrandsResponses, SearchVariantsData, SearchVariantsErrors, SearchVariantsResponses, StreamPricesData, StreamPricesErrors, StreamPricesResponse, StreamPricesResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -96,6 +96,22 @@ export const getProduct = <ThrowOnError extends boolean = false>(options: Option
 export const getProductPrices = <ThrowOnError extends boolean = false>(options: Options<GetProductPricesData, ThrowOnError>): RequestResult<GetProductPricesResponses, GetProductPricesErrors, ThrowOnError> => (options.client ?? client).get<GetProductPricesResponses, GetProductPricesErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/v2/products/{id}/prices',
+    ...options
+});
+
+/**
+ * The key's price monitors and their delivery state (Pro)
+ *
+ * The price monitors of the calling key, oldest first, each with its filter, thresholds
+ * and delivery state: when a delivery last succeeded, when one last failed and why, and
+ * how many changes wait to be delivered. Monitors are created, removed and re-enabled by
+ * the operator (`catalog monitors add|list|remove|enable`); the API itself stays
+ * read-only. What a monitor sends is the `priceChanged` webhook.
+ *
+ */
+export const listMonitors = <ThrowOnError extends boolean = false>(options?: Options<ListMonitorsData, ThrowOnError>): RequestResult<ListMonitorsResponses, ListMonitorsErrors, ThrowOnError> => (options?.client ?? client).get<ListMonitorsResponses, ListMonitorsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/v2/monitors',
     ...options
 });
 

@@ -8,6 +8,7 @@ import { gtinCheckDigit } from '../gtin.ts';
 import type {
   CatalogProductPro,
   CatalogVariant,
+  PriceChange,
   PriceEvent,
   StorefrontProduct,
   StorefrontProductInput,
@@ -180,4 +181,24 @@ export function buildPriceEvent(overrides: Partial<PriceEvent> = {}): PriceEvent
 export function buildPriceEventOnTopic(topic: string | undefined): PriceEvent {
   const [, source = 'marketplacea', market = 'us'] = (topic ?? PRICE_TOPICS[0]).split(':');
   return buildPriceEvent({ source: source as PriceEvent['source'], market: market.toUpperCase() });
+}
+
+/** One change of a `priceChanged` delivery: a 10% drop from 200 to 180 of a fresh variant. */
+export function buildPriceChange(overrides: Partial<PriceChange> = {}): PriceChange {
+  const n = next();
+  return {
+    stream_id: n,
+    product_id: '3f0e9a8c-6f0b-4c55-9d8e-2a1b7c4d5e6f',
+    variant_id: `variant-${n}`,
+    sku: 'DD1391-100',
+    size: '10.5',
+    source: 'marketplacea',
+    market: 'US',
+    currency: 'USD',
+    previous_price: 200,
+    price: 180,
+    change_percent: -10,
+    timestamp: '2026-11-23T14:03:07.123456789Z',
+    ...overrides,
+  };
 }

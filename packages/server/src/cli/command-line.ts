@@ -9,7 +9,7 @@
 // `--price-log` > PRICE_LOG_URL > the catalog database when it is SQLite.
 import { Command, CommanderError, Option } from 'commander';
 import { configFrom, ConfigError, type Config } from '../config.ts';
-import { PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type Setting, type SettingValues } from '../settings.ts';
+import { MONITORS_ADD_SETTINGS, PRICES_PUBLISH_SETTINGS, PRICES_SIMULATE_SETTINGS, SEED_SETTINGS, SERVE_SETTINGS, type Setting, type SettingValues } from '../settings.ts';
 
 export interface OptionSpec {
   /** The long flag without dashes, e.g. `price-log`. */
@@ -73,6 +73,22 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: 'keys list', summary: 'list the keys: id, label, plan, created, last used, revoked (never the key)', options: [DB, { flag: 'json', help: 'one JSON object per line instead of a table' }] },
   { name: 'keys revoke', summary: 'revoke a key, given the key or its id; every instance refuses it within 5 s', arguments: '<key-or-id>', options: [DB] },
+  {
+    name: 'monitors add',
+    summary: "create a price monitor of a Pro key; its whsec_ signing secret is printed once, as the last line of stdout",
+    options: [
+      DB,
+      PRICE_LOG,
+      { flag: 'key', value: '<key-or-id>', help: 'the Pro key the monitor belongs to: the key, or its id from `catalog keys list` (required)' },
+      { flag: 'url', value: '<url>', help: 'the https:// endpoint the priceChanged webhook is POSTed to (required)' },
+      { flag: 'filter', value: '<expression>', help: 'the price events to watch, in the stream\'s Filter language, e.g. \'product_id IN ["…"] AND market = "US"\' (required)' },
+      ...optionsOf(MONITORS_ADD_SETTINGS),
+      { flag: 'allow-http', help: 'accept an http:// URL (a receiver in development)' },
+    ],
+  },
+  { name: 'monitors list', summary: 'list the monitors and their delivery state (never their secrets)', options: [DB, { flag: 'key', value: '<key>', help: "only this key's monitors" }, { flag: 'json', help: 'one JSON object per line instead of a table' }] },
+  { name: 'monitors remove', summary: 'remove a monitor and whatever it had not delivered', arguments: '<monitor-id>', options: [DB] },
+  { name: 'monitors enable', summary: 'enable a disabled monitor again; what it had not delivered is sent at once', arguments: '<monitor-id>', options: [DB] },
   {
     name: 'prices publish',
     summary: 'append NDJSON price events from a file (or - for stdin) to the price log',

@@ -10,6 +10,7 @@ const MODULES: Record<string, string> = {
   seed: './seed.ts',
   import: './import.ts',
   keys: './keys.ts',
+  monitors: './monitors.ts',
   prices: './prices.ts',
   migrate: './migrate.ts',
 };

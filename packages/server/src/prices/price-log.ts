@@ -119,3 +119,17 @@ export function latestPricesJson(events: readonly StoredPriceEvent[], query: Lat
   }
   return storedJson<PriceEvent[]>(`[${data.join(',')}]`);
 }
+
+/**
+ * Where a reader of the log resumes after `requestedId` (a stream's Last-Event-ID, a price
+ * monitor's position): right after it, unless the events after it are gone. An id above every id
+ * the log holds was issued by a log that lost its data (a new log's ids start above every earlier
+ * one): resume after the newest event. An id older than the retained window: resume at the oldest
+ * event. Either way `resetOldestId` is the first id delivered again (the stream's `reset`).
+ */
+export function resumePoint(requestedId: number, bounds: { oldestId: number; newestId: number } | null): { cursor: number; resetOldestId: number | null } {
+  const newestId = bounds?.newestId ?? 0;
+  if (requestedId > newestId) return { cursor: newestId, resetOldestId: newestId + 1 };
+  if (bounds !== null && requestedId < bounds.oldestId - 1) return { cursor: bounds.oldestId - 1, resetOldestId: bounds.oldestId };
+  return { cursor: requestedId, resetOldestId: null };
+}

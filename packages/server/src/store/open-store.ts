@@ -4,15 +4,19 @@
 import type { Logger } from '../logger.ts';
 import type { CatalogStore } from '../catalog/catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
+import type { MonitorStore } from '../monitors/monitor-store.ts';
 import { IndexedCatalogStore, snapshotPlaces } from './indexed-catalog-store.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
+import { SqliteMonitorStore } from './sqlite/sqlite-monitor-store.ts';
 import { sqlitePath } from '../storage-url.ts';
 
 export interface CatalogStores {
   catalog: CatalogStore;
   keys: KeyAdministration;
+  /** The price monitors and their outbox, in the same database as the keys they belong to. */
+  monitors: MonitorStore;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,7 @@ export async function openCatalogStores(url: string, logger: Logger, options: Op
     return {
       catalog: new IndexedCatalogStore(catalog, snapshotPlaces(options.indexSnapshotDir, path)),
       keys: new SqliteKeyStore(database),
+      monitors: new SqliteMonitorStore(database),
       close: () => catalog.close(),
     };
   }

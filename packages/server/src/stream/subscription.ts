@@ -17,7 +17,7 @@
 // - end(error?) ends it; iterating then throws `error` once (SubscriberOverflow, or the log's
 //   ServiceUnavailable when reading a replay page or following the log fails), else it is done.
 //   Queued items not yet taken are dropped. `signal` is aborted at that moment.
-import type { PriceLog, StoredPriceEvent } from '../prices/price-log.ts';
+import { resumePoint, type PriceLog, type StoredPriceEvent } from '../prices/price-log.ts';
 import { Batch, READINESS, type BatchMapping, type BatchSource, type Readiness } from './readiness.ts';
 
 export type StreamItem = { kind: 'reset'; requestedId: number; oldestId: number } | EventItem;
@@ -326,22 +326,12 @@ export class Subscription implements BatchSource<StreamItem>, Readiness {
   /** The replay, one batch per page read (a `reset` goes in front of the events it precedes). */
   async *#replayFrom(requestedId: number): AsyncGenerator<StreamItem[]> {
     const { bounds, liveAfter, topics, log, replayPageSize, accepts } = this.#options;
-    let cursor: number;
     let batch: StreamItem[] = [];
-    const newestId = bounds?.newestId ?? 0;
-    if (requestedId > newestId) {
-      // An id this log never issued: it lost its data (and is empty, or the clock went back) or
-      // belongs to another deployment. Say so, then deliver every event from here on.
-      batch.push({ kind: 'reset', requestedId, oldestId: newestId + 1 });
-      cursor = newestId;
-    } else if (bounds === null) {
-      cursor = Math.min(requestedId, liveAfter);
-    } else if (requestedId < bounds.oldestId - 1) {
-      batch.push({ kind: 'reset', requestedId, oldestId: bounds.oldestId });
-      cursor = bounds.oldestId - 1;
-    } else {
-      cursor = requestedId;
-    }
+    // An id this log never issued (it lost its data, the clock went back, another deployment's)
+    // or one older than the retained window: say so, then deliver every event from there on.
+    const resumed = resumePoint(requestedId, bounds);
+    if (resumed.resetOldestId !== null) batch.push({ kind: 'reset', requestedId, oldestId: resumed.resetOldestId });
+    let cursor = bounds === null && resumed.resetOldestId === null ? Math.min(requestedId, liveAfter) : resumed.cursor;
     this.#lastId = cursor;
     for (;;) {
       if (this.#isEnded) return;

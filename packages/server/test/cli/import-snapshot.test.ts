@@ -10,6 +10,7 @@ import { IndexedCatalogStore, snapshotsIn } from '../../src/store/indexed-catalo
 import { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.ts';
+import { SqliteMonitorStore } from '../../src/store/sqlite/sqlite-monitor-store.ts';
 
 describe('catalog import', () => {
   let dir: string;
@@ -32,7 +33,8 @@ describe('catalog import', () => {
     const code = await run(['--db', `sqlite:${database}`, '--kind', 'storefront', file], {
       openStores: async () => {
         const { catalog, close } = storeOn(database);
-        return { catalog, keys: new SqliteKeyStore(new SqliteDatabase(database)), close };
+        const keysDatabase = new SqliteDatabase(database);
+        return { catalog, keys: new SqliteKeyStore(keysDatabase), monitors: new SqliteMonitorStore(keysDatabase), close };
       },
     });
     expect(code).toBe(0);

@@ -12,6 +12,7 @@ import type { CatalogStores } from '../../src/store/open-store.ts';
 import { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.ts';
+import { SqliteMonitorStore } from '../../src/store/sqlite/sqlite-monitor-store.ts';
 import { sqlitePath } from '../../src/storage-url.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
 
@@ -22,7 +23,7 @@ function storesWithRoomFor(extraPages: number): (url: string) => Promise<Catalog
     const { page_count: pages } = database.connection().prepare('PRAGMA page_count').get() as { page_count: number };
     database.connection().exec(`PRAGMA max_page_count = ${pages + extraPages}`);
     const catalog = new SqliteCatalogStore(database);
-    return { catalog: new IndexedCatalogStore(catalog), keys: new SqliteKeyStore(database), close: () => catalog.close() };
+    return { catalog: new IndexedCatalogStore(catalog), keys: new SqliteKeyStore(database), monitors: new SqliteMonitorStore(database), close: () => catalog.close() };
   };
 }
 

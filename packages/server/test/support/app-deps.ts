@@ -13,6 +13,8 @@ export function testAppDeps(overrides: Partial<AppDeps> = {}): AppDeps {
     // A price log where nothing was ever published; tests of the latest prices give a real one.
     priceLog: { latestPrices: async (): Promise<LatestPrices> => ({ data: storedJson('[]'), position: 0 }) },
     keys: new FakeKeyStore(),
+    // No monitors; tests of listMonitors give a real store.
+    monitors: { listMonitors: async () => [] },
     logger: silentLogger,
   };
   return { ...defaults, ...overrides };

@@ -3,7 +3,7 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { createContractAjv } from '@catalog/contract/ajv';
 import { expect } from 'vitest';
-import { operations, type OperationId } from '@catalog/contract';
+import { operations, webhooks, type OperationId } from '@catalog/contract';
 import { openapiDocument } from '@catalog/contract/documents';
 
 type Json = Record<string, unknown>;
@@ -54,4 +54,18 @@ export function expectErrorBody(body: unknown): void {
   }
   validate(body);
   expect(validate.errors ?? [], 'body is an ErrorBody').toEqual([]);
+}
+
+/** Fails the test unless `body` is the request body the contract's webhook `name` documents. */
+export function expectMatchesWebhook(name: keyof typeof webhooks, body: unknown): void {
+  const key = `webhook ${name}`;
+  let validate = compiled.get(key);
+  if (validate === undefined) {
+    const operation = ((openapiDocument['webhooks'] as Json)[name] as Json)[webhooks[name].method.toLowerCase()] as Json;
+    const content = ((operation['requestBody'] as Json)['content'] as Json)['application/json'] as Json;
+    validate = ajv.compile({ ...(content['schema'] as Json), components });
+    compiled.set(key, validate);
+  }
+  validate(body);
+  expect(validate.errors ?? [], `the ${name} webhook's body matches the spec`).toEqual([]);
 }

@@ -265,6 +265,55 @@ CREATE TABLE storefront_index_snapshot (
 ALTER TABLE storefront_index_snapshot ALTER COLUMN bytes SET STORAGE EXTERNAL;
 `,
   },
+  {
+    version: 10,
+    name: 'price monitors and their outbox',
+    sql: `
+-- Price monitors (monitors/monitor-store.ts). Times are epoch milliseconds, as in SQLite.
+-- position: the newest price log id read for the monitor (null until the service first reads for
+-- it); baselines: the last delivered price per variant|source|market (JSON). A monitor has at
+-- most one delivery (UNIQUE monitor_id): instances form and claim them under FOR UPDATE SKIP LOCKED.
+CREATE TABLE monitors (
+  id text PRIMARY KEY,
+  key_digest bytea NOT NULL REFERENCES api_keys (digest),
+  url text NOT NULL,
+  filter text NOT NULL,
+  min_change_percent double precision NOT NULL,
+  min_interval_ms bigint NOT NULL,
+  secret text NOT NULL,
+  created_at bigint NOT NULL,
+  enabled boolean NOT NULL DEFAULT true,
+  disabled_reason text,
+  position bigint,
+  baselines text NOT NULL DEFAULT '{}',
+  pending_reset boolean NOT NULL DEFAULT false,
+  next_delivery_at bigint NOT NULL DEFAULT 0,
+  last_success_at bigint,
+  last_failure_at bigint,
+  last_failure_reason text
+);
+CREATE INDEX monitors_key ON monitors (key_digest);
+CREATE TABLE monitor_changes (
+  seq bigserial PRIMARY KEY,
+  monitor_id text NOT NULL REFERENCES monitors (id) ON DELETE CASCADE,
+  change text NOT NULL,
+  due_at bigint NOT NULL
+);
+CREATE INDEX monitor_changes_monitor ON monitor_changes (monitor_id, seq);
+CREATE TABLE monitor_deliveries (
+  id text PRIMARY KEY,
+  monitor_id text NOT NULL UNIQUE REFERENCES monitors (id) ON DELETE CASCADE,
+  body text NOT NULL,
+  changes integer NOT NULL,
+  first_due_at bigint NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at bigint NOT NULL,
+  lease_until bigint NOT NULL DEFAULT 0,
+  last_error text
+);
+CREATE INDEX monitor_deliveries_due ON monitor_deliveries (next_attempt_at);
+`,
+  },
 ];
 
 /**

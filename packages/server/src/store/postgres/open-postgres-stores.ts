@@ -4,15 +4,18 @@ import { gaugeReading } from '../../metrics.ts';
 import type { Logger } from '../../logger.ts';
 import type { CatalogStore } from '../../catalog/catalog-store.ts';
 import type { KeyAdministration } from '../key-store.ts';
+import type { MonitorStore } from '../../monitors/monitor-store.ts';
 import { migratePostgres } from './migrate-postgres.ts';
 import { createPgPool, unavailableOnOutage } from './pg-pool.ts';
 import { IndexedCatalogStore, snapshotPlaces } from '../indexed-catalog-store.ts';
 import { PostgresCatalogStore } from './postgres-catalog-store.ts';
 import { PostgresKeyStore } from './postgres-key-store.ts';
+import { PostgresMonitorStore } from './postgres-monitor-store.ts';
 
 export interface PostgresStores {
   catalog: CatalogStore;
   keys: KeyAdministration;
+  monitors: MonitorStore;
   close(): Promise<void>;
 }
 
@@ -39,5 +42,5 @@ export async function openPostgresStores(url: string, logger: Logger, indexSnaps
   // The catalog store owns the pool: closing either it or the pair ends every connection.
   const catalog = new PostgresCatalogStore(pool, { ownsPool: true });
   const indexOptions = snapshotPlaces(indexSnapshotDir, undefined, (identity) => catalog.storefrontSnapshotPlace(identity));
-  return { catalog: new IndexedCatalogStore(catalog, indexOptions), keys: new PostgresKeyStore(pool), close: () => catalog.close() };
+  return { catalog: new IndexedCatalogStore(catalog, indexOptions), keys: new PostgresKeyStore(pool), monitors: new PostgresMonitorStore(pool), close: () => catalog.close() };
 }

@@ -176,6 +176,55 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'price monitors and their outbox',
+    // Times are epoch milliseconds. `position` is the newest price log id read for the monitor
+    // (null until the service first reads for it), `baselines` the last delivered price per
+    // variant|source|market (JSON). A monitor has at most one delivery (UNIQUE monitor_id): the
+    // next is formed from its oldest changes once that one is delivered.
+    sql: `
+      CREATE TABLE monitors (
+        id TEXT PRIMARY KEY,
+        key_digest BLOB NOT NULL,
+        url TEXT NOT NULL,
+        filter TEXT NOT NULL,
+        min_change_percent REAL NOT NULL,
+        min_interval_ms INTEGER NOT NULL,
+        secret TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        disabled_reason TEXT,
+        position INTEGER,
+        baselines TEXT NOT NULL DEFAULT '{}',
+        pending_reset INTEGER NOT NULL DEFAULT 0,
+        next_delivery_at INTEGER NOT NULL DEFAULT 0,
+        last_success_at INTEGER,
+        last_failure_at INTEGER,
+        last_failure_reason TEXT
+      );
+      CREATE INDEX monitors_key ON monitors (key_digest);
+      CREATE TABLE monitor_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        monitor_id TEXT NOT NULL,
+        change TEXT NOT NULL,
+        due_at INTEGER NOT NULL
+      );
+      CREATE INDEX monitor_changes_monitor ON monitor_changes (monitor_id, seq);
+      CREATE TABLE monitor_deliveries (
+        id TEXT PRIMARY KEY,
+        monitor_id TEXT NOT NULL UNIQUE,
+        body TEXT NOT NULL,
+        changes INTEGER NOT NULL,
+        first_due_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        lease_until INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT
+      );
+      CREATE INDEX monitor_deliveries_due ON monitor_deliveries (next_attempt_at);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;

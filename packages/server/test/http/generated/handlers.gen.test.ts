@@ -12,6 +12,7 @@ describe('handlers', () => {
   it('countGtins is implemented', () => expectImplemented('count-gtins.ts'));
   it('getProduct is implemented', () => expectImplemented('get-product.ts'));
   it('getProductPrices is implemented', () => expectImplemented('get-product-prices.ts'));
+  it('listMonitors is implemented', () => expectImplemented('list-monitors.ts'));
   it('listStorefrontProducts is implemented', () => expectImplemented('list-storefront-products.ts'));
   it('listTopBrands is implemented', () => expectImplemented('list-top-brands.ts'));
   it('searchVariants is implemented', () => expectImplemented('search-variants.ts'));

@@ -6,6 +6,7 @@ import type { ApiServices } from '../api-services.ts';
 import { countGtins } from '../count-gtins.ts';
 import { getProduct } from '../get-product.ts';
 import { getProductPrices } from '../get-product-prices.ts';
+import { listMonitors } from '../list-monitors.ts';
 import { listStorefrontProducts } from '../list-storefront-products.ts';
 import { listTopBrands } from '../list-top-brands.ts';
 import { searchVariants } from '../search-variants.ts';
@@ -14,6 +15,7 @@ export const handlers: Handlers<ApiOperationId, ApiServices> = {
   countGtins,
   getProduct,
   getProductPrices,
+  listMonitors,
   listStorefrontProducts,
   listTopBrands,
   searchVariants,

@@ -1,0 +1,100 @@
+// The port the monitors are kept behind: SqliteMonitorStore and PostgresMonitorStore, in the
+// catalog database beside the keys. One conformance suite (test/store/monitor-store.suite.ts) runs
+// against each adapter.
+//
+// Guarantees every adapter gives:
+// - a monitor belongs to one Pro key; a revoked key's monitors are neither read for nor delivered
+//   (they stay listed, and a revoked key is never valid again);
+// - advance() is the outbox's one write from the price log: the monitor's new log position, its
+//   baselines and the changes due are stored in one transaction, and only when the position is
+//   still the one the caller read (another instance, or an earlier round, may have moved it), so
+//   each change is stored once whatever number of instances read the log;
+// - claimDue() hands each due delivery to one caller for `leaseMs`: a monitor has at most one
+//   delivery at a time (the next is formed only once the previous was delivered), formed from its
+//   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
+//   attempt; PostgreSQL claims with FOR UPDATE SKIP LOCKED, SQLite in one IMMEDIATE transaction;
+// - a delivery whose claimant died is claimed again once its lease has run out.
+// Failure modes: ServiceUnavailable when the database cannot answer (PostgreSQL), as for the keys.
+import type { Baselines } from './price-changes.ts';
+import type { PriceChange } from '@catalog/contract';
+import type { Monitor, MonitorSettings, MonitorView } from './monitor.ts';
+
+/** What the price log reader needs of an enabled monitor. */
+export interface MonitorReaderState {
+  id: string;
+  filter: string;
+  minChangePercent: number;
+  /** The newest log id read for it; null until the service first reads for it (it then starts at the log's newest event). */
+  position: number | null;
+  baselines: Baselines;
+}
+
+export interface MonitorAdvance {
+  id: string;
+  /** The position the caller read the state at: the write happens only if it is still the same. */
+  from: number | null;
+  to: number;
+  baselines: Baselines;
+  changes: readonly PriceChange[];
+  /** Events the monitor had not read were lost (the stream's `reset`): the next delivery says so. */
+  reset: boolean;
+}
+
+/** One delivery, claimed for sending. */
+export interface DueDelivery {
+  messageId: string;
+  monitorId: string;
+  url: string;
+  secret: string;
+  body: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** When the delivery was formed (its first attempt was due). */
+  firstDueAt: number;
+}
+
+/** Builds a delivery's body from a monitor's oldest changes (monitor.ts priceChangedBody). */
+export type ComposeDelivery = (monitorId: string, changes: readonly PriceChange[], reset: boolean, now: number) => { messageId: string; body: string };
+
+export type DeliveryOutcome =
+  | { result: 'delivered'; at: number }
+  /** Retried at `retryAt`. */
+  | { result: 'failed'; at: number; reason: string; retryAt: number }
+  /** The monitor is disabled; the delivery stays, to be retried once it is enabled again. */
+  | { result: 'disabled'; at: number; reason: string };
+
+export interface DeliveryTotals {
+  /** Changes not yet delivered, over every enabled monitor. */
+  backlog: number;
+  /** When the oldest of them was due; null without any. */
+  oldestDueAt: number | null;
+  disabledMonitors: number;
+}
+
+/** The refusal of a monitor for its key: unknown, revoked, or not Pro. */
+export class MonitorKeyRefused extends Error {}
+
+export interface MonitorStore {
+  /**
+   * Stores a monitor of the key given as the key or its id; throws MonitorKeyRefused. `position`
+   * is the price log's newest id at creation (it delivers what is published after it); null when
+   * the log was not at hand: it then starts where the service first reads for it.
+   */
+  addMonitor(keyOrId: string, settings: MonitorSettings, position?: number | null): Promise<{ monitor: Monitor; secret: string }>;
+  /** Every monitor with its delivery state, oldest first; only the key's when `key` (as sent) is given. */
+  listMonitors(key?: string): Promise<MonitorView[]>;
+  /** Removes a monitor and whatever it had not delivered; false when there is no such monitor. */
+  removeMonitor(id: string): Promise<boolean>;
+  /** Enables a monitor again (its waiting delivery is retried at once); null when there is none, or its key is revoked. */
+  enableMonitor(id: string): Promise<Monitor | null>;
+
+  /** Enabled monitors of active keys, as the log reader needs them. */
+  readerStates(): Promise<MonitorReaderState[]>;
+  /** See the module's guarantees; false when the position had moved and nothing was written. */
+  advance(update: MonitorAdvance): Promise<boolean>;
+  /** Forms the deliveries that are due and claims up to `limit` of them for `leaseMs`. */
+  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]>;
+  /** Records an attempt's outcome for a claimed delivery. */
+  recordAttempt(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void>;
+  deliveryTotals(): Promise<DeliveryTotals>;
+}

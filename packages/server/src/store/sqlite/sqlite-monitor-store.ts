@@ -1,0 +1,252 @@
+// SqliteMonitorStore: the MonitorStore port on node:sqlite, in the catalog database (tables of
+// migration 7: `monitors`, `monitor_changes`, `monitor_deliveries`). SQLite has one writer at a time:
+// advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
+// store a change twice or claim one delivery together. Times are epoch milliseconds.
+// Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
+// claimDue) do not wait for another process's write (an import holds the lock for a batch): they
+// fail with ServiceUnavailable at once and the round is tried again; claimDue writes only when a
+// read found something due. Recording an attempt waits up to BUSY_TIMEOUT_MS, as other writes do.
+// ServiceUnavailable once the database is closed.
+import type { PriceChange } from '@catalog/contract';
+import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
+import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, type Monitor, type MonitorSettings, type MonitorView } from '../../monitors/monitor.ts';
+import {
+  MonitorKeyRefused,
+  type ComposeDelivery,
+  type DeliveryOutcome,
+  type DeliveryTotals,
+  type DueDelivery,
+  type MonitorAdvance,
+  type MonitorReaderState,
+  type MonitorStore,
+} from '../../monitors/monitor-store.ts';
+import { ServiceUnavailable } from '../../catalog/errors.ts';
+import type { SqliteDatabase } from './sqlite-database.ts';
+import { BUSY_TIMEOUT_MS } from './sqlite-settings.ts';
+
+interface MonitorRow {
+  id: string;
+  key_revoked: number;
+  key_digest: Uint8Array;
+  url: string;
+  filter: string;
+  min_change_percent: number;
+  min_interval_ms: number;
+  enabled: number;
+  disabled_reason: string | null;
+  created_at: number;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  last_failure_reason: string | null;
+  backlog: number;
+  oldest_due_at: number | null;
+}
+
+const SQLITE_BUSY = 5;
+
+/** Enabled monitors of keys that are not revoked. */
+const ACTIVE = 'm.enabled = 1 AND k.revoked_at IS NULL';
+
+const VIEW = `
+  SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
+         m.last_success_at, m.last_failure_at, m.last_failure_reason,
+         (SELECT count(*) FROM monitor_changes c WHERE c.monitor_id = m.id) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
+         (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c WHERE c.monitor_id = m.id UNION ALL SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
+  FROM monitors m JOIN api_keys k ON k.digest = m.key_digest`;
+
+export class SqliteMonitorStore implements MonitorStore {
+  readonly #database: SqliteDatabase;
+
+  constructor(database: SqliteDatabase) {
+    this.#database = database;
+  }
+
+  async addMonitor(keyOrId: string, settings: MonitorSettings, position: number | null = null): Promise<{ monitor: Monitor; secret: string }> {
+    const prefix = idPrefixOf(keyOrId);
+    const keys = (
+      prefix === null
+        ? this.#database.statement('SELECT digest, plan, revoked_at FROM api_keys WHERE digest = ?').all(digestKey(keyOrId))
+        : this.#database.statement("SELECT digest, plan, revoked_at FROM api_keys WHERE hex(digest) LIKE ? || '%'").all(prefix.toUpperCase())
+    ) as unknown as { digest: Uint8Array; plan: string; revoked_at: string | null }[];
+    const [key] = keys;
+    if (key === undefined || keys.length > 1) throw new MonitorKeyRefused('no such key: give the key itself or its id from `catalog keys list`');
+    if (key.revoked_at !== null) throw new MonitorKeyRefused(`key ${keyIdOf(key.digest)} is revoked`);
+    if (key.plan !== 'pro') throw new MonitorKeyRefused(`key ${keyIdOf(key.digest)} is on the ${key.plan} plan; monitors need a pro key`);
+    const monitor: Monitor = { ...settings, id: generateMonitorId(), keyId: keyIdOf(key.digest), enabled: true, disabledReason: null, createdAt: Date.now() };
+    const secret = generateMonitorSecret();
+    this.#database
+      .statement('INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt, position);
+    return { monitor, secret };
+  }
+
+  async listMonitors(key?: string): Promise<MonitorView[]> {
+    const rows = (
+      key === undefined
+        ? this.#database.statement(`${VIEW} ORDER BY m.created_at, m.id`).all()
+        : this.#database.statement(`${VIEW} WHERE m.key_digest = ? ORDER BY m.created_at, m.id`).all(digestKey(key))
+    ) as unknown as MonitorRow[];
+    return rows.map(viewOf);
+  }
+
+  async removeMonitor(id: string): Promise<boolean> {
+    return this.#database.transaction(() => {
+      this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ?').run(id);
+      this.#database.statement('DELETE FROM monitor_deliveries WHERE monitor_id = ?').run(id);
+      return Number(this.#database.statement('DELETE FROM monitors WHERE id = ?').run(id).changes) === 1;
+    });
+  }
+
+  async enableMonitor(id: string): Promise<Monitor | null> {
+    return this.#database.transaction(() => {
+      const row = this.#database.statement(`${VIEW} WHERE m.id = ? AND k.revoked_at IS NULL`).get(id) as MonitorRow | undefined;
+      if (row === undefined) return null;
+      this.#database.statement('UPDATE monitors SET enabled = 1, disabled_reason = NULL WHERE id = ?').run(id);
+      this.#database.statement('UPDATE monitor_deliveries SET next_attempt_at = 0, lease_until = 0 WHERE monitor_id = ?').run(id);
+      return { ...monitorOf(row), enabled: true, disabledReason: null };
+    });
+  }
+
+  async readerStates(): Promise<MonitorReaderState[]> {
+    const rows = this.#database
+      .statement(`SELECT m.id, m.filter, m.min_change_percent, m.position, m.baselines FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`)
+      .all() as unknown as { id: string; filter: string; min_change_percent: number; position: number | null; baselines: string }[];
+    return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position, baselines: JSON.parse(row.baselines) as Record<string, number> }));
+  }
+
+  /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
+  #withoutWaiting<T>(work: () => T): T {
+    const db = this.#database.connection();
+    db.exec('PRAGMA busy_timeout = 0');
+    try {
+      return this.#database.transaction(work);
+    } catch (error) {
+      if ((((error as { errcode?: number }).errcode ?? 0) & 0xff) === SQLITE_BUSY) throw new ServiceUnavailable('monitor store (another process is writing)', { cause: error });
+      throw error;
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  async advance(update: MonitorAdvance): Promise<boolean> {
+    return this.#withoutWaiting(() => {
+      const moved = this.#database
+        .statement('UPDATE monitors SET position = ?, baselines = ?, pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?')
+        .run(update.to, JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
+      if (Number(moved.changes) !== 1) return false;
+      const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
+      const now = Date.now();
+      for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
+      return true;
+    });
+  }
+
+  async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
+    const anything = this.#database
+      .statement(
+        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ?)
+             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
+      )
+      .get(now, now, now) as { due: number };
+    if (anything.due === 0) return [];
+    return this.#withoutWaiting(() => {
+      const forming = this.#database
+        .statement(
+          `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+           WHERE ${ACTIVE} AND m.next_delivery_at <= ?
+             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+             AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
+        )
+        .all(now) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
+      for (const monitor of forming) {
+        const rows = this.#database
+          .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
+          .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
+        const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
+        const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
+        this.#database
+          .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
+        this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
+        this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
+      }
+      const due = this.#database
+        .statement(
+          `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
+           JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+           WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+        )
+        .all(now, now, limit) as unknown as { id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }[];
+      const lease = this.#database.statement('UPDATE monitor_deliveries SET lease_until = ? WHERE id = ?');
+      for (const row of due) lease.run(now + leaseMs, row.id);
+      return due.map((row) => ({ messageId: row.id, monitorId: row.monitor_id, url: row.url, secret: row.secret, body: row.body, attempts: row.attempts, firstDueAt: row.first_due_at }));
+    });
+  }
+
+  async recordAttempt(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void> {
+    this.#database.transaction(() => {
+      switch (outcome.result) {
+        case 'delivered':
+          this.#database.statement('DELETE FROM monitor_deliveries WHERE id = ?').run(delivery.messageId);
+          this.#database.statement('UPDATE monitors SET last_success_at = ? WHERE id = ?').run(outcome.at, delivery.monitorId);
+          return;
+        case 'failed':
+          this.#database
+            .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0, last_error = ? WHERE id = ?')
+            .run(outcome.retryAt, outcome.reason, delivery.messageId);
+          this.#database.statement('UPDATE monitors SET last_failure_at = ?, last_failure_reason = ? WHERE id = ?').run(outcome.at, outcome.reason, delivery.monitorId);
+          return;
+        case 'disabled':
+          this.#database
+            .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, lease_until = 0, last_error = ? WHERE id = ?')
+            .run(outcome.reason, delivery.messageId);
+          this.#database
+            .statement('UPDATE monitors SET enabled = 0, disabled_reason = ?, last_failure_at = ?, last_failure_reason = ? WHERE id = ?')
+            .run(outcome.reason, outcome.at, outcome.reason, delivery.monitorId);
+          return;
+      }
+    });
+  }
+
+  async deliveryTotals(): Promise<DeliveryTotals> {
+    const row = this.#database
+      .statement(
+        `SELECT
+           (SELECT count(*) FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1)
+             + (SELECT coalesce(sum(d.changes), 0) FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id WHERE m.enabled = 1) AS backlog,
+           (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1
+              UNION ALL SELECT d.first_due_at FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id WHERE m.enabled = 1)) AS oldest_due_at,
+           (SELECT count(*) FROM monitors WHERE enabled = 0) AS disabled`,
+      )
+      .get() as { backlog: number; oldest_due_at: number | null; disabled: number };
+    return { backlog: row.backlog, oldestDueAt: row.oldest_due_at, disabledMonitors: row.disabled };
+  }
+}
+
+function monitorOf(row: MonitorRow): Monitor {
+  return {
+    id: row.id,
+    keyId: keyIdOf(row.key_digest),
+    url: row.url,
+    filter: row.filter,
+    minChangePercent: row.min_change_percent,
+    minIntervalMs: row.min_interval_ms,
+    // A revoked key's monitors stop: shown as disabled, for that reason, while it stays revoked.
+    enabled: row.enabled === 1 && row.key_revoked === 0,
+    disabledReason: row.key_revoked === 0 ? row.disabled_reason : 'its key is revoked',
+    createdAt: row.created_at,
+  };
+}
+
+function viewOf(row: MonitorRow): MonitorView {
+  return {
+    ...monitorOf(row),
+    delivery: {
+      lastSuccessAt: row.last_success_at,
+      lastFailureAt: row.last_failure_at,
+      lastFailureReason: row.last_failure_reason,
+      backlog: row.backlog,
+      oldestDueAt: row.oldest_due_at,
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
+import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.ts';
+import { SqliteMonitorStore } from '../../src/store/sqlite/sqlite-monitor-store.ts';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, expect, it } from 'vitest';
+import { buildPriceChange } from '@catalog/contract/testing';
+import { ServiceUnavailable } from '../../src/catalog/errors.ts';
+import { priceChangedBody } from '../../src/monitors/monitor.ts';
+import { describeMonitorStoreConformance } from './monitor-store.suite.ts';
+
+describeMonitorStoreConformance('SqliteMonitorStore', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'monitor-store-'));
+  const database = new SqliteDatabase(join(dir, 'catalog.db'));
+  return {
+    monitors: new SqliteMonitorStore(database),
+    keys: new SqliteKeyStore(database),
+    cleanup: async () => {
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteMonitorStore', () => {
+  it("does not wait for another process's write in the delivery's rounds: the round is refused at once and tried again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'monitor-store-busy-'));
+    const database = new SqliteDatabase(join(dir, 'catalog.db'));
+    try {
+      const monitors = new SqliteMonitorStore(database);
+      const key = await new SqliteKeyStore(database).createKey('pro');
+      const { monitor } = await monitors.addMonitor(key, { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 5, minIntervalMs: 0 }, 0);
+      await monitors.advance({ id: monitor.id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+      const importer = new DatabaseSync(join(dir, 'catalog.db'));
+      importer.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      await expect(monitors.advance({ id: monitor.id, from: 1, to: 2, baselines: {}, changes: [], reset: false })).rejects.toThrow(ServiceUnavailable);
+      await expect(monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }))).rejects.toThrow(ServiceUnavailable);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      importer.exec('ROLLBACK');
+      importer.close();
+      const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
+      expect(delivery).toBeDefined();
+      // A disabled monitor's waiting delivery does not make claimDue take the write lock.
+      await monitors.recordAttempt(delivery!, { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' });
+      const importerAgain = new DatabaseSync(join(dir, 'catalog.db'));
+      importerAgain.exec('BEGIN IMMEDIATE');
+      expect(await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_b', body: priceChangedBody(id, changes, reset, now) }))).toEqual([]);
+      importerAgain.exec('ROLLBACK');
+      importerAgain.close();
+    } finally {
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
