@@ -16,6 +16,7 @@
 // A new monitor starts at the newest event when an instance first reads for it.
 // Limits: a round reads at most READ_PAGE events (more rounds follow at once); at most
 // MAX_IN_FLIGHT attempts at a time per instance, `endpointConcurrency` per endpoint.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
 import { resumePoint, type PriceLog } from '../prices/price-log.ts';
@@ -187,14 +188,7 @@ export class MonitorDelivery {
   }
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+  return delay(ms, undefined, { signal }).catch(() => undefined);
 }
