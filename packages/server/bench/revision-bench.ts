@@ -5,8 +5,10 @@
 // ratios; asserts nothing.
 //
 //   git worktree add /tmp/baseline <rev> && (cd /tmp/baseline && pnpm install)
-//   node bench/revision-bench.ts --db sqlite:/tmp/catalog.db|postgres://… --baseline /tmp/baseline [--seconds 8] [--rounds 2] [--connections 50]
-// The database must hold a seeded catalog of at least 20,000 products (`catalog seed --products 40000`).
+//   node bench/revision-bench.ts --db sqlite:/tmp/catalog.db|postgres://… --baseline /tmp/baseline [--baseline-db URL] [--seconds 8] [--rounds 2] [--connections 50]
+// The database must hold a seeded catalog of at least 20,000 products (`catalog seed --products 25000`).
+// A revision whose migrations are older than this checkout's refuses the database once this one
+// has migrated it: give the baseline a copy of its own made before (`--baseline-db`, the same seed).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,12 +17,13 @@ import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/logger.ts';
 import { openCatalogStores } from '../src/store/open-store.ts';
 import { distinctFilters, load, type LoadResult } from './lib/distinct-workloads.ts';
-import { progress, SERVER_DIR, startServer } from './lib/processes.ts';
+import { progress, runCli, SERVER_DIR, startServer } from './lib/processes.ts';
 
 const { values } = parseArgs({
   options: {
     db: { type: 'string' },
     baseline: { type: 'string' },
+    'baseline-db': { type: 'string' },
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
@@ -32,20 +35,23 @@ const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 
 const stores = await openCatalogStores(db, silentLogger);
-const key = await stores.keys.createKey('pro', 'revision bench');
 const sample = await stores.catalog.sampleVariants(40_000);
 await stores.close();
 const productIds = [...new Set(sample.map((variant) => variant.product_id))].slice(0, 20_000);
 const filters = distinctFilters(5_000).map((filter) => `/v3/storefront/products?${new URLSearchParams({ filters: filter })}`);
 const priceLog = db.startsWith('sqlite:') ? db : `sqlite:${join(tmpdir(), `revision-bench-${process.pid}.db`)}`;
-const args = ['--db', db, '--price-log', priceLog, '--log-level', 'warn'];
+const argsFor = (url: string): string[] => ['--db', url, '--price-log', url.startsWith('sqlite:') ? url : priceLog, '--log-level', 'warn'];
 
-const servers: { name: string; url: string; stop(): Promise<void> }[] = [];
-for (const [name, root] of [['this checkout', join(SERVER_DIR, '..', '..')], ...(values.baseline === undefined ? [] : [['baseline', values.baseline]])] as const) {
-  const started = await startServer(join(root, 'packages/server/src/cli/main.ts'), args);
-  servers.push({ name, url: started.apiUrl, stop: started.stop });
+const servers: { name: string; url: string; key: string; stop(): Promise<void> }[] = [];
+const revisions = [['this checkout', join(SERVER_DIR, '..', '..'), db], ...(values.baseline === undefined ? [] : [['baseline', values.baseline, values['baseline-db'] ?? db]])] as const;
+for (const [name, root, url] of revisions) {
+  const cli = join(root, 'packages/server/src/cli/main.ts');
+  // Each revision makes its key with its own CLI: this checkout's stores would migrate the other's database.
+  const key = (await runCli(cli, ['keys', 'create', '--db', url, '--plan', 'pro'])).stdout.trim().split('\n').at(-1) ?? '';
+  const started = await startServer(cli, argsFor(url));
+  servers.push({ name, url: started.apiUrl, key, stop: started.stop });
 }
-const headers = { authorization: key };
+const headers = { authorization: servers[0]!.key };
 const productPaths = productIds.map((id) => `/v2/products/${id}`);
 const body = Buffer.from(await (await fetch(`${servers[0]!.url}${productPaths[0]}`, { headers })).text());
 const bare = http.createServer((_req, res) => {
@@ -53,8 +59,8 @@ const bare = http.createServer((_req, res) => {
   res.end(body);
 });
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-const targets = [...servers, { name: 'bare node:http', url: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, stop: async () => void bare.close() }];
-for (const server of servers) await fetch(`${server.url}${filters[0]}`, { headers });
+const targets = [...servers, { name: 'bare node:http', url: `http://127.0.0.1:${(bare.address() as AddressInfo).port}`, key: '', stop: async () => void bare.close() }];
+for (const server of servers) await fetch(`${server.url}${filters[0]}`, { headers: { authorization: server.key } });
 
 const workloads = [
   { name: `getProduct, ${productPaths.length} distinct ids`, paths: productPaths },
@@ -69,7 +75,7 @@ for (let round = 0; round < rounds; round += 1) {
     const order = round % 2 === 0 ? here : [...here].reverse();
     for (const target of order) {
       progress(`round ${round + 1}/${rounds}: ${workload.name} on ${target.name}`);
-      const result = await load(target.url, workload.paths, target.name === 'bare node:http' ? {} : headers, seconds, connections);
+      const result = await load(target.url, workload.paths, target.key === '' ? {} : { authorization: target.key }, seconds, connections);
       const id = `${workload.name}\u0000${target.name}`;
       results.set(id, [...(results.get(id) ?? []), result]);
     }
