@@ -9,40 +9,14 @@ import { StorefrontIndex, type StorefrontIndexRow, type StorefrontSearch } from 
 import { inArena } from '../../src/catalog/kernels.ts';
 import { foldText, wordsOf } from '../../src/catalog/text.ts';
 
+import { buildRow, pick, TAGS, TITLES } from '../support/storefront-index-rows.ts';
+
 const SEED = process.env['FC_SEED'] ?? '20261124';
-const SHOPS = ['Sneaker Hub', 'Ünderground', 'ÜNDERGROUND', 'Sneakerbox Zürich', '東京スニーカー', 'Kicks Lab'];
-const BRANDS = ['Nike', 'NIKE', 'Arc’teryx', 'Stüssy', 'adidas', 'New Balance'];
-const TAGS = ['COLOR_Black', 'color_black', 'SEASON_SS24', 'STYLE_Runner', 'AUTO_Ünique', '0195866123456', 'TOETYPE_Round'];
-const TITLES = ['Air Max 90', 'Dunk Low Retro', 'Gel-Lyte III Ça va', 'Ünder Boot', 'Tee 🎱 eight ball', 'Runner São Paulo'];
 const SORTS: StorefrontSort[] = ['cursor:asc', 'cursor:desc', 'updated_at:asc', 'updated_at:desc', 'published_at:asc', 'published_at:desc'];
 const STRING_FIELDS = ['shop_name', 'brand', 'product_type', 'title', 'slug', 'product_id', 'id'] as const;
 const NUMBER_FIELDS = ['price_min', 'price_max', 'price_display', 'created_at', 'updated_at', 'product_created_at', 'product_published_at'] as const;
 
-function pick<T>(random: Random, values: readonly T[]): T {
-  return values[random.int(0, values.length - 1)]!;
-}
 
-function buildRow(random: Random, cursor: number, id: string): StorefrontIndexRow {
-  return {
-    cursor,
-    id,
-    product_id: String(random.int(1, 30)),
-    shop_name: pick(random, SHOPS),
-    brand: pick(random, BRANDS),
-    product_type: pick(random, ['Shoes', 'shoes', 'Apparel']),
-    title: pick(random, TITLES),
-    slug: pick(random, ['air-max', 'AIR-MAX', 'dunk', 'ünder']),
-    price_min: random.int(0, 20) * 10,
-    price_max: random.int(0, 20) * 10,
-    price_display: random.int(0, 20) * 10,
-    available: random.chance(0.5),
-    created_at: random.int(0, 5) * 1000,
-    updated_at: random.int(0, 5) * 1000,
-    product_created_at: random.int(0, 5) * 1000,
-    product_published_at: random.int(0, 5) * 1000,
-    tags: Array.from({ length: random.int(0, 3) }, () => pick(random, TAGS)),
-  };
-}
 
 function stringValue(random: Random, field: (typeof STRING_FIELDS)[number] | 'tags', rows: StorefrontIndexRow[]): string {
   const row = pick(random, rows);

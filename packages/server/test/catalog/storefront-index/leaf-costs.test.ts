@@ -5,42 +5,17 @@ import type { FilterExpr, FilterLiteral } from '../../../src/catalog/filter/ast.
 import { createRandom, type Random } from '../../../src/catalog/seed/prng.ts';
 import { forEachSlot } from '../../../src/catalog/storefront-index/bits.ts';
 import { BitsetPool } from '../../../src/catalog/storefront-index/bitset-pool.ts';
-import { StorefrontColumns, type StorefrontIndexRow } from '../../../src/catalog/storefront-index/columns.ts';
+import { StorefrontColumns } from '../../../src/catalog/storefront-index/columns.ts';
 import { LeafBits } from '../../../src/catalog/storefront-index/leaf-bits.ts';
 import { columnCheck, indexCost } from '../../../src/catalog/storefront-index/leaf-costs.ts';
 import type { Leaf } from '../../../src/catalog/storefront-index/leaf-keys.ts';
 import { compares } from '../../../src/catalog/storefront-index/ordering.ts';
 
+import { BRANDS, buildRow, pick, SHOPS, TAGS } from '../../support/storefront-index-rows.ts';
+
 const SEED = process.env['FC_SEED'] ?? '20261207';
-const SHOPS = ['Sneaker Hub', 'Ünderground', 'ÜNDERGROUND', 'Kicks Lab'];
-const BRANDS = ['Nike', 'NIKE', 'Stüssy', 'adidas'];
-const TAGS = ['COLOR_Black', 'color_black', 'SEASON_SS24', 'AUTO_Ünique'];
 
-function pick<T>(random: Random, values: readonly T[]): T {
-  return values[random.int(0, values.length - 1)]!;
-}
 
-function buildRow(random: Random, cursor: number): StorefrontIndexRow {
-  return {
-    cursor,
-    id: `p${random.int(0, 50)}`,
-    product_id: String(random.int(1, 30)),
-    shop_name: pick(random, SHOPS),
-    brand: pick(random, BRANDS),
-    product_type: pick(random, ['Shoes', 'shoes', 'Apparel']),
-    title: pick(random, ['Air Max', 'Dunk Low']),
-    slug: pick(random, ['air-max', 'AIR-MAX', 'dunk']),
-    price_min: random.int(0, 20) * 10,
-    price_max: random.int(0, 20) * 10,
-    price_display: random.int(0, 20) * 10,
-    available: random.chance(0.5),
-    created_at: random.int(0, 5) * 1000,
-    updated_at: random.int(0, 5) * 1000,
-    product_created_at: random.int(0, 5) * 1000,
-    product_published_at: random.int(0, 5) * 1000,
-    tags: Array.from({ length: random.int(0, 3) }, () => pick(random, TAGS)),
-  };
-}
 
 function buildLeaf(random: Random): Leaf {
   const cased = (value: string): string => (random.chance(0.5) ? value.toUpperCase() : value.toLowerCase());
@@ -83,8 +58,8 @@ describe('leaf costs', () => {
     const bits = new LeafBits(columns, pool);
     let cursor = 1_000;
     for (let round = 0; round < 4; round += 1) {
-      const fresh = Array.from({ length: 300 }, () => buildRow(random, (cursor += 8)));
-      const rewritten = Array.from({ length: round === 0 ? 0 : 100 }, () => buildRow(random, 1_000 + 8 * random.int(1, columns.size)));
+      const fresh = Array.from({ length: 300 }, () => buildRow(random, (cursor += 8), `p${random.int(0, 50)}`));
+      const rewritten = Array.from({ length: round === 0 ? 0 : 100 }, () => buildRow(random, 1_000 + 8 * random.int(1, columns.size), `p${random.int(0, 50)}`));
       for (const row of [...fresh, ...rewritten]) columns.write(row, () => undefined);
       columns.endWrite();
       const scope = pool.begin(columns.size);
