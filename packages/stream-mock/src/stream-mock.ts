@@ -38,10 +38,13 @@ import {
   RETAINED_EVENTS,
   UNAVAILABLE_RETRY_MS,
 } from '@catalog/contract/stream';
+import { generateSecret, sendExampleWebhooks } from './webhook-mock.ts';
 import { eventFieldsOf, filterFromHeader, InvalidFilter, type EventFilter } from '@catalog/server/event-filter';
 
 export { RETAINED_EVENTS } from '@catalog/contract/stream';
 const STREAM_PATH = '/v1/stream';
+/** The largest `POST /_mock/webhooks` body read. */
+const WEBHOOK_REQUEST_MAX_CHARS = 16 * 1024;
 
 export interface StreamMockOptions {
   port?: number;
@@ -206,6 +209,38 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     }
   }
 
+  /**
+   * `POST /_mock/webhooks` with `{"url": "...", "secret": "whsec_..."}` (secret optional): the
+   * contract's signed priceChanged examples sent to `url` (webhook-mock.ts); answers with the
+   * secret and the receiver's statuses, 400 for a bad body, 503 when the receiver cannot be reached.
+   */
+  async function sendWebhooks(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let text = '';
+    for await (const chunk of req) {
+      text += String(chunk);
+      if (text.length > WEBHOOK_REQUEST_MAX_CHARS) return refuse(res, 400, 'invalid_request', `The body must be at most ${WEBHOOK_REQUEST_MAX_CHARS} characters.`);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return refuse(res, 400, 'invalid_request', 'Send a JSON body: {"url": "<receiver URL>", "secret": "whsec_…" (optional)}.');
+    }
+    const { url, secret = generateSecret() } = (typeof body === 'object' && body !== null ? body : {}) as { url?: unknown; secret?: unknown };
+    if (typeof url !== 'string' || !/^https?:$/.test(URL.parse(url)?.protocol ?? '')) {
+      return refuse(res, 400, 'invalid_request', '"url" must be the receiver\'s http or https URL.');
+    }
+    if (typeof secret !== 'string' || !secret.startsWith('whsec_')) return refuse(res, 400, 'invalid_request', '"secret", when given, must be a whsec_ secret.');
+    try {
+      const deliveries = await sendExampleWebhooks(url, secret);
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify({ secret, deliveries: deliveries.map((delivery) => ({ webhook_id: delivery.webhookId, status: delivery.status })) }));
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      refuse(res, 503, 'service_unavailable', `Could not deliver to ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}.`);
+    }
+  }
+
   const server = http.createServer((req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'Retry-After, X-Request-Id');
@@ -218,6 +253,11 @@ export async function startStreamMock(options: StreamMockOptions = {}): Promise<
     if (path === '/_mock/lose-data' && req.method === 'POST') {
       loseData();
       res.writeHead(204).end();
+      return;
+    }
+    if (path === '/_mock/webhooks') {
+      if (req.method !== 'POST') return refuse(res, 405, 'method_not_allowed', `${req.method ?? 'This method'} is not allowed on ${path}; use POST.`, { Allow: 'POST' });
+      void sendWebhooks(req, res);
       return;
     }
     if (path !== STREAM_PATH) return refuse(res, 404, 'not_found', `Nothing is served at ${path}; subscribe with GET ${STREAM_PATH}.`);
