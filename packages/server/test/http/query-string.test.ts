@@ -25,6 +25,9 @@ describe('parseQueryString', () => {
   it('keeps a parameter named like an Object.prototype member as a parameter', () => {
     const parsed = parseQueryString('__proto__=x&constructor=y');
     expect(Object.entries(parsed.values)).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
+    // Nothing is inherited: a name the request did not send reads as absent.
+    expect(parseQueryString('a=1').values['toString']).toBeUndefined();
+    expect(Object.entries({ ...parsed.values })).toEqual([['__proto__', 'x'], ['constructor', 'y']]);
     expect(parseQueryString('__proto__=1&__proto__=2').problem).toBe('Query parameter "__proto__" was given more than once; give it once.');
   });
 
