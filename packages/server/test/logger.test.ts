@@ -38,6 +38,15 @@ describe('the logger', () => {
     expect(lines[1]).toMatchObject({ authorization: '[redacted]', headers: { authorization: '[redacted]' } });
   });
 
+  it("redacts a child's Authorization binding, and never changes the caller's objects", () => {
+    const { lines, logger } = capture();
+    const fields = { req: { method: 'GET', headers: { authorization: 'ck_secret_4', host: 'h' } }, authorization: 'ck_secret_5' };
+    logger.child({ authorization: 'ck_secret_6' }).info('request', fields);
+    expect(JSON.stringify(lines)).not.toMatch(/ck_secret_[456]/);
+    expect(lines[0]).toMatchObject({ authorization: '[redacted]', req: { method: 'GET', headers: { authorization: '[redacted]', host: 'h' } } });
+    expect(fields).toEqual({ req: { method: 'GET', headers: { authorization: 'ck_secret_4', host: 'h' } }, authorization: 'ck_secret_5' });
+  });
+
   it('keeps the level names, the time, and the fields of children', () => {
     const { lines, logger } = capture();
     logger.child({ request_id: 'r2' }).debug('detail', { n: 1 });
