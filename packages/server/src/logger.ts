@@ -162,6 +162,10 @@ export function createServiceLogger(level: LogLevel, options: { terminal?: boole
   process.once('exit', () => {
     try {
       destination.flushSync();
+    } catch {
+      // sonic-boom's queue cannot be written now; this turn's lines are still tried below.
+    }
+    try {
       if (pending !== '') writeSync(fd, pending);
     } catch {
       // A descriptor that fails now cannot be written to before the thread ends.
