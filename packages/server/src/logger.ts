@@ -123,17 +123,18 @@ export const silentLogger: Logger = createLogger({ write: () => {} });
 const MAX_PENDING_LOG_BYTES = 16 * 1024 * 1024;
 
 /**
- * Lines logged in one event-loop turn, or this many characters of them, are handed to the
- * destination as one write: sonic-boom starts a write(2) on libuv's thread pool for each write it
- * is given while none is in flight, which for an access line per request costs more than the
- * request's own routing.
+ * Lines are handed to the destination together: the lines of up to LINGER_MS, or BATCH_CHARS
+ * characters of them, in one write. sonic-boom starts a write(2) on libuv's thread pool for each
+ * write it is given while none is in flight, which for an access line per request would cost more
+ * than the request's own routing.
  */
-const TURN_BATCH_CHARS = 64 * 1024;
+const LINGER_MS = 10;
+const BATCH_CHARS = 64 * 1024;
 
 /**
  * The service's logger: JSON lines on stderr (`fd`) through pino's own destination (sonic-boom),
- * written off the request path: the lines of one event-loop turn go to sonic-boom together at the
- * end of the turn, and sonic-boom writes them as soon as its previous write has returned. A write
+ * written off the request path: lines go to sonic-boom together at most LINGER_MS after the first
+ * of them was logged, and sonic-boom writes them as soon as its previous write has returned. A write
  * the descriptor refuses for now (EAGAIN) is retried; no write error throws. What is pending is
  * written synchronously when the thread exits. Readable coloured lines instead on a terminal
  * (`pnpm start`), written synchronously.
@@ -149,21 +150,22 @@ export function createServiceLogger(level: LogLevel, options: { terminal?: boole
   // become an uncaught exception: sonic-boom keeps the lines and tries them again with the next.
   destination.on('error', () => {});
   let pending = '';
-  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const handOver = (): void => {
-    scheduled = false;
+    clearTimeout(timer);
+    timer = undefined;
     if (pending === '') return;
     const lines = pending;
     pending = '';
     destination.write(lines);
   };
-  // At exit nothing asynchronous can finish: sonic-boom's queue and this turn's lines are written
-  // synchronously, in that order (a write already in flight is left to complete on its own).
+  // At exit nothing asynchronous can finish: sonic-boom's queue and the lines not handed over yet
+  // are written synchronously, in that order (a write already in flight is left to complete on its own).
   process.once('exit', () => {
     try {
       destination.flushSync();
     } catch {
-      // sonic-boom's queue cannot be written now; this turn's lines are still tried below.
+      // sonic-boom's queue cannot be written now; the lines not handed over are still tried below.
     }
     try {
       if (pending !== '') writeSync(fd, pending);
@@ -178,11 +180,9 @@ export function createServiceLogger(level: LogLevel, options: { terminal?: boole
     destination: {
       write(line: string): void {
         pending += line;
-        if (pending.length >= TURN_BATCH_CHARS) handOver();
-        else if (!scheduled) {
-          scheduled = true;
-          setImmediate(handOver);
-        }
+        if (pending.length >= BATCH_CHARS) handOver();
+        // Not a reason to keep the process alive: whatever is pending is written at exit.
+        else timer ??= setTimeout(handOver, LINGER_MS).unref();
       },
     },
   });

@@ -89,7 +89,7 @@ describe('createServiceLogger', () => {
     // The write fails on a later turn; an uncaught error there would fail this file.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(() => logger.error('still nowhere')).not.toThrow();
-    // Lines reach the descriptor at the end of the turn: let that write fail here too, before
+    // Lines reach the descriptor a few milliseconds later: let that write fail here too, before
     // afterEach closes the descriptor (its number is then reused by the next test's file).
     await new Promise((resolve) => setTimeout(resolve, 20));
   });
