@@ -8,7 +8,7 @@ import { InvalidRequest, PageOutOfRange, ProductNotFound } from './errors.ts';
 import { parseFilter } from './filter/parse-filter.ts';
 import { isGtinFragment } from './gtin-fragments.ts';
 import type { BrandCount, CatalogProductFree, CatalogProductPro, CatalogVariant, Plan, StorefrontProduct, StorefrontSort } from './model.ts';
-import { rawJsonText, type RawJson, type RawJsonBytes } from './raw-json.ts';
+import type { RawJson, RawJsonBytes } from './raw-json.ts';
 import { productForPlan } from './tiers.ts';
 
 /** Items per page at most: the `maximum` of the contract's `Limit` parameter. */
@@ -101,7 +101,7 @@ export class CatalogService {
     const document = await this.#store.getProductDocument(idOrSlug);
     if (document === null) throw new ProductNotFound(idOrSlug);
     if (plan === 'pro') return { plan, document };
-    return { plan, product: productForPlan(JSON.parse(rawJsonText(document)) as CatalogProductPro, plan) as CatalogProductFree };
+    return { plan, product: productForPlan(JSON.parse(document) as CatalogProductPro, plan) as CatalogProductFree };
   }
 
   /** The `id` of the product an id or slug names (as getProduct finds it); throws ProductNotFound. */
@@ -116,7 +116,7 @@ export class CatalogService {
   }
 }
 
-export type ProductForPlan = { plan: 'pro'; document: RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> } | { plan: 'free'; product: CatalogProductFree };
+export type ProductForPlan = { plan: 'pro'; document: RawJson<CatalogProductPro> } | { plan: 'free'; product: CatalogProductFree };
 
 function checkPaging(page: number, limit: number): void {
   if (!Number.isInteger(page) || page < 1) throw new InvalidRequest(`Query parameter "page" must be an integer >= 1, got ${page}.`);

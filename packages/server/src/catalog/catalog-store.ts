@@ -47,10 +47,9 @@ export interface CatalogStore {
   topBrands(limit: number): Promise<BrandCount[]>;
   /**
    * By UUID or slug: the full (Pro) product as the JSON text it was imported as (field order
-   * included), as a string or as its UTF-8 bytes, or null. Text, not an object, so the hot path
-   * can splice it into a response unparsed (bytes go to the socket as they are).
+   * included), or null. Text, not an object, so the hot path can splice it into a response unparsed.
    */
-  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> | null>;
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null>;
   /** By UUID or slug, as getProductDocument: the product's `id`, or null. */
   productIdOf(idOrSlug: string): Promise<string | null>;
   /** Distinct GTINs over all variants after normalising each to 14 digits. */

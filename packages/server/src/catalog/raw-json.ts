@@ -25,11 +25,6 @@ export function storedJsonBytes<T>(bytes: Uint8Array): RawJsonBytes<T> {
   return bytes as RawJsonBytes<T>;
 }
 
-/** The text of stored JSON, whether a store handed it over as a string or as UTF-8 bytes. */
-export function rawJsonText<T>(json: RawJson<T> | RawJsonBytes<T>): RawJson<T> {
-  return (typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')) as RawJson<T>;
-}
-
 /** The JSON text of `value`. */
 export function jsonOf<T>(value: T): RawJson<T> {
   return JSON.stringify(value) as RawJson<T>;

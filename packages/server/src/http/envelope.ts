@@ -14,7 +14,7 @@ export function v2Body<TData>(data: TData, meta: null = null): { status: 'succes
 }
 
 /** The v2 envelope around `data`'s JSON text; `meta` likewise (null when absent). */
-export function v2Splice<TBody extends { data: unknown; meta?: unknown }>(data: RawJson<TBody['data']> | RawJsonBytes<TBody['data']>, meta?: RawJson<TBody['meta']>): Serialized<TBody> {
+export function v2Splice<TBody extends { data: unknown; meta?: unknown }>(data: RawJson<TBody['data']>, meta?: RawJson<TBody['meta']>): Serialized<TBody> {
   return serialized(enveloped<TBody>('{"status":"success","error":"","message":"","query":{},"data":', data, `,"meta":${meta ?? 'null'}}`));
 }
 

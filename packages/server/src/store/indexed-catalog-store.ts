@@ -20,7 +20,7 @@
 // row (in pages of LOAD_PAGE rows), then builds the index's search structures in one synchronous
 // step; the index lives in this process's memory.
 import type { BrandCount, CatalogProductPro, CatalogVariant, Page } from '../catalog/model.ts';
-import { rawJsonText, type RawJson, type RawJsonBytes } from '../catalog/raw-json.ts';
+import type { RawJson } from '../catalog/raw-json.ts';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { arenaStats } from '../catalog/kernels.ts';
@@ -184,7 +184,7 @@ export class IndexedCatalogStore implements CatalogStore {
     const brands = await this.#aggregate(`brands:${limit}`, () => this.#engine.topBrands(limit));
     return brands.map((entry) => ({ ...entry }));
   }
-  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> | null> {
+  getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
     return this.#cachedRead(
       () => this.#reads.document(idOrSlug),
       () => this.#engine.getProductDocument(idOrSlug),
@@ -198,7 +198,7 @@ export class IndexedCatalogStore implements CatalogStore {
       async () => {
         // Through the document cache: a product looked up both ways is read from the engine once.
         const document = await this.getProductDocument(idOrSlug);
-        return document === null ? null : (JSON.parse(rawJsonText(document)) as Pick<CatalogProductPro, 'id'>).id;
+        return document === null ? null : (JSON.parse(document) as Pick<CatalogProductPro, 'id'>).id;
       },
       (id, generation) => this.#reads.keepProductId(idOrSlug, id, generation),
     );

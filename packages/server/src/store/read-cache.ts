@@ -76,7 +76,7 @@ export class ReadCache {
   #version: string | undefined;
   /** Moves whenever entries are dropped: an answer read across a move is not kept. */
   #generation = 0;
-  readonly #documents = new Map<string, RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> | null>();
+  readonly #documents = new Map<string, RawJson<CatalogProductPro> | null>();
   /** A product's `id` by the UUID or slug asked for (null: no such product), so that the document is not parsed again to learn it. */
   readonly #productIds = new Map<string, string | null>();
   readonly #pages = new PageShelf<VariantPage>(PAGE_CACHE_CHARS, (page) => page.items.reduce((sum, item) => sum + item.length, 0));
@@ -116,12 +116,12 @@ export class ReadCache {
   }
 
   /** A document (or null: no such product) read before, or undefined. */
-  document(key: string): RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> | null | undefined {
+  document(key: string): RawJson<CatalogProductPro> | null | undefined {
     return this.#documents.get(key);
   }
 
   /** Keeps `document`, read since `generation`, unless entries were dropped meanwhile. */
-  keepDocument(key: string, document: RawJson<CatalogProductPro> | RawJsonBytes<CatalogProductPro> | null, generation: number): void {
+  keepDocument(key: string, document: RawJson<CatalogProductPro> | null, generation: number): void {
     if (generation === this.#generation) remember(this.#documents, key, document);
   }
 

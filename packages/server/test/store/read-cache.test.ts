@@ -8,7 +8,6 @@ import type { CatalogEngine } from '../../src/store/catalog-store.ts';
 import { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 import { ReadCache } from '../../src/store/read-cache.ts';
 import { buildCatalogProduct } from '@catalog/contract/testing';
-import { textOf } from '../support/read-product.ts';
 
 /** An engine holding one product, counting its reads, with a token another process could move. */
 function engineWith(product: CatalogProductPro) {
@@ -41,11 +40,11 @@ describe('cached reads', () => {
     // Another process wrote: the engine's token moved.
     state.token = 't2';
     state.product = { ...state.product, title: 'Second' };
-    expect(JSON.parse(textOf((await store.getProductDocument(state.product.id))!)).title).toBe('Second');
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('Second');
     expect(state.reads).toBe(2);
     // This store wrote.
     await store.upsertCatalogProducts([{ ...state.product, title: 'Third' }]);
-    expect(JSON.parse(textOf((await store.getProductDocument(state.product.id))!)).title).toBe('Third');
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('Third');
     expect(state.reads).toBe(3);
   });
 
@@ -86,8 +85,8 @@ describe('cached reads', () => {
     await store.upsertCatalogProducts([{ ...state.product, title: 'New' }]);
     state.gate = undefined;
     open();
-    expect(JSON.parse(textOf((await racing)!)).title).toBe('Old');
-    expect(JSON.parse(textOf((await store.getProductDocument(state.product.id))!)).title).toBe('New');
+    expect(JSON.parse((await racing)!).title).toBe('Old');
+    expect(JSON.parse((await store.getProductDocument(state.product.id))!).title).toBe('New');
   });
 
   it('keeps the storefront pages read most recently when their budget is full, and no page larger than a sixteenth of it', () => {

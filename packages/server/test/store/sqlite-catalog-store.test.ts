@@ -13,7 +13,6 @@ import type { SqliteCatalogStore } from '../../src/store/sqlite/sqlite-catalog-s
 import { buildCatalogProduct, buildCatalogVariant, buildStorefrontProductInput } from '@catalog/contract/testing';
 import { describeCatalogStoreConformance } from './catalog-store.suite.ts';
 import { readVariantPage } from '../support/read-product.ts';
-import { textOf } from '../support/read-product.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sqlite-catalog-store-'));
 let counter = 0;
@@ -47,10 +46,10 @@ describe('SqliteCatalogStore', () => {
     try {
       const product = buildCatalogProduct({ title: 'Before' });
       await importer.catalog.upsertCatalogProducts([product]);
-      expect(JSON.parse(textOf((await server.catalog.getProductDocument(product.slug))!))).toMatchObject({ title: 'Before' });
+      expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'Before' });
       await importer.catalog.upsertCatalogProducts([{ ...product, title: 'After' }]);
       await afterRecheck();
-      expect(JSON.parse(textOf((await server.catalog.getProductDocument(product.slug))!))).toMatchObject({ title: 'After' });
+      expect(JSON.parse((await server.catalog.getProductDocument(product.slug))!)).toMatchObject({ title: 'After' });
       expect(await server.catalog.getProductDocument('imported-later')).toBeNull();
       await importer.catalog.upsertCatalogProducts([buildCatalogProduct({ slug: 'imported-later' })]);
       await afterRecheck();

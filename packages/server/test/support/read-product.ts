@@ -4,7 +4,7 @@ import type { CatalogStore, StorefrontQuery, VariantQuery } from '../../src/cata
 /** The stored product parsed, as a client of the store port would read it. */
 export async function readProduct(catalog: CatalogStore, idOrSlug: string): Promise<CatalogProductPro | null> {
   const document = await catalog.getProductDocument(idOrSlug);
-  return document === null ? null : (JSON.parse(textOf(document)) as CatalogProductPro);
+  return document === null ? null : (JSON.parse(document) as CatalogProductPro);
 }
 
 /** A storefront page parsed, as a client of the store port would read it. */

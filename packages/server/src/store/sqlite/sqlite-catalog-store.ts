@@ -146,13 +146,12 @@ export class SqliteCatalogStore implements CatalogEngine {
       .map((row) => ({ brand: row.brand as string, count: row.count as number }));
   }
 
-  /** As the UTF-8 bytes SQLite holds: never decoded into a string to be measured and encoded again. */
-  async getProductDocument(idOrSlug: string): Promise<RawJsonBytes<CatalogProductPro> | null> {
-    const row = (this.database.statement('SELECT CAST(doc AS BLOB) AS doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
-      this.database.statement('SELECT CAST(doc AS BLOB) AS doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(foldText(idOrSlug))) as
-      | { doc: Uint8Array }
+  async getProductDocument(idOrSlug: string): Promise<RawJson<CatalogProductPro> | null> {
+    const row = (this.database.statement('SELECT doc FROM catalog_products WHERE id = ?').get(idOrSlug) ??
+      this.database.statement('SELECT doc FROM catalog_products WHERE slug = ? ORDER BY pk LIMIT 1').get(foldText(idOrSlug))) as
+      | { doc: string }
       | undefined;
-    return row === undefined ? null : storedJsonBytes<CatalogProductPro>(row.doc);
+    return row === undefined ? null : storedJson<CatalogProductPro>(row.doc);
   }
 
   async countGtins(): Promise<number> {
