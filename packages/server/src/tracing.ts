@@ -89,6 +89,23 @@ export function traceRequestId(req: IncomingMessage, requestId: string): void {
   serverSpans.get(req)?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
 }
 
+/** The route each traced request was answered by, as traceRoute named it. */
+const routes = new WeakMap<IncomingMessage, string>();
+/** The span of the Express handler running now (set once tracing starts). */
+let activeSpan: () => Span | undefined = () => undefined;
+
+/**
+ * Names `req`'s server span by `route` (`/v2/products/:id`), and gives the running Express
+ * handler's span that route:
+ * Express is given routes as patterns, which its instrumentation would report as they are. Call it
+ * from the route's handler; off, it returns at once.
+ */
+export function traceRoute(req: IncomingMessage, route: string): void {
+  if (!recording) return;
+  routes.set(req, route);
+  activeSpan()?.setAttributes({ 'http.route': route, 'express.name': route });
+}
+
 let started: Promise<Tracing> | undefined;
 
 /** Starts tracing when asked for (see the header); once per thread, later calls get the same handle. */
@@ -142,6 +159,13 @@ async function start(options: TracingOptions): Promise<Tracing> {
         requestHook: (span, req) => {
           if (req instanceof IncomingMessage) serverSpans.set(req, span);
         },
+        // After the instrumentation has named the span by what Express matched (a pattern).
+        applyCustomAttributesOnSpan: (span, req) => {
+          const route = req instanceof IncomingMessage ? routes.get(req) : undefined;
+          if (route === undefined) return;
+          span.setAttribute('http.route', route);
+          span.updateName(`${req.method ?? 'GET'} ${route}`);
+        },
       }),
       // Route handlers only: the shell's middleware are anonymous and routers named by a path they
       // did not match; the server span is named by the route either way.
@@ -151,6 +175,7 @@ async function start(options: TracingOptions): Promise<Tracing> {
     ],
   });
   sdk.start();
+  activeSpan = () => trace.getActiveSpan();
   // The HTTP instrumentation patches node:http when it is required; an ESM import never is.
   const require = createRequire(import.meta.url);
   require('node:http');

@@ -53,6 +53,9 @@ describe('startTracing', () => {
 
   it('holds the express request handler, the query and the Redis command', () => {
     expect(byScope('express').map((span) => span.attributes['express.type'])).toContain('request_handler');
+    // The contract's route, not the pattern Express matched it with.
+    const handler = byScope('express').find((span) => span.attributes['express.type'] === 'request_handler');
+    expect(handler?.attributes).toMatchObject({ 'http.route': '/v2/products/:id', 'express.name': '/v2/products/:id' });
     expect(byScope('pg').map((span) => span.attributes['db.query.text'])).toContain('SELECT 1 AS one');
     expect(byScope('ioredis').map((span) => span.attributes['db.operation.name'])).toContain('get');
   });

@@ -1,15 +1,16 @@
 // The contract's operation table as Express routes: one route per operation of a listener, its
-// method and path converted to Express's syntax, never listed by hand. A path answered for another
+// method and path converted to a pattern Express matches (routePattern), never listed by hand. A path answered for another
 // method gets 405 with Allow (a GET answers HEAD too; Express sends the head without the body).
 //
-// Matching is Express's router with its defaults, which are the conventions clients rely on:
-// literal segments compare case-insensitively, one trailing slash is ignored, a path parameter is
-// one non-empty segment, percent-decoded (an encoded slash stays inside the value). Broken
+// Matching follows Express's defaults, which are the conventions clients rely on: literal segments
+// compare case-insensitively, one trailing slash is ignored, a path parameter is one non-empty
+// segment, percent-decoded by Express (an encoded slash stays inside the value). Broken
 // percent-encoding in a parameter reaches the error middleware as a 400 URIError (express-shell.ts).
 import type { RequestHandler, Router } from 'express';
 import { operations, type OperationId } from '@catalog/contract';
 import { HttpRefusal } from './errors.ts';
 import { exchangeOf } from './exchange.ts';
+import { traceRoute } from '../tracing.ts';
 
 export type Listener = (typeof operations)[OperationId]['listener'];
 
@@ -20,9 +21,25 @@ export function operationsOf<L extends Listener>(listener: L): OperationOf<L>[] 
   return (Object.keys(operations) as OperationId[]).filter((id): id is OperationOf<L> => operations[id].listener === listener);
 }
 
-/** `/v2/products/{id}` → `/v2/products/:id`. */
+/** `/v2/products/{id}` → `/v2/products/:id`: the route's name in traces. */
 export function expressPath(template: string): string {
   return template.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/**
+ * `/v2/products/{id}` → the pattern Express routes it by: literal segments compared
+ * case-insensitively, one trailing slash ignored, `{id}` one non-empty segment captured as `id`
+ * (Express percent-decodes it). Express's router matches a pattern itself and hands the handler a
+ * plain params object; for a path string, path-to-regexp makes each match's params an object
+ * without a prototype, which V8 keeps as a dictionary and whose store misses its inline cache on
+ * every request.
+ */
+export function routePattern(template: string): RegExp {
+  const source = template.replace(/[.*+?^$()|[\]\\/]/g, '\\$&').replace(/\{([^}]+)\}/g, (_all, name: string) => {
+    if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`path parameter "${name}" of ${template} is not a name a pattern can capture`);
+    return `(?<${name}>[^/]+)`;
+  });
+  return new RegExp(`^${source}\\/?$`, 'i');
 }
 
 /** `/v2/products/{id}/prices` → `['id']`. */
@@ -53,18 +70,18 @@ export function operationRoutes<Id extends OperationId>(operationIds: readonly I
       const { method, path } = operations[operationId];
       const allow = method === 'GET' ? 'GET, HEAD' : method;
       const names = pathParameterNames(path);
+      const route = expressPath(path);
       const answer: RequestHandler = (req, res) => {
         exchangeOf(req).operation = operationId;
-        // Express's params object has no prototype, which V8 keeps as a dictionary: every later
-        // read of all its entries (the printable check, validation's copy) would take V8's slow
-        // path. The operation's own names, copied into a plain object, take the fast one.
+        traceRoute(req, route);
+        // The operation's own parameters only, whatever else a router mounted above put in params.
         const params: Record<string, string> = {};
         for (const name of names) params[name] = (req.params as Record<string, string>)[name] ?? '';
         run(operationId, params, req, res);
       };
-      const route = router.route(expressPath(path));
-      route[method.toLowerCase() as 'get'](answer);
-      route.all(methodNotAllowed(allow, operationId));
+      const routed = router.route(routePattern(path) as unknown as string);
+      routed[method.toLowerCase() as 'get'](answer);
+      routed.all(methodNotAllowed(allow, operationId));
     }
   };
 }
