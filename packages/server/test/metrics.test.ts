@@ -107,3 +107,32 @@ describe('/metrics on --metrics-port', () => {
     await Promise.all([healthy.close(), gone.close()]);
   });
 });
+
+describe('request metrics', () => {
+  it('report durations exactly as a prom-client Histogram with the same buckets would, and answers by status', async () => {
+    const { Histogram, Registry } = await import('prom-client');
+    const { observeRequest, registry } = await import('../src/metrics.ts');
+    const referenceRegistry = new Registry();
+    const reference = new Histogram({
+      name: 'catalog_http_request_duration_seconds',
+      help: 'reference',
+      labelNames: ['operation'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [referenceRegistry],
+    });
+    const seconds = [0, 0.0005, 0.0007, 0.001, 0.003, 0.04, 0.5, 2.5, 9.99, 10, 12, 0.0249];
+    for (const [at, duration] of seconds.entries()) {
+      observeRequest('parityTest', at % 3 === 0 ? 404 : 200, duration);
+      reference.labels('parityTest').observe(duration);
+    }
+    const lines = (text: string): string[] => text.split('\n').filter((line) => line.includes('operation="parityTest"'));
+    const ours = lines(await registry.getSingleMetricAsString('catalog_http_request_duration_seconds'));
+    expect(ours).toHaveLength(16);
+    expect(ours).toEqual(lines(await referenceRegistry.metrics()));
+    const scraped = await registry.metrics();
+    expect(value(scraped, 'catalog_http_requests_total{operation="parityTest",status="200"}')).toBe(8);
+    expect(value(scraped, 'catalog_http_requests_total{operation="parityTest",status="404"}')).toBe(4);
+    // Counted once: a later scrape reports the same totals.
+    expect(value(await registry.metrics(), 'catalog_http_requests_total{operation="parityTest",status="404"}')).toBe(4);
+  });
+});
