@@ -7,9 +7,11 @@
 // is being built are followed once the build ends.
 // Limits: at most PAIRS_KEPT tables (about 18 bytes per product each), the least recently used
 // given up first. A table is built on its pair's second use, as a job of IdleWork: one at a time, in
-// slices that yield to the event loop. A batch too large to follow slot by slot (SlotChanges.bulk),
-// or a range index built again (its column doubled), makes the tables it concerns stale: rebuilt
-// whole on the pair's next use; a build under way is then given up.
+// slices that yield to the event loop. A batch too large to follow slot by slot (SlotChanges.bulk,
+// or added slots whose moves would cost more than FOLLOW_MOVES_PER_SLOT per slot held: several
+// thousand at a million products), or a range index built again (its column doubled), makes the
+// tables it concerns stale: rebuilt whole on the pair's next use; a build under way is then given
+// up.
 import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { IdleWork } from './idle-work.ts';
 import { RangePairCounts } from './range-pair-counts.ts';
@@ -17,6 +19,12 @@ import type { SlotChanges } from './slot-changes.ts';
 
 /** RangePairCounts kept at once. */
 const PAIRS_KEPT = 2;
+/**
+ * Moves of places a batch may cost a table, per slot it holds, before it is cheaper to build it
+ * again: a build reads each slot a few times; an added slot moves across half the buckets of each
+ * index, about.
+ */
+const FOLLOW_MOVES_PER_SLOT = 16;
 
 interface Entry {
   fields: readonly [NumberField, NumberField];
@@ -83,7 +91,8 @@ export class PairTables {
       const counts = entry.counts;
       if (counts === undefined) continue;
       const [x, y] = entry.fields;
-      if (changes.bulk || counts.first !== columns.builtRangeIndex(x) || counts.second !== columns.builtRangeIndex(y)) {
+      const moves = (changes.added.length * (counts.first.buckets + counts.second.buckets)) / 2;
+      if (changes.bulk || moves > FOLLOW_MOVES_PER_SLOT * counts.size || counts.first !== columns.builtRangeIndex(x) || counts.second !== columns.builtRangeIndex(y)) {
         // Given back now, not at its next use, which builds it again.
         this.#pairs.set(key, { fields: entry.fields, uses: 1, counts: undefined });
         continue;
