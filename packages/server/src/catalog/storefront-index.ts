@@ -145,7 +145,7 @@ export class StorefrontIndex {
 
   /**
    * Searches counted by a pair table, those of them whose page was walked with no bitset, builds
-   * of tables that finished, and builds that failed, since the start.
+   * of tables that finished, and builds or follows of a write that failed, since the start.
    */
   get pairCountStats(): { counted: number; scanned: number; builds: number; failures: number } {
     return this.#pairs.stats;

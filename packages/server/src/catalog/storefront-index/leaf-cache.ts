@@ -95,11 +95,16 @@ export class LeafCache {
         continue;
       }
       const bits = held.length < words ? this.#cache.widen(key, room)! : held;
-      for (const slots of [changes.added, rewritten]) {
-        for (const slot of slots) {
-          if (follower.check(slot)) bits[slot >>> 5]! |= 1 << (slot & 31);
-          else bits[slot >>> 5]! &= ~(1 << (slot & 31));
+      try {
+        for (const slots of [changes.added, rewritten]) {
+          for (const slot of slots) {
+            if (follower.check(slot)) bits[slot >>> 5]! |= 1 << (slot & 31);
+            else bits[slot >>> 5]! &= ~(1 << (slot & 31));
+          }
         }
+      } catch {
+        // Only a bug throws here (no I/O): the write stands, the bitset goes.
+        this.#cache.forget(key);
       }
     }
   }

@@ -97,9 +97,15 @@ export class PairTables {
         this.#pairs.set(key, { fields: entry.fields, uses: 1, counts: undefined });
         continue;
       }
-      counts.rebind(columns.numbers[x].data, columns.numbers[y].data, columns.available.data);
-      if (changes.touched.has(x) || changes.touched.has(y) || changes.touched.has('available')) for (const slot of changes.rewritten) counts.follow(slot);
-      for (const slot of changes.added) counts.follow(slot);
+      try {
+        counts.rebind(columns.numbers[x].data, columns.numbers[y].data, columns.available.data);
+        if (changes.touched.has(x) || changes.touched.has(y) || changes.touched.has('available')) for (const slot of changes.rewritten) counts.follow(slot);
+        for (const slot of changes.added) counts.follow(slot);
+      } catch {
+        // Only a bug throws here (no I/O): the write stands, the table goes, and the pair is never built again, counted.
+        this.#stats.failures += 1;
+        this.#pairs.set(key, { fields: entry.fields, uses: Number.NEGATIVE_INFINITY, counts: undefined });
+      }
     }
   }
 
@@ -108,7 +114,7 @@ export class PairTables {
     this.#stats.scanned += 1;
   }
 
-  /** Searches counted by a table, those of them whose page was walked with no bitset, builds that finished, and builds that failed, since the start. */
+  /** Searches counted by a table, those of them whose page was walked with no bitset, builds that finished, and builds or follows that failed, since the start. */
   get stats(): { counted: number; scanned: number; builds: number; failures: number } {
     return { ...this.#stats };
   }
