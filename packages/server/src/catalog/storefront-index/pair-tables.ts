@@ -8,8 +8,8 @@
 // Limits: at most PAIRS_KEPT tables (about 18 bytes per product each), the least recently used
 // given up first. A table is built on its pair's second use, as a job of IdleWork: one at a time, in
 // slices that yield to the event loop. A batch too large to follow slot by slot (SlotChanges.bulk,
-// or added slots whose moves would cost more than FOLLOW_MOVES_PER_SLOT per slot held: several
-// thousand at a million products), or a range index built again (its column doubled), makes the
+// or rewrites that move more than FOLLOW_MOVES_PER_SLOT places per slot held between buckets, or
+// added slots whose placing sweeps do), or a range index built again (its column doubled), makes the
 // tables it concerns stale: rebuilt whole on the pair's next use; a build under way is then given
 // up.
 import type { NumberField, StorefrontColumns } from './columns.ts';
@@ -20,11 +20,12 @@ import type { SlotChanges } from './slot-changes.ts';
 /** RangePairCounts kept at once. */
 const PAIRS_KEPT = 2;
 /**
- * Moves of places a batch may cost a table, per slot it holds, before it is cheaper to build it
- * again: a build reads each slot a few times; an added slot moves across half the buckets of each
- * index, about.
+ * Places a batch may move in a table, per slot it holds, before the table is built again instead:
+ * a build reads each slot a few times, in slices, and meanwhile the pair's searches go without a
+ * table; a move between buckets is a cache miss on a large table. Following is preferred up to a
+ * few builds' cost.
  */
-const FOLLOW_MOVES_PER_SLOT = 16;
+const FOLLOW_MOVES_PER_SLOT = 64;
 
 interface Entry {
   fields: readonly [NumberField, NumberField];
@@ -91,16 +92,20 @@ export class PairTables {
       const counts = entry.counts;
       if (counts === undefined) continue;
       const [x, y] = entry.fields;
-      const moves = (changes.added.length * (counts.first.buckets + counts.second.buckets)) / 2;
-      if (changes.bulk || moves > FOLLOW_MOVES_PER_SLOT * counts.size || counts.first !== columns.builtRangeIndex(x) || counts.second !== columns.builtRangeIndex(y)) {
+      const stale = (): void => void this.#pairs.set(key, { fields: entry.fields, uses: 1, counts: undefined });
+      if (changes.bulk || counts.first !== columns.builtRangeIndex(x) || counts.second !== columns.builtRangeIndex(y)) {
         // Given back now, not at its next use, which builds it again.
-        this.#pairs.set(key, { fields: entry.fields, uses: 1, counts: undefined });
+        stale();
         continue;
       }
       try {
         counts.rebind(columns.numbers[x].data, columns.numbers[y].data, columns.available.data);
-        if (changes.touched.has(x) || changes.touched.has(y) || changes.touched.has('available')) for (const slot of changes.rewritten) counts.follow(slot);
-        for (const slot of changes.added) counts.follow(slot);
+        const budget = FOLLOW_MOVES_PER_SLOT * counts.size;
+        let moves = 0;
+        const rewritten = changes.touched.has(x) || changes.touched.has(y) || changes.touched.has('available') ? changes.rewritten : [];
+        for (const slot of rewritten) if ((moves += counts.follow(slot)) > budget) break;
+        if (moves <= budget) for (const slot of changes.added) counts.follow(slot);
+        if (moves > budget || (moves += counts.settle()) > budget) stale();
       } catch {
         // Only a bug throws here (no I/O): the write stands, the table goes, and the pair is never built again, counted.
         this.#stats.failures += 1;
@@ -146,6 +151,7 @@ export class PairTables {
         counts.rebind(columns.numbers[fields[0]].data, columns.numbers[fields[1]].data, columns.available.data);
         for (const slot of building.written!) if (slot < counts.size) counts.follow(slot);
         for (let slot = counts.size; slot < columns.size; slot += 1) counts.follow(slot);
+        counts.settle();
         this.#stats.builds += 1;
         this.#pairs.set(key, { fields, uses: 0, counts });
         let built = [...this.#pairs.values()].filter((kept) => kept.counts !== undefined).length;

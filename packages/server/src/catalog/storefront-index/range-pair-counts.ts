@@ -23,13 +23,17 @@
 //
 // Guarantees: exact for the range indexes it was built from and the columns and `available` bitset
 // as they were during the build, and as they are after each slot written since has been followed
-// (`follow`, for slots written during the build as well): a written slot moves between the groupings'
-// buckets and the trees change by one entry per level. The caller gives it the columns' arrays anew
-// after a write (`rebind`) and keeps it only while the range indexes are the same objects.
-// Limits: following a slot costs a scan of its buckets' places, O(log groups × log buckets) tree
-// updates, and one move per bucket between its old bucket and its new one (of each index; up to
-// every bucket for a new slot): batches of many slots are cheaper to rebuild. A bucket a written
-// slot passes through is no longer sorted by value (sorted again on its next use by a count).
+// (`follow`, for slots written during the build as well, then `settle`): a rewritten slot moves
+// between the groupings' buckets, an added one waits in a tail of at most TAIL_MAX slots (counted
+// in the trees at once, checked one by one by the counts) until a batch's `settle` places the tail
+// in one sweep; the trees change by one entry per level. The caller gives it the columns' arrays
+// anew after a write (`rebind`) and keeps it only while the range indexes are the same objects.
+// Limits: following a rewritten slot costs a scan of its buckets' places, O(log groups × log
+// buckets) tree updates, and one move per bucket between its old bucket and its new one (of each
+// index); placing a tail costs a sweep over both groupings (about 2 × (slots + buckets) moves, most
+// of them block copies), once per TAIL_MAX added slots or per batch that adds more. A bucket a
+// written slot passes through is no longer sorted by value (sorted again on its next use by a
+// count). Counts scan the tail (fewer than TAIL_MAX slots between batches).
 // Memory: 14 bytes per slot (two codes, two slot numbers, the slot's first-index bucket) and two
 // trees of (groups + 1) × (second index's buckets + 1) 4-byte counts: about 18 bytes per slot in all
 // (groups grow with the slots at the build); then 2 bytes per member of each bucket whose extra
@@ -72,6 +76,8 @@ const BUCKET = 0x7fff;
 const CHECK_EVERY = 8_192;
 /** Milliseconds of building between two pauses. */
 const BUILD_SLICE_MS = 4;
+/** Slots added since the last fold that wait in the tail (see #tail) before they are placed in the groupings. */
+const TAIL_MAX = 256;
 /** The scratch list passingExtras returns a view of. */
 const PASSING = new Growable((n) => new Int32Array(n));
 
@@ -83,6 +89,15 @@ export class RangePairCounts {
   /** Per member list of a first-index bucket, per member: its second-index bucket, AVAILABLE set when available; and the reverse. */
   readonly #memberCodes = [new WeakMap<Int32Array, Uint16Array>(), new WeakMap<Int32Array, Uint16Array>()] as const;
   #size: number;
+  /** Slots placed in the groupings: 0 .. placed); the rest, placed .. size), wait in the tail. */
+  #placed: number;
+  /**
+   * Per slot added since the last fold (slot placed + i at i), its second-index bucket with
+   * AVAILABLE: counted in the trees and `#availableFrom` at once, checked one by one by the counts
+   * that scan places, and placed in both groupings together by `settle` once TAIL_MAX wait, in one
+   * sweep over the buckets instead of a move per bucket crossed per slot.
+   */
+  #tail = new Uint16Array(TAIL_MAX);
   /** Per slot, its first-index bucket as the table holds it. */
   #firstBuckets: Uint16Array;
   /** Per first-index bucket (and one past the last), the position its slots start at. */
@@ -127,6 +142,7 @@ export class RangePairCounts {
     this.#columns = columns;
     this.#available = available;
     this.#size = size;
+    this.#placed = size;
     this.#firstBuckets = positions.firstBuckets;
     this.#starts = positions.starts;
     this.#availableFrom = positions.availableFrom;
@@ -245,7 +261,7 @@ export class RangePairCounts {
   /** Slots in `first`'s base and `second`'s base (of this object's first and second index), and available where `availableOnly`. */
   count(first: BucketBase, second: BucketBase, availableOnly: boolean): number {
     const all = availableOnly ? this.#availableFrom[0]! : this.#size;
-    const notUnderFirst = availableOnly ? this.#availableFrom[first.under]! : this.#size - this.#starts[first.under]!;
+    const notUnderFirst = availableOnly ? this.#availableFrom[first.under]! : this.#placed - this.#starts[first.under]! + this.#tailCount(first.under, this.first.buckets, this.second.buckets, 0);
     const underSecond = this.#notUnderAndUnder(0, second.under, availableOnly);
     const both = this.#notUnderAndUnder(first.under, second.under, availableOnly);
     if (first.flip !== 0) return second.flip !== 0 ? notUnderFirst - both : both;
@@ -273,6 +289,13 @@ export class RangePairCounts {
         const bucket = code & BUCKET;
         if ((bucket < second.under) !== flipped || (bucket === second.bucket && second.whole === -1 && compares(y[this.#slots[position]!]!, second.operator, second.value))) total += 1;
       }
+      const x = this.#columns[0].column;
+      for (let slot = this.#placed; slot < this.#size; slot += 1) {
+        const code = this.#tail[slot - this.#placed]!;
+        if (this.#firstBuckets[slot] !== first.bucket || (code & need) !== need || !compares(x[slot]!, first.operator, first.value)) continue;
+        const bucket = code & BUCKET;
+        if ((bucket < second.under) !== flipped || (bucket === second.bucket && second.whole === -1 && compares(y[slot]!, second.operator, second.value))) total += 1;
+      }
     }
     if (second.whole === -1) {
       // Members of the second leaf's bucket that pass it, in the first leaf's base (those in its
@@ -282,6 +305,12 @@ export class RangePairCounts {
       for (let at = from; at < to; at += 1) {
         const code = this.#secondCodes[at]!;
         if ((code & need) === need && ((code & BUCKET) < first.under) !== flipped) total += 1;
+      }
+      const y = this.#columns[1].column;
+      for (let slot = this.#placed; slot < this.#size; slot += 1) {
+        const code = this.#tail[slot - this.#placed]!;
+        if ((code & BUCKET) !== second.bucket || (code & need) !== need || !compares(y[slot]!, second.operator, second.value)) continue;
+        if ((this.#firstBuckets[slot]! < first.under) !== flipped) total += 1;
       }
     }
     return total;
@@ -373,6 +402,17 @@ export class RangePairCounts {
       const code = codes[position]!;
       if ((code & BUCKET) < secondUnder && (code & need) === need) count += 1;
     }
+    return count + this.#tailCount(firstUnder, Math.min(group * this.#group, buckets), secondUnder, need);
+  }
+
+  /** Slots of the tail whose first-index bucket is in `from .. to)` and second-index bucket under `secondUnder`, with `need` (AVAILABLE or 0). */
+  #tailCount(from: number, to: number, secondUnder: number, need: number): number {
+    let count = 0;
+    for (let slot = this.#placed; slot < this.#size; slot += 1) {
+      const bucket = this.#firstBuckets[slot]!;
+      const code = this.#tail[slot - this.#placed]!;
+      if (bucket >= from && bucket < to && (code & BUCKET) < secondUnder && (code & need) === need) count += 1;
+    }
     return count;
   }
 
@@ -387,20 +427,35 @@ export class RangePairCounts {
 
   /**
    * Follows `slot` to what the columns (as last given to `rebind`) and `available` hold for it now:
-   * a slot held, rewritten; or the next slot (`size` of the table), added. A slot whose buckets and
-   * availability are as held still marks its buckets unsorted (its value may have moved within them).
+   * a slot held, rewritten; or the next slot (`size` of the table), added (to the tail: call
+   * `settle` once the batch is followed). A slot whose buckets and availability are as held still
+   * marks its buckets unsorted (its value may have moved within them). Returns the places moved,
+   * about: the buckets crossed, of both groupings.
    */
-  follow(slot: number): void {
+  follow(slot: number): number {
     const [x, y] = this.#columns;
     const first = this.first.bucketOf(x.column[slot]!);
     const second = this.second.bucketOf(y.column[slot]!);
     const available = hasBit(this.#available, slot) ? AVAILABLE : 0;
     if (slot > this.#size) throw new Error('range pair counts: slots are added in order');
-    if (slot === this.#size) {
-      this.#grow(slot + 1);
-      this.#size += 1;
-      this.#relocate(0, slot, this.first.buckets, first, slot, second | available);
-      this.#relocate(1, slot, this.second.buckets, second, slot, first | available);
+    if (slot >= this.#placed) {
+      // Added, or added since the last fold: in the tail.
+      let moves = 0;
+      if (slot === this.#size) {
+        this.#grow(slot + 1);
+        if (slot - this.#placed >= this.#tail.length) this.#tail = grown(this.#tail, new Uint16Array(2 * this.#tail.length));
+        this.#size += 1;
+      } else {
+        const held = this.#firstBuckets[slot]!;
+        const code = this.#tail[slot - this.#placed]!;
+        this.#tally(held, code & BUCKET, code & AVAILABLE, -1);
+        this.#forgetCodes(held, code & BUCKET, first, second);
+        moves = 1;
+      }
+      this.#tail[slot - this.#placed] = second | available;
+      this.#firstBuckets[slot] = first;
+      this.#tally(first, second, available, 1);
+      return moves;
     } else {
       const held = this.#firstBuckets[slot]!;
       const position = placeOf(this.#slots, this.#starts, held, slot);
@@ -410,11 +465,90 @@ export class RangePairCounts {
       this.#tally(held, heldSecond, code & AVAILABLE, -1);
       this.#relocate(0, position, held, first, slot, second | available);
       this.#relocate(1, place, heldSecond, second, slot, first | available);
-      for (const list of [this.first.sortedOf(held), this.first.sortedOf(first)]) if (list !== undefined) this.#memberCodes[0].delete(list);
-      for (const list of [this.second.sortedOf(heldSecond), this.second.sortedOf(second)]) if (list !== undefined) this.#memberCodes[1].delete(list);
+      this.#forgetCodes(held, heldSecond, first, second);
+      this.#firstBuckets[slot] = first;
+      this.#tally(first, second, available, 1);
+      return 1 + Math.abs(first - held) + Math.abs(second - heldSecond);
     }
-    this.#firstBuckets[slot] = first;
-    this.#tally(first, second, available, 1);
+  }
+
+  /**
+   * Ends a write batch's follows: places the tail's slots once TAIL_MAX or more wait (one sweep of
+   * each grouping, whatever their number). Returns the places moved, about.
+   */
+  settle(): number {
+    const waiting = this.#size - this.#placed;
+    if (waiting < TAIL_MAX) return 0;
+    this.#fold();
+    return 2 * (this.#size + this.first.buckets + this.second.buckets);
+  }
+
+  /** Drops the member codes (see #codesOf) of the lists of a slot's buckets, before and after a write: they hold its codes. */
+  #forgetCodes(held: number, heldSecond: number, first: number, second: number): void {
+    for (const list of [this.first.sortedOf(held), this.first.sortedOf(first)]) if (list !== undefined) this.#memberCodes[0].delete(list);
+    for (const list of [this.second.sortedOf(heldSecond), this.second.sortedOf(second)]) if (list !== undefined) this.#memberCodes[1].delete(list);
+  }
+
+  /** Places the slots of the tail in both groupings, in one sweep over each index's buckets. */
+  #fold(): void {
+    const from = this.#placed;
+    const added = this.#size - from;
+    if (added === 0) return;
+    const firstBuckets = this.#firstBuckets.slice(from, this.#size);
+    const seconds = Uint16Array.from(this.#tail.subarray(0, added), (code) => code & BUCKET);
+    const availables = Uint16Array.from(this.#tail.subarray(0, added), (code) => code & AVAILABLE);
+    if (this.#tail.length > TAIL_MAX) this.#tail = new Uint16Array(TAIL_MAX);
+    this.#sweep(0, firstBuckets, (k) => seconds[k]! | availables[k]!);
+    this.#sweep(1, seconds, (k) => firstBuckets[k]! | availables[k]!);
+    this.#placed = this.#size;
+  }
+
+  /**
+   * Places slots placed .. placed + buckets.length) in grouping `side`, slot placed + k in bucket
+   * `buckets[k]` with code `codeOf(k)`: from the last bucket down, each bucket's places move up by
+   * the number of new slots in the buckets below it (its first places moved to its end, or the
+   * whole bucket copied when it holds fewer), and its new slots go after them. A bucket that
+   * changed is marked unsorted. The arrays hold room for the new places (#grow).
+   */
+  #sweep(side: 0 | 1, buckets: Uint16Array, codeOf: (k: number) => number): void {
+    const starts = side === 0 ? this.#starts : this.#secondStarts;
+    const slots = side === 0 ? this.#slots : this.#secondSlots;
+    const codes = side === 0 ? this.#codes : this.#secondCodes;
+    const sorted = this.#sortedBuckets[side];
+    const count = starts.length - 1;
+    // New slots per bucket, and in order of bucket (a counting sort of their indexes).
+    const firstNew = new Int32Array(count + 1);
+    for (const bucket of buckets) firstNew[bucket + 1]! += 1;
+    for (let bucket = 0; bucket < count; bucket += 1) firstNew[bucket + 1]! += firstNew[bucket]!;
+    const byBucket = new Int32Array(buckets.length);
+    const next = firstNew.slice();
+    buckets.forEach((bucket, k) => (byBucket[next[bucket]!++] = k));
+    const old = starts.slice();
+    for (let bucket = count - 1; bucket >= 0; bucket -= 1) {
+      const [low, high] = [old[bucket]!, old[bucket + 1]!];
+      const shift = firstNew[bucket]!;
+      const held = high - low;
+      if (shift > 0 && held > 0) {
+        if (shift >= held) {
+          slots.copyWithin(low + shift, low, high);
+          codes.copyWithin(low + shift, low, high);
+        } else {
+          slots.copyWithin(high, low, low + shift);
+          codes.copyWithin(high, low, low + shift);
+          sorted[bucket] = 0;
+        }
+      }
+      let at = high + shift;
+      for (let n = firstNew[bucket]!; n < firstNew[bucket + 1]!; n += 1) {
+        const k = byBucket[n]!;
+        slots[at] = this.#placed + k;
+        codes[at] = codeOf(k);
+        at += 1;
+        sorted[bucket] = 0;
+      }
+      starts[bucket + 1] = at;
+      starts[bucket] = low + shift;
+    }
   }
 
   /** Adds `delta` positions of a slot in first-index bucket `first`, second-index bucket `second`, available or not, to the counts. */

@@ -90,7 +90,7 @@ describe('RangePairCounts', () => {
   for (const size of [9, 3 * RANGE_BUCKETS + 17, 60_000]) {
     it(`follows slots rewritten (within a bucket, across buckets, their availability) and added, one by one, and counts as the columns say, at ${size} slots and more (seed ${SEED})`, () => {
       const random = createRandom(`${SEED}-follow-${size}`);
-      const capacity = size + 400;
+      const capacity = size + 1_400;
       const [x, y] = [new Float64Array(capacity), new Float64Array(capacity)];
       x.set(columnOf(random, size));
       y.set(columnOf(random, size));
@@ -103,9 +103,11 @@ describe('RangePairCounts', () => {
       let recent: number[] = [];
       const valueOf = (column: Float64Array): number => (random.chance(0.3) ? column[random.int(0, held - 1)]! : random.chance(0.2) ? random.int(0, 30) : random.int(-100, 1_000_100) / 100);
       for (let round = 0; round < 8; round += 1) {
-        // Rewrites of one column, both, or availability only; and new slots.
-        for (let k = 0; k < 60; k += 1) {
-          const adding = random.chance(0.3);
+        // Rewrites of one column, both, or availability only; and new slots, in some rounds a burst
+        // of them (more than wait in the table's tail before they are placed).
+        const burst = round % 3 === 1 ? 300 : 0;
+        for (let k = 0; k < 60 + burst; k += 1) {
+          const adding = k >= 60 || random.chance(0.3);
           // Often a member a count checked one by one: its codes, kept since, must follow it.
           const slot = adding ? held++ : recent.length > 0 && random.chance(0.5) ? recent[random.int(0, recent.length - 1)]! : random.int(0, held - 1);
           // 0: x, 1: y, 2: both, 3: both and availability, 4: availability only.
@@ -125,7 +127,10 @@ describe('RangePairCounts', () => {
             else clearBit(available, slot);
           }
           counts.follow(slot);
+          // A batch ends now and then.
+          if (random.chance(0.2)) counts.settle();
         }
+        if (round % 2 === 0) counts.settle();
         expect(counts.size).toBe(held);
         const scratch = new Uint32Array(wordsFor(held));
         for (let check = 0; check < 60; check += 1) {
