@@ -1,6 +1,6 @@
 // What one write batch changed in the columns, for the structures kept beside them (leaf cache, pair
-// tables) to follow slot by slot instead of being dropped: the slots added, the slots rewritten, and
-// the fields a rewrite changed.
+// tables) to follow slot by slot: the slots added, the slots rewritten, and the fields a rewrite
+// changed.
 //
 // Guarantees: each slot is listed once (a slot added and rewritten in one batch as added); added
 // slots ascend. A field is listed as changed when some rewrite gave it a different value (added
