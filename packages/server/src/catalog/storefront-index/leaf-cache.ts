@@ -8,8 +8,8 @@
 // each kept bitset holds, for every slot the batch added, and for every slot it rewrote where it
 // changed the key's field, what the key's column check (leaf-costs.ts) says of the slot now; a
 // search that began at an older version (written to while it yielded) is told nothing is kept, and
-// keeps nothing. Kept bitsets are copies no search writes to, with room for the slots the columns
-// have room for.
+// keeps nothing. Kept bitsets are copies no search writes to, with room for ROOM_WORDS × 32 more
+// slots.
 // Limits: see BitsetCache. A key with no column check is forgotten by any write that adds a slot or
 // changes its field; the slots under a range bucket are forgotten when their range index is built
 // again; a batch too large to follow (SlotChanges.bulk) empties the cache.
@@ -23,6 +23,11 @@ import type { SlotChanges } from './slot-changes.ts';
 /** Bytes of leaf bitsets kept, or LEAF_CACHE_MIN_KEPT bitsets where those take more. */
 const LEAF_CACHE_BYTES = 64 * 2 ** 20;
 const LEAF_CACHE_MIN_KEPT = 256;
+/**
+ * Words a kept bitset has past the slots held, for slots added later: a kept bitset is widened
+ * (copied) once per ROOM_WORDS × 32 slots added, and takes that much more of the budget.
+ */
+const ROOM_WORDS = 256;
 /** The fields a word's slots depend on. */
 const WORD_FIELDS = ['title', 'brand', 'product_type', 'tags'];
 
@@ -73,7 +78,7 @@ export class LeafCache {
 
   /** Keeps a copy of `bits` (of the columns as they are) for `key`. */
   keep(key: string, bits: Uint32Array): void {
-    this.#cache.keep(key, bits, wordsFor(this.#columns.cursor.data.length));
+    this.#cache.keep(key, bits, wordsFor(this.#columns.size) + ROOM_WORDS);
   }
 
   /** Follows a write batch: every kept bitset, slot by slot (see the guarantees above). */
@@ -85,7 +90,7 @@ export class LeafCache {
     }
     const columns = this.#columns;
     const words = wordsFor(columns.size);
-    const room = wordsFor(columns.cursor.data.length);
+    const room = words + ROOM_WORDS;
     for (const [key, held] of this.#cache.entries()) {
       const follower = this.#followerOf(key);
       const rewritten = follower !== undefined && follower.fields.some((field) => changes.touched.has(field)) ? changes.rewritten : [];

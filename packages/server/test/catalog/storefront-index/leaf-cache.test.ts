@@ -160,6 +160,21 @@ describe('LeafCache', () => {
       for (const [key, keyed] of kept) if (!cache.has(key)) keep(keyed);
     }
     expect(followed).toBeGreaterThan(2_000);
+    // Past the room the kept bitsets had (8,192 slots past the products held when kept): widened, exact.
+    for (let round = 0; round < 3; round += 1) {
+      write(Array.from({ length: 4_000 }, () => rowOf((cursor += 8))));
+      const scope = pool.begin(columns.size);
+      for (const [key, keyed] of kept) {
+        // Made first: making the slots under a bucket may build the range index again, which forgets the kept ones.
+        const expected = keyed.make(columns, bits, scope);
+        const held = cache.kept(key);
+        if (held === undefined && key.includes('\u0000under\u0000')) continue;
+        expect(held, key).toBeDefined();
+        expect(held!.length, key).toBeGreaterThanOrEqual(wordsFor(columns.size));
+        expect(slotsOf(held!), `${key} after ${columns.size} products`).toStrictEqual(slotsOf(expected));
+      }
+      pool.end(scope);
+    }
     // More new products than a sixteenth of those held, and at least 4096: nothing is kept after.
     write(Array.from({ length: 4_200 }, () => rowOf((cursor += 8))));
     for (const key of kept.keys()) expect(cache.has(key), key).toBe(false);
