@@ -11,8 +11,9 @@
 //   start again, without yielding. A search yields to the event loop whenever it has worked a
 //   slice (between leaves), so a costly filter delays other requests by about one slice per search
 //   in flight instead of by its whole cost.
-// - What the leaf cache, the pair tables and the work between requests keep is of the index's
-//   current version only.
+// - What the leaf cache and the pair tables keep is of the index's current version: a write
+//   updates them slot by slot (the slots it added and rewrote), it does not drop them; what waits
+//   to be made between requests is made of the index as it is when it runs.
 // Limits: a request costs O(leaves × products / 128) vector operations plus posting lists and one
 // walk for its page.
 import type { FilterExpr } from './filter/ast.ts';
@@ -26,6 +27,7 @@ import { LeafCache } from './storefront-index/leaf-cache.ts';
 import { pageOf, type PageRequest } from './storefront-index/page.ts';
 import { PairTables } from './storefront-index/pair-tables.ts';
 import { ReadyPage } from './storefront-index/ready-page.ts';
+import { SlotChanges } from './storefront-index/slot-changes.ts';
 import { SLICE_MS, Slices } from './storefront-index/slices.ts';
 import { SORTED_FIELDS, SortOrders } from './storefront-index/sort-orders.ts';
 import { restoreState, sortedColumns, stateOf, type StorefrontIndexState } from './storefront-index/state.ts';
@@ -79,13 +81,14 @@ export class StorefrontIndex {
     const batch = Array.isArray(rows) ? (rows as readonly StorefrontIndexRow[]) : [...rows];
     const merged = this.#orders.beginWrite(batch.length);
     const orderOf = merged === undefined ? (field: NumberField) => this.#orders.inPlace(field) : () => undefined;
+    const changes = new SlotChanges(this.#columns.size);
     for (const row of batch) {
-      const slot = this.#columns.write(row, orderOf);
+      const slot = this.#columns.write(row, orderOf, changes);
       merged?.add(slot);
     }
     this.#columns.endWrite();
-    // Tables of the version before: given back now, not at their next use.
-    this.#pairs.dropStale();
+    this.#leaves.afterWrite(changes);
+    this.#pairs.afterWrite(changes);
   }
 
   /**
@@ -142,7 +145,7 @@ export class StorefrontIndex {
 
   /**
    * Searches counted by a pair table, those of them whose page was walked with no bitset, builds
-   * of tables that finished, and builds that failed, since the start.
+   * of tables that finished, and builds or follows of a write that failed, since the start.
    */
   get pairCountStats(): { counted: number; scanned: number; builds: number; failures: number } {
     return this.#pairs.stats;

@@ -110,7 +110,7 @@ export class IndexedCatalogStore implements CatalogStore {
     });
     gaugeReading(
       'catalog_storefront_pair_counts',
-      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), those whose page was then walked with no bitset (scanned), and the tables built (built) or whose build failed (failed), since the index was loaded.",
+      "Filters of two range bounds on different number fields counted from their pair's table in the storefront index (counted), those whose page was then walked with no bitset (scanned), and the tables built (built) or whose build, or following of a write, failed (failed), since the index was loaded.",
       ['event'],
       () => {
         const { counted, scanned, builds, failures } = this.#index.pairCountStats;

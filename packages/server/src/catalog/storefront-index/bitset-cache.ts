@@ -87,13 +87,18 @@ export class BitsetCache {
     return this.lookup(key, version, kind) as Uint32Array;
   }
 
-  /** Keeps a copy of `bits` for `key` (at the version of the last look-up). */
-  keep(key: string, bits: Uint32Array): void {
-    this.#limitBytes = Math.max(this.#budgetBytes, this.#minKept * bits.byteLength);
-    if (bits.byteLength > this.#limitBytes) return;
+  /**
+   * Keeps a copy of `bits` for `key` (at the version of the last look-up), `words` long where that
+   * is longer (clear past `bits`): room for the slots its owner may add.
+   */
+  keep(key: string, bits: Uint32Array, words = bits.length): void {
+    const length = Math.max(words, bits.length);
+    this.#limitBytes = Math.max(this.#budgetBytes, this.#minKept * length * 4);
+    if (length * 4 > this.#limitBytes) return;
     // The copy is taken before this keep drops anything (see #spares).
-    const copy = this.#spareOf(bits.length) ?? arenaBits(bits.length, false);
-    copyBits(copy, bits);
+    const copy = this.#spareOf(length) ?? arenaBits(length, false);
+    copyBits(copy.subarray(0, bits.length), bits);
+    copy.fill(0, bits.length);
     const old = this.#entries.get(key);
     this.#entries.delete(key);
     if (old) {
@@ -103,6 +108,36 @@ export class BitsetCache {
     this.#entries.set(key, copy);
     this.#bytes += copy.byteLength;
     this.#evict();
+  }
+
+  /**
+   * The kept bitsets and their keys, in order of last use, for an owner that updates them in place
+   * as what they stand for changes; neither counted nor a use.
+   */
+  entries(): [string, Uint32Array][] {
+    return [...this.#entries].flatMap(([key, bits]) => (bits ? [[key, bits] as [string, Uint32Array]] : []));
+  }
+
+  /** Makes the bitset kept for `key` `words` long, its words kept (clear past them); the bitset returned replaces the one held. */
+  widen(key: string, words: number): Uint32Array | undefined {
+    const old = this.#entries.get(key);
+    if (!old || old.length >= words) return old ?? undefined;
+    const wide = arenaBits(words, false);
+    copyBits(wide.subarray(0, old.length), old);
+    wide.fill(0, old.length);
+    this.#entries.set(key, wide);
+    this.#bytes += wide.byteLength - old.byteLength;
+    this.#drop(old);
+    return wide;
+  }
+
+  /** Puts out what is kept or noted for `key`. */
+  forget(key: string): void {
+    const old = this.#entries.get(key);
+    this.#entries.delete(key);
+    if (!old) return;
+    this.#bytes -= old.byteLength;
+    this.#drop(old);
   }
 
   #evict(): void {

@@ -13,11 +13,12 @@
 // counts writes.
 import { foldText, wordsOf } from '../text.ts';
 import { arenaBits } from '../kernels.ts';
-import { countBelow, setBit, wordsFor } from './bits.ts';
+import { countBelow, hasBit, setBit, wordsFor } from './bits.ts';
 import { Growable } from './growable.ts';
 import { hashInto } from './hash.ts';
 import { Postings } from './postings.ts';
 import { RangeIndex } from './range-index.ts';
+import type { SlotChanges } from './slot-changes.ts';
 import type { SortedSlots } from './sort-orders.ts';
 import { TermDictionary } from './term-dictionary.ts';
 import { TermLists } from './term-lists.ts';
@@ -117,6 +118,8 @@ export class StorefrontColumns {
   readonly #rawTitles = new Map<string, readonly number[]>();
   /** Range indexes of the number columns that range leaves have asked for, kept current by every write. */
   readonly #ranges = new Map<NumberField, RangeIndex>();
+  /** Told the field whose range index was built again. */
+  onRangeRebuilt: ((field: NumberField) => void) | undefined;
 
   /** Slot of `cursor`, or -1: cursors ascend with slots. */
   slotOf(cursor: number): number {
@@ -126,10 +129,11 @@ export class StorefrontColumns {
 
   /**
    * Writes one row: a new slot for a new cursor (which must be above every cursor held), else its
-   * slot rewritten. `orderOf` gives the sort order to move the slot in as a number changes, if any.
-   * Returns the slot. The caller counts the batch as one version.
+   * slot rewritten. `orderOf` gives the sort order to move the slot in as a number changes, if any;
+   * `changes` notes the slot and the fields it changed. Returns the slot. The caller counts the
+   * batch as one version.
    */
-  write(row: StorefrontIndexRow, orderOf: (field: NumberField) => SortedSlots | undefined): number {
+  write(row: StorefrontIndexRow, orderOf: (field: NumberField) => SortedSlots | undefined, changes: SlotChanges): number {
     let slot = this.slotOf(row.cursor);
     const fresh = slot < 0;
     if (fresh) {
@@ -139,20 +143,30 @@ export class StorefrontColumns {
       }
       this.size += 1;
       this.#ensure(this.size);
+      changes.add(slot);
+    } else {
+      changes.rewrite(slot);
     }
+    const touched = fresh ? undefined : changes.touched;
     this.cursor.data[slot] = row.cursor;
+    if (touched !== undefined && hasBit(this.available.data, slot) !== row.available) touched.add('available');
     if (row.available) setBit(this.available.data, slot);
     else this.available.data[slot >>> 5]! &= ~(1 << (slot & 31));
-    for (const field of NUMBER_FIELDS) this.#setNumber(field, slot, row[field], fresh, orderOf(field));
-    for (const field of CODED_FIELDS) this.#setCode(field, slot, row[field], fresh);
-    for (const field of HASHED_FIELDS) hashInto(this.hashes[field].data, slot, row[field]);
+    for (const field of NUMBER_FIELDS) if (this.#setNumber(field, slot, row[field], fresh, orderOf(field))) touched?.add(field);
+    for (const field of CODED_FIELDS) if (this.#setCode(field, slot, row[field], fresh)) touched?.add(field);
+    for (const field of HASHED_FIELDS) {
+      const hashes = this.hashes[field].data;
+      const [low, high] = [hashes[2 * slot], hashes[2 * slot + 1]];
+      hashInto(hashes, slot, row[field]);
+      if (hashes[2 * slot] !== low || hashes[2 * slot + 1] !== high) touched?.add(field);
+    }
     const tags: number[] = [];
     for (const tag of row.tags) {
       const code = this.#tagCode(tag);
       if (!tags.includes(code)) tags.push(code);
     }
-    this.#setTerms(this.tags, this.tagsOf, slot, tags, fresh);
-    this.#setTerms(this.titleWords, this.titleWordsOf, slot, this.#titleWordCodes(row.title), fresh);
+    if (this.#setTerms(this.tags, this.tagsOf, slot, tags, fresh)) touched?.add('tags');
+    if (this.#setTerms(this.titleWords, this.titleWordsOf, slot, this.#titleWordCodes(row.title), fresh)) touched?.add('title');
     return slot;
   }
 
@@ -163,14 +177,24 @@ export class StorefrontColumns {
     this.titleWordsOf.compactWhenWasteful(this.size);
   }
 
-  /** The range index of a number column, built on first use and again once the column has doubled. */
+  /**
+   * The range index of a number column, built on first use and again once the column has doubled;
+   * `onRangeRebuilt` hears of each rebuild (what was made of the index before is of other buckets).
+   */
   rangeIndex(field: NumberField): RangeIndex {
     let range = this.#ranges.get(field);
     if (range === undefined || this.size > 2 * range.builtAt + 1024) {
+      const rebuilt = range !== undefined;
       range = RangeIndex.build(this.numbers[field].data, this.size, this.cursor.data.length);
       this.#ranges.set(field, range);
+      if (rebuilt) this.onRangeRebuilt?.(field);
     }
     return range;
+  }
+
+  /** The range index of a number column as it stands, not built or rebuilt by this call; undefined when none is. */
+  builtRangeIndex(field: NumberField): RangeIndex | undefined {
+    return this.#ranges.get(field);
   }
 
   /** Rebuilds posting lists whose logged changes are due (all of them when `all`). */
@@ -240,7 +264,8 @@ export class StorefrontColumns {
     return code;
   }
 
-  #setTerms(postings: Postings, lists: TermLists, slot: number, codes: readonly number[], fresh: boolean): void {
+  /** Sets the slot's terms; whether they changed (a rewrite) or were set (a new slot). */
+  #setTerms(postings: Postings, lists: TermLists, slot: number, codes: readonly number[], fresh: boolean): boolean {
     if (fresh) {
       for (const code of codes) postings.add(code, slot);
     } else {
@@ -258,33 +283,37 @@ export class StorefrontColumns {
       });
       // The same terms (a rewrite of prices, say): the slot keeps its list, so the buffer does not
       // grow (a snapshot loads it with no room to spare).
-      if (added === 0 && dropped === 0) return;
+      if (added === 0 && dropped === 0) return false;
     }
     lists.set(slot, codes, fresh);
+    return true;
   }
 
   /**
    * Stores a number and keeps the column's range index and `order` current; a rewrite that leaves
-   * the value as it was touches neither.
+   * the value as it was touches neither. Whether the value changed (or was set, for a new slot).
    */
-  #setNumber(field: NumberField, slot: number, value: number, fresh: boolean, order: SortedSlots | undefined): void {
+  #setNumber(field: NumberField, slot: number, value: number, fresh: boolean, order: SortedSlots | undefined): boolean {
     const column = this.numbers[field].data;
-    if (!fresh && Object.is(column[slot], value)) return;
+    if (!fresh && Object.is(column[slot], value)) return false;
     if (!fresh) order?.remove(slot, column);
     const previous = column[slot];
     column[slot] = value;
     this.#ranges.get(field)?.set(slot, value, fresh ? undefined : previous);
     order?.insert(slot, column);
+    return true;
   }
 
-  #setCode(field: CodedField, slot: number, value: string, fresh: boolean): void {
+  /** Sets the slot's code of `field`; whether it changed (or was set, for a new slot). */
+  #setCode(field: CodedField, slot: number, value: string, fresh: boolean): boolean {
     const coded = this.coded[field];
     let code = this.#rawCodes[field].get(value);
     if (code === undefined) code = this.#codeOf(field, value);
-    if (!fresh && coded.codes.data[slot] === code) return;
+    if (!fresh && coded.codes.data[slot] === code) return false;
     if (!fresh) coded.postings.drop();
     coded.codes.data[slot] = code;
     coded.postings.add(code, slot);
+    return true;
   }
 
   /** The code of a shop, brand or product type (new ones get one, their words noted). */

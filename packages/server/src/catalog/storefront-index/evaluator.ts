@@ -9,7 +9,8 @@
 // requests (IdleWork), as are a range bucket's bitsets and sorted members.
 //
 // Guarantees: exact; a search yields to the event loop between leaves once it has worked a slice
-// (slices.ts), and whatever it keeps is of the version it began at, never of a later one.
+// (slices.ts), and whatever it keeps is of the version it began at, never of a later one; what it
+// asks to be kept between requests is made of the index as it is then (the leaf cache follows writes).
 // Limits: a leaf costs O(products / 32) word operations (fewer for posting lists and narrowing in
 // place), plus one check per member of a range value's own bucket.
 import type { FilterExpr } from '../filter/ast.ts';
@@ -95,10 +96,12 @@ export class Evaluator {
     return key === undefined || version !== this.#parts.columns.version ? undefined : this.#parts.leaves.kept(key);
   }
 
-  /** Keeps under `key`, between requests, the bitset `fill` writes whole (any bits it held are to be overwritten); `cost` times it. */
-  keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void, cost = 0): void {
+  /**
+   * Keeps under `key`, between requests, the bitset `fill` writes whole of the columns as they are
+   * then (any bits it held are to be overwritten), unless `valid` no longer holds; `cost` times it.
+   */
+  keepLater(key: string, fill: (bits: Uint32Array, scope: Uint32Array[]) => void, cost = 0, valid: () => boolean = () => true): void {
     const { columns, pool, leaves, work } = this.#parts;
-    const version = columns.version;
     work.later(
       key,
       () => {
@@ -111,7 +114,7 @@ export class Evaluator {
           pool.end(scope);
         }
       },
-      () => columns.version === version,
+      valid,
       cost,
     );
   }
@@ -341,9 +344,8 @@ export class Evaluator {
     const bucket = range.bucketOf(value);
     const under = this.#under(range, field, bucket, slices);
     const next = bucket + 1 >= range.buckets ? null : this.#under(range, field, bucket + 1, slices);
-    const version = columns.version;
     const sortCost = bucketSortCost(columns.size, range.buckets);
-    const sortLater = this.#fitsNow(sortCost, slices) ? undefined : (sort: () => void): void => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.version === version, sortCost);
+    const sortLater = this.#fitsNow(sortCost, slices) ? undefined : (sort: () => void): void => work.later(`sorted\u0000${field}\u0000${bucket}`, sort, () => columns.builtRangeIndex(field) === range, sortCost);
     range.intersect(bits, column, columns.size, operator, value, under === undefined || next === undefined ? undefined : [under, next], fresh, sortLater);
   }
 
@@ -356,7 +358,7 @@ export class Evaluator {
     if (!kept) return undefined;
     const cost = rangePassCost(wordsFor(columns.size));
     if (!this.#fitsNow(cost, slices)) {
-      this.keepLater(key, (bits) => range.under(bits, columns.size, bucket), cost);
+      this.keepLater(key, (bits) => range.under(bits, columns.size, bucket), cost, () => columns.builtRangeIndex(field) === range);
       return undefined;
     }
     const bits = pool.take(slices.scope, false);

@@ -3,8 +3,8 @@
 // one task per turn of the event loop, after the I/O of that turn (setImmediate); and the longer
 // jobs that yield on their own (a pair table's build), one at a time.
 //
-// Guarantees: a task runs at most once, and only if `valid()` still holds when its turn comes (the
-// index was not written meanwhile); a task that throws is counted, never rethrown: the searches
+// Guarantees: a task runs at most once, and only if `valid()` still holds when its turn comes (what
+// it makes of is still the index's: a range index not built again meanwhile); a task that throws is counted, never rethrown: the searches
 // answer without what it would have made. Until a task runs, searches take the path of a first use.
 // Limits: at most MAX_WAITING tasks wait; past that a request to make one is dropped, and a later
 // use asks again. `fits` estimates a task's time from the tasks run so far (their time per unit of

@@ -84,6 +84,16 @@ function equalsCheck(columns: StorefrontColumns, field: string, values: readonly
   return undefined;
 }
 
+/** Whether the slot has `word` (one of `wordsOf`) among its words, by its term lists and codes: the slots LeafBits.wordBits sets. */
+export function wordCheck(columns: StorefrontColumns, word: string): (slot: number) => boolean {
+  const code = columns.terms.find(word);
+  if (code < 0) return () => false;
+  const tags = [...(columns.tagKind.data[code] === 2 ? [code] : []), ...(columns.tagsByWord.get(code) ?? [])];
+  const coded = (columns.codesByWord.get(code) ?? []).map(({ field, code: held }) => ({ codes: columns.coded[field].codes.data, held }));
+  const { titleWordsOf, tagsOf } = columns;
+  return (slot) => titleWordsOf.holds(slot, code) || tags.some((tag) => tagsOf.holds(slot, tag)) || coded.some(({ codes, held }) => codes[slot] === held);
+}
+
 /** The cost of a range index's pass over `words` words (a range leaf made whole, a bucket's "under" bitset). */
 export function rangePassCost(words: number): number {
   return (words * RANGE_PASS_READS) / KERNEL_WORDS;

@@ -1,6 +1,6 @@
 // What the index needs to know of a filter's leaves: their keys in the leaf cache, and which are
 // range leaves over a number column.
-import type { FilterExpr } from '../filter/ast.ts';
+import type { FilterExpr, FilterField, FilterLiteral } from '../filter/ast.ts';
 import { isNumberField, type NumberField } from './columns.ts';
 
 export type Leaf = Extract<FilterExpr, { type: 'compare' | 'in' }>;
@@ -45,4 +45,26 @@ export function isRangeLeaf(node: FilterExpr): node is Compare {
 export function availableSide(node: FilterExpr): boolean | undefined {
   if (node.type !== 'compare' || node.field !== 'available' || (node.operator !== '=' && node.operator !== '!=')) return undefined;
   return (node.value === true) === (node.operator === '=');
+}
+
+/**
+ * What a key of the leaf cache names, read back from the key: a leaf (`leafKey`), a word
+ * (`wordKey`), a shop (`shopKey`) or the slots under a range bucket (`underKey`).
+ */
+export type KeyedLeaf =
+  | { kind: 'leaf'; leaf: Leaf }
+  | { kind: 'word'; word: string }
+  | { kind: 'shop'; name: string }
+  | { kind: 'under'; field: NumberField; bucket: number };
+
+export function keyedLeafOf(key: string): KeyedLeaf {
+  const [head = '', second = '', ...rest] = key.split('\u0000');
+  const tail = [second, ...rest].join('\u0000');
+  if (head === 'word') return { kind: 'word', word: tail };
+  if (head === 'shop') return { kind: 'shop', name: tail };
+  const third = rest.join('\u0000');
+  if (second === 'under' && isNumberField(head)) return { kind: 'under', field: head, bucket: Number(third) };
+  const field = head as FilterField;
+  if (second === 'IN' || second === 'NOT IN') return { kind: 'leaf', leaf: { type: 'in', field, values: JSON.parse(third) as FilterLiteral[], negated: second === 'NOT IN' } };
+  return { kind: 'leaf', leaf: { type: 'compare', field, operator: second as Compare['operator'], value: JSON.parse(third) as FilterLiteral } };
 }

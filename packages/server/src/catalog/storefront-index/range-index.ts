@@ -219,6 +219,11 @@ export class RangeIndex {
     return this.#min.length;
   }
 
+  /** The bucket's sorted members (see #sorted) if they are made; not a use of them. */
+  sortedOf(bucket: number): Int32Array | undefined {
+    return this.#sorted[bucket];
+  }
+
   /** The bucket `value` falls in (NaN: bucket 0). */
   bucketOf(value: number): number {
     return this.#bucket(value);

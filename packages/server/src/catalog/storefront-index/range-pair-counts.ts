@@ -6,11 +6,11 @@
 //
 // Layout: the slots grouped by their bucket of the first index (positions), each position holding
 // its slot's bucket of the second index and whether it is available (one 16-bit code); the buckets
-// of the first index in groups of about GROUP_SLOTS positions, and per group and bucket of the
-// second index the number of positions in that group or later ones below that bucket (a suffix
-// over groups of prefix counts over buckets), once over every slot and once over available ones.
-// A count reads one table entry and scans the positions between the first bucket and the start of
-// the next group. The leaves' extra members (the passing members of each value's own bucket) are
+// of the first index in groups of about GROUP_SLOTS positions (as many as there were at the build),
+// and per group and bucket of the second index the number of positions, as a two-dimensional
+// Fenwick tree over (groups from the last, buckets), once over every slot and once over available
+// ones. A count reads O(log groups × log buckets) tree entries and scans the positions between the
+// first bucket and the start of the next group. The leaves' extra members (the passing members of each value's own bucket) are
 // checked against the other leaf by a sequential scan of codes kept per bucket's member list (the
 // member's bucket of the other index and whether it is available), made on the list's first use
 // here: no read of a bitset or a column at a random slot, each of which misses the cache on a large
@@ -21,15 +21,23 @@
 // value's bucket found by binary search in the bucket's places (sorted by value on first use) and
 // their codes read in order.
 //
-// Guarantees: exact for the columns, range indexes and `available` bitset it was built from, as
-// they were during the build; the caller keeps it only as long as none of them is written (the
-// index's version) and the range indexes are the same objects.
-// Limits: static; a write makes it stale and a later use builds it again (a pass over every slot,
-// in slices that yield, abandoned when the index is written meanwhile). Memory: 12 bytes per slot
-// (two codes and two slot numbers) and two tables of (groups + 1) × (second index's buckets + 1)
-// 4-byte counts: about 16 bytes per slot in all (groups grow with the slots); then 2 bytes per
-// member of each bucket whose extra members were checked by passingExtras (at most 4 bytes per
-// slot, both columns' buckets all used).
+// Guarantees: exact for the range indexes it was built from and the columns and `available` bitset
+// as they were during the build, and as they are after each slot written since has been followed
+// (`follow`, for slots written during the build as well, then `settle`): a rewritten slot moves
+// between the groupings' buckets, an added one waits in a tail of at most TAIL_MAX slots (counted
+// in the trees at once, checked one by one by the counts) until a batch's `settle` places the tail
+// in one sweep; the trees change by one entry per level. The caller gives it the columns' arrays
+// anew after a write (`rebind`) and keeps it only while the range indexes are the same objects.
+// Limits: following a rewritten slot costs a scan of its buckets' places, O(log groups × log
+// buckets) tree updates, and one move per bucket between its old bucket and its new one (of each
+// index); placing a tail costs a sweep over both groupings (about 2 × (slots + buckets) moves, most
+// of them block copies), once per TAIL_MAX added slots or per batch that adds more. A bucket a
+// written slot passes through is no longer sorted by value (sorted again on its next use by a
+// count). Counts scan the tail (fewer than TAIL_MAX slots between batches).
+// Memory: 14 bytes per slot (two codes, two slot numbers, the slot's first-index bucket) and two
+// trees of (groups + 1) × (second index's buckets + 1) 4-byte counts: about 18 bytes per slot in all
+// (groups grow with the slots at the build); then 2 bytes per member of each bucket whose extra
+// members were checked by passingExtras (at most 4 bytes per slot, both columns' buckets all used).
 import { hasBit } from './bits.ts';
 import { Growable } from './growable.ts';
 import { compares, passingBoundary, type RangeOperator, valueOrder } from './ordering.ts';
@@ -68,47 +76,63 @@ const BUCKET = 0x7fff;
 const CHECK_EVERY = 8_192;
 /** Milliseconds of building between two pauses. */
 const BUILD_SLICE_MS = 4;
+/** Slots added since the last fold that wait in the tail (see #tail) before they are placed in the groupings. */
+const TAIL_MAX = 256;
 /** The scratch list passingExtras returns a view of. */
 const PASSING = new Growable((n) => new Int32Array(n));
 
 export class RangePairCounts {
   readonly first: RangeIndex;
   readonly second: RangeIndex;
-  readonly #columns: readonly [IndexedColumn, IndexedColumn];
-  readonly #available: Uint32Array;
+  #columns: readonly [IndexedColumn, IndexedColumn];
+  #available: Uint32Array;
   /** Per member list of a first-index bucket, per member: its second-index bucket, AVAILABLE set when available; and the reverse. */
   readonly #memberCodes = [new WeakMap<Int32Array, Uint16Array>(), new WeakMap<Int32Array, Uint16Array>()] as const;
-  readonly #size: number;
+  #size: number;
+  /** Slots placed in the groupings: 0 .. placed); the rest, placed .. size), wait in the tail. */
+  #placed: number;
+  /**
+   * Per slot added since the last fold (slot placed + i at i), its second-index bucket with
+   * AVAILABLE: counted in the trees and `#availableFrom` at once, checked one by one by the counts
+   * that scan places, and placed in both groupings together by `settle` once TAIL_MAX wait, in one
+   * sweep over the buckets instead of a move per bucket crossed per slot.
+   */
+  #tail = new Uint16Array(TAIL_MAX);
+  /** Per slot, its first-index bucket as the table holds it. */
+  #firstBuckets: Uint16Array;
   /** Per first-index bucket (and one past the last), the position its slots start at. */
   readonly #starts: Int32Array;
   /** Per first-index bucket (and one past the last), the available slots in it and in every later bucket. */
   readonly #availableFrom: Int32Array;
   /** Per position, the second-index bucket of its slot, with AVAILABLE set when the slot is available. */
-  readonly #codes: Uint16Array;
+  #codes: Uint16Array;
   /** Per position, its slot. */
-  readonly #slots: Int32Array;
+  #slots: Int32Array;
   /** Per second-index bucket (and one past the last), where its slots start in #secondSlots. */
   readonly #secondStarts: Int32Array;
   /** The slots grouped by their second-index bucket. */
-  readonly #secondSlots: Int32Array;
+  #secondSlots: Int32Array;
   /** Per place in #secondSlots, its slot's first-index bucket, with AVAILABLE set when the slot is available. */
-  readonly #secondCodes: Uint16Array;
-  /** Per bucket of each index, 1 once its places are sorted by value (#passing); else they ascend by slot. */
+  #secondCodes: Uint16Array;
+  /** Per bucket of each index, 1 while its places are sorted by value (#passing); else they are in no particular order. */
   readonly #sortedBuckets: readonly [Uint8Array, Uint8Array];
   /** First-index buckets per group. */
   readonly #group: number;
-  /** Second-index buckets + 1: the width of a table row. */
+  readonly #groups: number;
+  /** Second-index buckets + 1: the width of a tree row. */
   readonly #width: number;
-  /** Row g, column j: positions in group g or later whose second-index bucket is below j (row `groups`: none). */
+  /**
+   * Fenwick trees over (group counted from the last, second-index bucket), 1-based in both: the
+   * positions per group and second-index bucket; the same, of available slots only.
+   */
   readonly #below: Int32Array;
-  /** The same, of available slots only. */
   readonly #belowAvailable: Int32Array;
 
   private constructor(
     columns: readonly [IndexedColumn, IndexedColumn],
     available: Uint32Array,
     size: number,
-    positions: { starts: Int32Array; availableFrom: Int32Array; codes: Uint16Array; slots: Int32Array; secondStarts: Int32Array; secondSlots: Int32Array; secondCodes: Uint16Array },
+    positions: { firstBuckets: Uint16Array; starts: Int32Array; availableFrom: Int32Array; codes: Uint16Array; slots: Int32Array; secondStarts: Int32Array; secondSlots: Int32Array; secondCodes: Uint16Array },
     group: number,
     below: Int32Array,
     belowAvailable: Int32Array,
@@ -118,6 +142,8 @@ export class RangePairCounts {
     this.#columns = columns;
     this.#available = available;
     this.#size = size;
+    this.#placed = size;
+    this.#firstBuckets = positions.firstBuckets;
     this.#starts = positions.starts;
     this.#availableFrom = positions.availableFrom;
     this.#codes = positions.codes;
@@ -127,6 +153,7 @@ export class RangePairCounts {
     this.#secondCodes = positions.secondCodes;
     this.#sortedBuckets = [new Uint8Array(this.first.buckets), new Uint8Array(this.second.buckets)];
     this.#group = group;
+    this.#groups = Math.ceil(this.first.buckets / group);
     this.#width = this.second.buckets + 1;
     this.#below = below;
     this.#belowAvailable = belowAvailable;
@@ -209,35 +236,32 @@ export class RangePairCounts {
     const width = second.range.buckets + 1;
     const below = new Int32Array((groups + 1) * width);
     const belowAvailable = new Int32Array((groups + 1) * width);
-    const histogram = new Int32Array(width);
-    const histogramAvailable = new Int32Array(width);
+    // Per group and second-index bucket, its positions (row: the group counted from the last, 1-based).
     for (let g = groups - 1; g >= 0; g -= 1) {
       yield;
-      histogram.fill(0);
-      histogramAvailable.fill(0);
+      const row = (groups - g) * width + 1;
       const end = starts[Math.min((g + 1) * group, buckets)]!;
       for (let position = starts[g * group]!; position < end; position += 1) {
         const code = codes[position]!;
-        histogram[code & BUCKET]! += 1;
-        if ((code & AVAILABLE) !== 0) histogramAvailable[code & BUCKET]! += 1;
-      }
-      const row = g * width;
-      let all = 0;
-      let only = 0;
-      for (let j = 0; j < width; j += 1) {
-        below[row + j] = below[row + width + j]! + all;
-        belowAvailable[row + j] = belowAvailable[row + width + j]! + only;
-        all += histogram[j]!;
-        only += histogramAvailable[j]!;
+        below[row + (code & BUCKET)]! += 1;
+        if ((code & AVAILABLE) !== 0) belowAvailable[row + (code & BUCKET)]! += 1;
       }
     }
-    return new RangePairCounts([first, second], available, size, { starts, availableFrom, codes, slots, secondStarts, secondSlots, secondCodes }, group, below, belowAvailable);
+    yield;
+    toFenwick(below, groups, width);
+    toFenwick(belowAvailable, groups, width);
+    return new RangePairCounts([first, second], available, size, { firstBuckets, starts, availableFrom, codes, slots, secondStarts, secondSlots, secondCodes }, group, below, belowAvailable);
+  }
+
+  /** Slots the table holds: 0 .. size). */
+  get size(): number {
+    return this.#size;
   }
 
   /** Slots in `first`'s base and `second`'s base (of this object's first and second index), and available where `availableOnly`. */
   count(first: BucketBase, second: BucketBase, availableOnly: boolean): number {
     const all = availableOnly ? this.#availableFrom[0]! : this.#size;
-    const notUnderFirst = availableOnly ? this.#availableFrom[first.under]! : this.#size - this.#starts[first.under]!;
+    const notUnderFirst = availableOnly ? this.#availableFrom[first.under]! : this.#placed - this.#starts[first.under]! + this.#tailCount(first.under, this.first.buckets, this.second.buckets, 0);
     const underSecond = this.#notUnderAndUnder(0, second.under, availableOnly);
     const both = this.#notUnderAndUnder(first.under, second.under, availableOnly);
     if (first.flip !== 0) return second.flip !== 0 ? notUnderFirst - both : both;
@@ -265,6 +289,13 @@ export class RangePairCounts {
         const bucket = code & BUCKET;
         if ((bucket < second.under) !== flipped || (bucket === second.bucket && second.whole === -1 && compares(y[this.#slots[position]!]!, second.operator, second.value))) total += 1;
       }
+      const x = this.#columns[0].column;
+      for (let slot = this.#placed; slot < this.#size; slot += 1) {
+        const code = this.#tail[slot - this.#placed]!;
+        if (this.#firstBuckets[slot] !== first.bucket || (code & need) !== need || !compares(x[slot]!, first.operator, first.value)) continue;
+        const bucket = code & BUCKET;
+        if ((bucket < second.under) !== flipped || (bucket === second.bucket && second.whole === -1 && compares(y[slot]!, second.operator, second.value))) total += 1;
+      }
     }
     if (second.whole === -1) {
       // Members of the second leaf's bucket that pass it, in the first leaf's base (those in its
@@ -274,6 +305,12 @@ export class RangePairCounts {
       for (let at = from; at < to; at += 1) {
         const code = this.#secondCodes[at]!;
         if ((code & need) === need && ((code & BUCKET) < first.under) !== flipped) total += 1;
+      }
+      const y = this.#columns[1].column;
+      for (let slot = this.#placed; slot < this.#size; slot += 1) {
+        const code = this.#tail[slot - this.#placed]!;
+        if ((code & BUCKET) !== second.bucket || (code & need) !== need || !compares(y[slot]!, second.operator, second.value)) continue;
+        if ((this.#firstBuckets[slot]! < first.under) !== flipped) total += 1;
       }
     }
     return total;
@@ -356,7 +393,7 @@ export class RangePairCounts {
   #notUnderAndUnder(firstUnder: number, secondUnder: number, availableOnly: boolean): number {
     const group = Math.ceil(firstUnder / this.#group);
     const buckets = this.first.buckets;
-    let count = (availableOnly ? this.#belowAvailable : this.#below)[group * this.#width + secondUnder]!;
+    let count = fenwickSum(availableOnly ? this.#belowAvailable : this.#below, this.#width, this.#groups - group, secondUnder);
     // The positions of the buckets from `firstUnder` to the group's start, one by one.
     const codes = this.#codes;
     const end = this.#starts[Math.min(group * this.#group, buckets)]!;
@@ -365,8 +402,255 @@ export class RangePairCounts {
       const code = codes[position]!;
       if ((code & BUCKET) < secondUnder && (code & need) === need) count += 1;
     }
+    return count + this.#tailCount(firstUnder, Math.min(group * this.#group, buckets), secondUnder, need);
+  }
+
+  /** Slots of the tail whose first-index bucket is in `from .. to)` and second-index bucket under `secondUnder`, with `need` (AVAILABLE or 0). */
+  #tailCount(from: number, to: number, secondUnder: number, need: number): number {
+    let count = 0;
+    for (let slot = this.#placed; slot < this.#size; slot += 1) {
+      const bucket = this.#firstBuckets[slot]!;
+      const code = this.#tail[slot - this.#placed]!;
+      if (bucket >= from && bucket < to && (code & BUCKET) < secondUnder && (code & need) === need) count += 1;
+    }
     return count;
   }
+
+  /** Takes the columns' arrays and `available` as they are now (a write may have grown them into new arrays). */
+  rebind(first: Float64Array, second: Float64Array, available: Uint32Array): void {
+    this.#columns = [
+      { range: this.first, column: first },
+      { range: this.second, column: second },
+    ];
+    this.#available = available;
+  }
+
+  /**
+   * Follows `slot` to what the columns (as last given to `rebind`) and `available` hold for it now:
+   * a slot held, rewritten; or the next slot (`size` of the table), added (to the tail: call
+   * `settle` once the batch is followed). A slot whose buckets and availability are as held still
+   * marks its buckets unsorted (its value may have moved within them). Returns the places moved,
+   * about: the buckets crossed, of both groupings.
+   */
+  follow(slot: number): number {
+    const [x, y] = this.#columns;
+    const first = this.first.bucketOf(x.column[slot]!);
+    const second = this.second.bucketOf(y.column[slot]!);
+    const available = hasBit(this.#available, slot) ? AVAILABLE : 0;
+    if (slot > this.#size) throw new Error('range pair counts: slots are added in order');
+    if (slot >= this.#placed) {
+      // Added, or added since the last fold: in the tail.
+      let moves = 0;
+      if (slot === this.#size) {
+        this.#grow(slot + 1);
+        if (slot - this.#placed >= this.#tail.length) this.#tail = grown(this.#tail, new Uint16Array(2 * this.#tail.length));
+        this.#size += 1;
+      } else {
+        const held = this.#firstBuckets[slot]!;
+        const code = this.#tail[slot - this.#placed]!;
+        this.#tally(held, code & BUCKET, code & AVAILABLE, -1);
+        this.#forgetCodes(held, code & BUCKET, first, second);
+        moves = 1;
+      }
+      this.#tail[slot - this.#placed] = second | available;
+      this.#firstBuckets[slot] = first;
+      this.#tally(first, second, available, 1);
+      return moves;
+    } else {
+      const held = this.#firstBuckets[slot]!;
+      const position = placeOf(this.#slots, this.#starts, held, slot);
+      const code = this.#codes[position]!;
+      const heldSecond = code & BUCKET;
+      const place = placeOf(this.#secondSlots, this.#secondStarts, heldSecond, slot);
+      this.#tally(held, heldSecond, code & AVAILABLE, -1);
+      this.#relocate(0, position, held, first, slot, second | available);
+      this.#relocate(1, place, heldSecond, second, slot, first | available);
+      this.#forgetCodes(held, heldSecond, first, second);
+      this.#firstBuckets[slot] = first;
+      this.#tally(first, second, available, 1);
+      return 1 + Math.abs(first - held) + Math.abs(second - heldSecond);
+    }
+  }
+
+  /**
+   * Ends a write batch's follows: places the tail's slots once TAIL_MAX or more wait (one sweep of
+   * each grouping, whatever their number). Returns the places moved, about.
+   */
+  settle(): number {
+    const waiting = this.#size - this.#placed;
+    if (waiting < TAIL_MAX) return 0;
+    this.#fold();
+    return 2 * (this.#size + this.first.buckets + this.second.buckets);
+  }
+
+  /** Drops the member codes (see #codesOf) of the lists of a slot's buckets, before and after a write: they hold its codes. */
+  #forgetCodes(held: number, heldSecond: number, first: number, second: number): void {
+    for (const list of [this.first.sortedOf(held), this.first.sortedOf(first)]) if (list !== undefined) this.#memberCodes[0].delete(list);
+    for (const list of [this.second.sortedOf(heldSecond), this.second.sortedOf(second)]) if (list !== undefined) this.#memberCodes[1].delete(list);
+  }
+
+  /** Places the slots of the tail in both groupings, in one sweep over each index's buckets. */
+  #fold(): void {
+    const from = this.#placed;
+    const added = this.#size - from;
+    if (added === 0) return;
+    const firstBuckets = this.#firstBuckets.slice(from, this.#size);
+    const seconds = Uint16Array.from(this.#tail.subarray(0, added), (code) => code & BUCKET);
+    const availables = Uint16Array.from(this.#tail.subarray(0, added), (code) => code & AVAILABLE);
+    if (this.#tail.length > TAIL_MAX) this.#tail = new Uint16Array(TAIL_MAX);
+    this.#sweep(0, firstBuckets, (k) => seconds[k]! | availables[k]!);
+    this.#sweep(1, seconds, (k) => firstBuckets[k]! | availables[k]!);
+    this.#placed = this.#size;
+  }
+
+  /**
+   * Places slots placed .. placed + buckets.length) in grouping `side`, slot placed + k in bucket
+   * `buckets[k]` with code `codeOf(k)`: from the last bucket down, each bucket's places move up by
+   * the number of new slots in the buckets below it (its first places moved to its end, or the
+   * whole bucket copied when it holds fewer), and its new slots go after them. A bucket that
+   * changed is marked unsorted. The arrays hold room for the new places (#grow).
+   */
+  #sweep(side: 0 | 1, buckets: Uint16Array, codeOf: (k: number) => number): void {
+    const starts = side === 0 ? this.#starts : this.#secondStarts;
+    const slots = side === 0 ? this.#slots : this.#secondSlots;
+    const codes = side === 0 ? this.#codes : this.#secondCodes;
+    const sorted = this.#sortedBuckets[side];
+    const count = starts.length - 1;
+    // New slots per bucket, and in order of bucket (a counting sort of their indexes).
+    const firstNew = new Int32Array(count + 1);
+    for (const bucket of buckets) firstNew[bucket + 1]! += 1;
+    for (let bucket = 0; bucket < count; bucket += 1) firstNew[bucket + 1]! += firstNew[bucket]!;
+    const byBucket = new Int32Array(buckets.length);
+    const next = firstNew.slice();
+    buckets.forEach((bucket, k) => (byBucket[next[bucket]!++] = k));
+    const old = starts.slice();
+    for (let bucket = count - 1; bucket >= 0; bucket -= 1) {
+      const [low, high] = [old[bucket]!, old[bucket + 1]!];
+      const shift = firstNew[bucket]!;
+      const held = high - low;
+      if (shift > 0 && held > 0) {
+        if (shift >= held) {
+          slots.copyWithin(low + shift, low, high);
+          codes.copyWithin(low + shift, low, high);
+        } else {
+          slots.copyWithin(high, low, low + shift);
+          codes.copyWithin(high, low, low + shift);
+          sorted[bucket] = 0;
+        }
+      }
+      let at = high + shift;
+      for (let n = firstNew[bucket]!; n < firstNew[bucket + 1]!; n += 1) {
+        const k = byBucket[n]!;
+        slots[at] = this.#placed + k;
+        codes[at] = codeOf(k);
+        at += 1;
+        sorted[bucket] = 0;
+      }
+      starts[bucket + 1] = at;
+      starts[bucket] = low + shift;
+    }
+  }
+
+  /** Adds `delta` positions of a slot in first-index bucket `first`, second-index bucket `second`, available or not, to the counts. */
+  #tally(first: number, second: number, available: number, delta: number): void {
+    const row = this.#groups - Math.floor(first / this.#group);
+    fenwickAdd(this.#below, this.#groups, this.#width, row, second + 1, delta);
+    if (available === 0) return;
+    fenwickAdd(this.#belowAvailable, this.#groups, this.#width, row, second + 1, delta);
+    for (let bucket = 0; bucket <= first; bucket += 1) this.#availableFrom[bucket]! += delta;
+  }
+
+  /**
+   * Moves place `at` of grouping `side` (0: by first-index bucket, 1: by second) from bucket `from`
+   * (the bucket past the last: a place past the end, for a slot added) to bucket `to`, holding
+   * `slot` and `code` there: one place of each bucket between moves to the bucket's other end, so
+   * the cost is the buckets crossed. Every bucket that changed is marked unsorted.
+   */
+  #relocate(side: 0 | 1, at: number, from: number, to: number, slot: number, code: number): void {
+    const starts = side === 0 ? this.#starts : this.#secondStarts;
+    const slots = side === 0 ? this.#slots : this.#secondSlots;
+    const codes = side === 0 ? this.#codes : this.#secondCodes;
+    const sorted = this.#sortedBuckets[side];
+    let hole = at;
+    if (from < to) {
+      // The hole moves up: each bucket's last place fills it, and that place becomes the next bucket's first.
+      for (let bucket = from; bucket < to; bucket += 1) {
+        const last = starts[bucket + 1]! - 1;
+        if (last !== hole) {
+          slots[hole] = slots[last]!;
+          codes[hole] = codes[last]!;
+          sorted[bucket] = 0;
+        }
+        starts[bucket + 1]! -= 1;
+        hole = last;
+      }
+    } else {
+      // The hole moves down: each bucket's first place fills it, and that place becomes the previous bucket's last.
+      for (let bucket = from; bucket > to; bucket -= 1) {
+        const first = starts[bucket]!;
+        if (first !== hole) {
+          slots[hole] = slots[first]!;
+          codes[hole] = codes[first]!;
+          if (bucket < sorted.length) sorted[bucket] = 0;
+        }
+        starts[bucket]! += 1;
+        hole = first;
+      }
+    }
+    slots[hole] = slot;
+    codes[hole] = code;
+    sorted[to] = 0;
+  }
+
+  /** Room for `size` slots in the per-slot and per-position arrays. */
+  #grow(size: number): void {
+    if (size <= this.#slots.length) return;
+    const length = Math.max(size, 2 * this.#slots.length, 1024);
+    this.#firstBuckets = grown(this.#firstBuckets, new Uint16Array(length));
+    this.#codes = grown(this.#codes, new Uint16Array(length));
+    this.#slots = grown(this.#slots, new Int32Array(length));
+    this.#secondSlots = grown(this.#secondSlots, new Int32Array(length));
+    this.#secondCodes = grown(this.#secondCodes, new Uint16Array(length));
+  }
+}
+
+/** `into` holding `from` at its start. */
+function grown<T extends Uint16Array | Int32Array>(from: T, into: T): T {
+  into.set(from as never);
+  return into;
+}
+
+/** The place of `slot` among the places of `bucket` (a scan: they are in no order the slot tells). */
+function placeOf(slots: Int32Array, starts: Int32Array, bucket: number, slot: number): number {
+  for (let at = starts[bucket]!, end = starts[bucket + 1]!; at < end; at += 1) if (slots[at] === slot) return at;
+  throw new Error('range pair counts: a slot is not in the bucket held for it');
+}
+
+/** Turns per-cell counts (rows 1 .. rows, columns 1 .. width - 1, row r at r × width) into a two-dimensional Fenwick tree of them, in place. */
+function toFenwick(tree: Int32Array, rows: number, width: number): void {
+  for (let row = 1; row <= rows; row += 1) {
+    for (let column = 1; column < width; column += 1) {
+      const parent = column + (column & -column);
+      if (parent < width) tree[row * width + parent]! += tree[row * width + column]!;
+    }
+  }
+  for (let row = 1; row <= rows; row += 1) {
+    const parent = row + (row & -row);
+    if (parent > rows) continue;
+    for (let column = 1; column < width; column += 1) tree[parent * width + column]! += tree[row * width + column]!;
+  }
+}
+
+/** Adds `delta` to cell (row, column), 1-based, of a Fenwick tree of `rows` rows. */
+function fenwickAdd(tree: Int32Array, rows: number, width: number, row: number, column: number, delta: number): void {
+  for (let r = row; r <= rows; r += r & -r) for (let c = column; c < width; c += c & -c) tree[r * width + c]! += delta;
+}
+
+/** The sum of the cells in rows 1 .. `rows` and columns 1 .. `columns` of a Fenwick tree (none when either is 0 or less). */
+function fenwickSum(tree: Int32Array, width: number, rows: number, columns: number): number {
+  let sum = 0;
+  for (let r = rows; r > 0; r -= r & -r) for (let c = columns; c > 0; c -= c & -c) sum += tree[r * width + c]!;
+  return sum;
 }
 
 /** Per bucket of `counts` (and one past the last), where its slots start. */

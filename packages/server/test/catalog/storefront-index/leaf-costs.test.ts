@@ -7,11 +7,13 @@ import { forEachSlot } from '../../../src/catalog/storefront-index/bits.ts';
 import { BitsetPool } from '../../../src/catalog/storefront-index/bitset-pool.ts';
 import { StorefrontColumns } from '../../../src/catalog/storefront-index/columns.ts';
 import { LeafBits } from '../../../src/catalog/storefront-index/leaf-bits.ts';
-import { columnCheck, indexCost } from '../../../src/catalog/storefront-index/leaf-costs.ts';
+import { columnCheck, indexCost, wordCheck } from '../../../src/catalog/storefront-index/leaf-costs.ts';
 import type { Leaf } from '../../../src/catalog/storefront-index/leaf-keys.ts';
 import { compares } from '../../../src/catalog/storefront-index/ordering.ts';
+import { SlotChanges } from '../../../src/catalog/storefront-index/slot-changes.ts';
 
-import { BRANDS, buildRow, pick, SHOPS, TAGS } from '../../support/storefront-index-rows.ts';
+import { BRANDS, buildRow, pick, SHOPS, TAGS, TITLES } from '../../support/storefront-index-rows.ts';
+import { wordsOf } from '../../../src/catalog/text.ts';
 
 const SEED = process.env['FC_SEED'] ?? '20261207';
 
@@ -60,7 +62,8 @@ describe('leaf costs', () => {
     for (let round = 0; round < 4; round += 1) {
       const fresh = Array.from({ length: 300 }, () => buildRow(random, (cursor += 8), `p${random.int(0, 50)}`));
       const rewritten = Array.from({ length: round === 0 ? 0 : 100 }, () => buildRow(random, 1_000 + 8 * random.int(1, columns.size), `p${random.int(0, 50)}`));
-      for (const row of [...fresh, ...rewritten]) columns.write(row, () => undefined);
+      const changes = new SlotChanges(columns.size);
+      for (const row of [...fresh, ...rewritten]) columns.write(row, () => undefined, changes);
       columns.endWrite();
       const scope = pool.begin(columns.size);
       for (let i = 0; i < 200; i += 1) {
@@ -80,6 +83,12 @@ describe('leaf costs', () => {
           expected = slotsOf(negated ? bits.complement(made) : made);
         }
         expect(checked, JSON.stringify(leaf)).toStrictEqual(expected);
+      }
+      // Words: of titles, brands, product types and tags, and one no product has.
+      for (const word of [...new Set(wordsOf([...TITLES, ...BRANDS, ...TAGS, 'shoes apparel nowhere'].join(' ')))]) {
+        const check = wordCheck(columns, word);
+        const checked = Array.from({ length: columns.size }, (_, slot) => slot).filter((slot) => check(slot));
+        expect(checked, word).toStrictEqual(slotsOf(bits.wordBits(word, scope)));
       }
       pool.end(scope);
     }
