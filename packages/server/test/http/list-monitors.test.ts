@@ -36,9 +36,9 @@ describe('listMonitors', () => {
   it("returns the key's own monitors with their delivery state, never a secret", async () => {
     const { monitor, secret } = await monitors.addMonitor(mine, { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 2.5, minIntervalMs: 60_000 });
     await monitors.addMonitor(theirs, { url: 'https://hooks.example.com/b', filter: 'market = "UK"', minChangePercent: 5, minIntervalMs: 0 });
-    await monitors.advance({ id: monitor.id, from: null, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false });
+    await monitors.advance([{ id: monitor.id, from: null, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false }]);
     const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
-    await monitors.recordAttempt(delivery!, { result: 'failed', at: Date.parse('2026-12-07T10:00:00Z'), reason: 'HTTP 500', retryAt: Date.now() + 60_000 });
+    await monitors.recordAttempts([{ delivery: delivery!, outcome: { result: 'failed', at: Date.parse('2026-12-07T10:00:00Z'), reason: 'HTTP 500', retryAt: Date.now() + 60_000 } }]);
 
     const response = await app.get('/v2/monitors', { key: mine });
     expect(response.status).toBe(200);

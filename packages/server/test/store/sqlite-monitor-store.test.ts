@@ -32,11 +32,11 @@ describe('SqliteMonitorStore', () => {
       const monitors = new SqliteMonitorStore(database);
       const key = await new SqliteKeyStore(database).createKey('pro');
       const { monitor } = await monitors.addMonitor(key, { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 5, minIntervalMs: 0 }, 0);
-      await monitors.advance({ id: monitor.id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+      await monitors.advance([{ id: monitor.id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }]);
       const importer = new DatabaseSync(join(dir, 'catalog.db'));
       importer.exec('BEGIN IMMEDIATE');
       const started = performance.now();
-      await expect(monitors.advance({ id: monitor.id, from: 1, to: 2, baselines: {}, changes: [], reset: false })).rejects.toThrow(ServiceUnavailable);
+      await expect(monitors.advance([{ id: monitor.id, from: 1, to: 2, baselines: {}, changes: [], reset: false }])).rejects.toThrow(ServiceUnavailable);
       await expect(monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }))).rejects.toThrow(ServiceUnavailable);
       expect(performance.now() - started).toBeLessThan(1_000);
       importer.exec('ROLLBACK');
@@ -44,7 +44,7 @@ describe('SqliteMonitorStore', () => {
       const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
       expect(delivery).toBeDefined();
       // A disabled monitor's waiting delivery does not make claimDue take the write lock.
-      await monitors.recordAttempt(delivery!, { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' });
+      await monitors.recordAttempts([{ delivery: delivery!, outcome: { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' } }]);
       const importerAgain = new DatabaseSync(join(dir, 'catalog.db'));
       importerAgain.exec('BEGIN IMMEDIATE');
       expect(await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_b', body: priceChangedBody(id, changes, reset, now) }))).toEqual([]);
