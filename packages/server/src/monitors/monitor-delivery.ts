@@ -28,7 +28,7 @@ import { monitorMetrics } from '../metrics.ts';
 import { resumePoint, type PriceLog } from '../prices/price-log.ts';
 import { FilteredSubscribers } from '../stream/filtered-subscribers.ts';
 import { generateMessageId, priceChangedBody } from './monitor.ts';
-import type { AttemptRecord, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
+import type { AttemptRecord, ComposeDelivery, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
 import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type ParsedPriceEvent } from './price-changes.ts';
 import { nextAttemptAt, retryAfterMs } from './retry-schedule.ts';
 import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
@@ -102,6 +102,8 @@ export class MonitorDelivery {
   #recorded: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   #recordingUnderWay = false;
   #idleWrittenAt = 0;
+  #formedAllAt = 0;
+  readonly #compose: ComposeDelivery = (monitorId, changes, reset, at) => ({ messageId: generateMessageId(), body: priceChangedBody(monitorId, changes, reset, at) });
   #loops: Promise<void>[] = [];
 
   constructor(options: MonitorDeliveryOptions) {
@@ -187,7 +189,7 @@ export class MonitorDelivery {
         reading.set(state.id, { state, cursor, reset: resetOldestId !== null, events: [] });
       }
     }
-    await store.advance(starting);
+    await store.advance(starting, Date.now(), this.#compose);
     // Nothing published since every position, and nothing lost: no page to read.
     let from = Number.POSITIVE_INFINITY;
     let behind = false;
@@ -221,7 +223,7 @@ export class MonitorDelivery {
       if (read !== null && read.changes.length > 0) updates.push({ id: state.id, from: state.position, to, baselines: read.baselines, changes: read.changes, reset });
       else if (reset || writeIdle) updates.push({ id: state.id, from: state.position, to, baselines: null, changes: [], reset });
     }
-    const stored = await store.advance(updates);
+    const stored = await store.advance(updates, Date.now(), this.#compose);
     if (writeIdle) this.#idleWrittenAt = now;
     let storedChanges = false;
     updates.forEach((update, n) => {
@@ -261,10 +263,10 @@ export class MonitorDelivery {
     const now = Date.now();
     // A claim outlives the attempt's timeout, so a live instance's attempt is never taken over.
     const leaseMs = this.#options.timeoutMs * 2 + 5_000;
-    const due = await this.#options.store.claimDue(now, room, leaseMs, (monitorId, changes, reset, at) => ({
-      messageId: generateMessageId(),
-      body: priceChangedBody(monitorId, changes, reset, at),
-    }));
+    // Every delivery is formed as it becomes due but one whose minimum interval has since passed: those are looked for at the poll interval.
+    const formAll = now - this.#formedAllAt >= (this.#options.pollMs ?? DEFAULT_POLL_MS);
+    const due = await this.#options.store.claimDue(now, room, leaseMs, this.#compose, formAll);
+    if (formAll) this.#formedAllAt = now;
     for (const delivery of due) {
       const attempt = this.#attempt(delivery).catch((error: unknown) => this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }));
       this.#inFlight.add(attempt);
@@ -303,7 +305,7 @@ export class MonitorDelivery {
       this.#recording = [];
       this.#recorded = [];
       try {
-        await this.#options.store.recordAttempts(records);
+        await this.#options.store.recordAttempts(records, Date.now(), this.#compose);
         for (const { resolve } of waiting) resolve();
       } catch (error) {
         failingSince ??= Date.now();

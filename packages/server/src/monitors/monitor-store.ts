@@ -12,7 +12,9 @@
 // - claimDue() hands each due delivery to one caller for `leaseMs`: a monitor has at most one
 //   delivery at a time (the next is formed only once the previous was delivered), formed from its
 //   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
-//   attempt; PostgreSQL claims with FOR UPDATE SKIP LOCKED, SQLite in one IMMEDIATE transaction;
+//   attempt; a delivery is formed in the transaction that makes it due (changes stored, the previous
+//   one delivered) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
+//   LOCKED, SQLite in one IMMEDIATE transaction;
 // - a delivery whose claimant died is claimed again once its lease has run out;
 // - recordAttempts() stores the outcomes of several attempts in one transaction.
 // Failure modes: ServiceUnavailable when the database cannot answer (PostgreSQL), as for the keys.
@@ -98,11 +100,19 @@ export interface MonitorStore {
   readerStates(): Promise<MonitorReaderState[]>;
   /** The stored baselines of these monitors (read only for those an event reached); a monitor that is gone is left out. */
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
-  /** See the module's guarantees; per update, false when its position had moved and nothing of it was written. */
-  advance(updates: readonly MonitorAdvance[]): Promise<boolean[]>;
-  /** Forms the deliveries that are due and claims up to `limit` of them for `leaseMs`. */
-  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]>;
-  /** Records the outcomes of attempts at claimed deliveries. */
-  recordAttempts(records: readonly AttemptRecord[]): Promise<void>;
+  /**
+   * See the module's guarantees; per update, false when its position had moved and nothing of it
+   * was written. The changes are due at `now`; a monitor given changes that has no delivery under
+   * way gets one formed (`compose`).
+   */
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]>;
+  /**
+   * Claims up to `limit` due deliveries for `leaseMs`; with `formAll` (the default) it first forms
+   * every delivery that is due and not yet formed (those advance() and recordAttempts() did not:
+   * a minimum interval that has passed since), which reads every monitor with changes.
+   */
+  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll?: boolean): Promise<DueDelivery[]>;
+  /** Records the outcomes of attempts at claimed deliveries; a monitor whose delivery was delivered gets its next formed, at `now`, when due (`compose`). */
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void>;
   deliveryTotals(): Promise<DeliveryTotals>;
 }

@@ -123,7 +123,7 @@ export class PostgresMonitorStore implements MonitorStore {
     });
   }
 
-  advance(updates: readonly MonitorAdvance[]): Promise<boolean[]> {
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
     if (updates.length === 0) return Promise.resolve([]);
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
@@ -144,74 +144,25 @@ export class PostgresMonitorStore implements MonitorStore {
           await client.query('INSERT INTO monitor_changes (monitor_id, change, due_at) SELECT monitor_id, change, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(monitor_id, change, n) ORDER BY n', [
             changed.flatMap((update) => update.changes.map(() => update.id)),
             changed.flatMap((update) => update.changes.map((change) => JSON.stringify(change))),
-            Date.now(),
+            now,
           ]);
         }
+        await this.#form(client, changed.map((update) => update.id), now, compose);
         return updates.map((update) => moved.has(update.id));
       }),
     );
   }
 
-  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
+  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
     return unavailableOnOutage(WHAT, async () => {
       // Most rounds find nothing due: one read instead of two transactions.
-      const { rows: due } = await this.#pool.query<{ due: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id))
-             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
-        [now],
+      const { rows: due } = await this.#pool.query<{ forming: boolean; due: boolean }>(
+        `SELECT $2::boolean AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
+                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
+        [now, formAll],
       );
-      if (due[0]?.due !== true) return [];
-      await inTransaction(this.#pool, async (client) => {
-        const { rows: forming } = await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
-          `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
-           JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND m.next_delivery_at <= $1
-             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-           FOR UPDATE OF m SKIP LOCKED`,
-          [now],
-        );
-        if (forming.length === 0) return;
-        const { rows } = await client.query<{ monitor_id: string; seq: number; change: string; due_at: number }>(
-          `SELECT monitor_id, seq, change, due_at FROM (
-             SELECT c.monitor_id, c.seq, c.change, c.due_at, row_number() OVER (PARTITION BY c.monitor_id ORDER BY c.seq) AS n
-             FROM monitor_changes c WHERE c.monitor_id = ANY($1::text[])) oldest
-           WHERE n <= $2 ORDER BY monitor_id, seq`,
-          [forming.map((monitor) => monitor.id), MAX_CHANGES_PER_DELIVERY],
-        );
-        const byMonitor = new Map<string, typeof rows>();
-        for (const row of rows) {
-          const list = byMonitor.get(row.monitor_id);
-          if (list === undefined) byMonitor.set(row.monitor_id, [row]);
-          else list.push(row);
-        }
-        const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; lastSeq: number; nextDeliveryAt: number }[] = [];
-        for (const monitor of forming) {
-          // Another instance formed it between the look-up and the lock.
-          const oldest = byMonitor.get(monitor.id);
-          if (oldest === undefined) continue;
-          const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
-          const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
-          const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
-          formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, lastSeq: oldest.at(-1)!.seq, nextDeliveryAt: now + Number(monitor.min_interval_ms) });
-        }
-        const { rows: inserted } = await client.query<{ monitor_id: string }>(
-          `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[])
-           ON CONFLICT (monitor_id) DO NOTHING RETURNING monitor_id`,
-          [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), formed.map((f) => f.changes), formed.map((f) => f.firstDueAt), formed.map(() => now)],
-        );
-        const stored = new Set(inserted.map((row) => row.monitor_id));
-        const kept = formed.filter((f) => stored.has(f.id));
-        if (kept.length === 0) return;
-        await client.query('DELETE FROM monitor_changes c USING unnest($1::text[], $2::bigint[]) AS t(monitor_id, last_seq) WHERE c.monitor_id = t.monitor_id AND c.seq <= t.last_seq', [
-          kept.map((f) => f.id),
-          kept.map((f) => f.lastSeq),
-        ]);
-        await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
-          kept.map((f) => f.id),
-          kept.map((f) => f.nextDeliveryAt),
-        ]);
-      });
+      if (due[0]?.forming === true) await inTransaction(this.#pool, (client) => this.#form(client, null, now, compose));
+      else if (due[0]?.due !== true) return [];
       return inTransaction(this.#pool, async (client) => {
         const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
           `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
@@ -227,7 +178,71 @@ export class PostgresMonitorStore implements MonitorStore {
     });
   }
 
-  recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
+  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
+  async #form(client: pg.PoolClient, ids: readonly string[] | null, now: number, compose: ComposeDelivery): Promise<void> {
+    if (ids?.length === 0) return;
+    const { rows: forming } =
+      ids === null
+    ? await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+         JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+         WHERE ${ACTIVE} AND m.next_delivery_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+         FOR UPDATE OF m SKIP LOCKED`,
+        [now],
+      )
+    : await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+         WHERE m.id = ANY($2::text[]) AND ${ACTIVE} AND m.next_delivery_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+           AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)
+         FOR UPDATE OF m SKIP LOCKED`,
+        [now, ids],
+      );
+    if (forming.length === 0) return;
+    const { rows } = await client.query<{ monitor_id: string; seq: number; change: string; due_at: number }>(
+      `SELECT monitor_id, seq, change, due_at FROM (
+         SELECT c.monitor_id, c.seq, c.change, c.due_at, row_number() OVER (PARTITION BY c.monitor_id ORDER BY c.seq) AS n
+         FROM monitor_changes c WHERE c.monitor_id = ANY($1::text[])) oldest
+       WHERE n <= $2 ORDER BY monitor_id, seq`,
+      [forming.map((monitor) => monitor.id), MAX_CHANGES_PER_DELIVERY],
+    );
+    const byMonitor = new Map<string, typeof rows>();
+    for (const row of rows) {
+      const list = byMonitor.get(row.monitor_id);
+      if (list === undefined) byMonitor.set(row.monitor_id, [row]);
+      else list.push(row);
+    }
+    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; lastSeq: number; nextDeliveryAt: number }[] = [];
+    for (const monitor of forming) {
+      // Another instance formed it between the look-up and the lock.
+      const oldest = byMonitor.get(monitor.id);
+      if (oldest === undefined) continue;
+      const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
+      const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
+      const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
+      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, lastSeq: oldest.at(-1)!.seq, nextDeliveryAt: now + Number(monitor.min_interval_ms) });
+    }
+    const { rows: inserted } = await client.query<{ monitor_id: string }>(
+      `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[])
+       ON CONFLICT (monitor_id) DO NOTHING RETURNING monitor_id`,
+      [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), formed.map((f) => f.changes), formed.map((f) => f.firstDueAt), formed.map(() => now)],
+    );
+    const stored = new Set(inserted.map((row) => row.monitor_id));
+    const kept = formed.filter((f) => stored.has(f.id));
+    if (kept.length === 0) return;
+    await client.query('DELETE FROM monitor_changes c USING unnest($1::text[], $2::bigint[]) AS t(monitor_id, last_seq) WHERE c.monitor_id = t.monitor_id AND c.seq <= t.last_seq', [
+      kept.map((f) => f.id),
+      kept.map((f) => f.lastSeq),
+    ]);
+    await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
+      kept.map((f) => f.id),
+      kept.map((f) => f.nextDeliveryAt),
+    ]);
+  }
+
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
     if (records.length === 0) return Promise.resolve();
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
@@ -264,6 +279,7 @@ export class PostgresMonitorStore implements MonitorStore {
               break;
           }
         }
+        await this.#form(client, delivered.map((record) => record.delivery.monitorId), now, compose);
       }),
     );
   }

@@ -136,50 +136,32 @@ export class SqliteMonitorStore implements MonitorStore {
     }
   }
 
-  async advance(updates: readonly MonitorAdvance[]): Promise<boolean[]> {
+  async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
     if (updates.length === 0) return [];
     return this.#withoutWaiting(() => {
       const move = this.#database.statement('UPDATE monitors SET position = ?, baselines = coalesce(?, baselines), pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
-      const now = Date.now();
-      return updates.map((update) => {
+      const stored = updates.map((update) => {
         const moved = move.run(update.to, update.baselines === null ? null : JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
         if (Number(moved.changes) !== 1) return false;
         for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
         return true;
       });
+      this.#form(updates.filter((update, n) => stored[n] && update.changes.length > 0).map((update) => update.id), now, compose);
+      return stored;
     });
   }
 
-  async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
+  async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
     const anything = this.#database
       .statement(
-        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id))
-             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
+        `SELECT ? AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
+                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
       )
-      .get(now, now, now) as { due: number };
-    if (anything.due === 0) return [];
+      .get(formAll ? 1 : 0, now, now, now) as { forming: number; due: number };
+    if (anything.forming === 0 && anything.due === 0) return [];
     return this.#withoutWaiting(() => {
-      const forming = this.#database
-        .statement(
-          `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
-           JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND m.next_delivery_at <= ?
-             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)`,
-        )
-        .all(now) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
-      for (const monitor of forming) {
-        const rows = this.#database
-          .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
-          .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
-        const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
-        const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
-        this.#database
-          .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
-        this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
-        this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
-      }
+      if (anything.forming === 1) this.#form(null, now, compose);
       const due = this.#database
         .statement(
           `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
@@ -193,10 +175,46 @@ export class SqliteMonitorStore implements MonitorStore {
     });
   }
 
-  async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
+  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
+  #form(ids: readonly string[] | null, now: number, compose: ComposeDelivery): void {
+    if (ids?.length === 0) return;
+    const forming = (
+      ids === null
+        ? this.#database
+            .statement(
+              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+               JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+               WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)`,
+            )
+            .all(now)
+        : this.#database
+            .statement(
+              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+               WHERE m.id IN (SELECT value FROM json_each(?)) AND ${ACTIVE} AND m.next_delivery_at <= ?
+                 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+                 AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
+            )
+            .all(JSON.stringify(ids), now)
+    ) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
+    for (const monitor of forming) {
+      const rows = this.#database
+        .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
+        .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
+      const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
+      const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
+      this.#database
+        .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
+      this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
+      this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
+    }
+  }
+
+  async recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
     if (records.length === 0) return;
     this.#withoutWaiting(() => {
       for (const { delivery, outcome } of records) this.#record(delivery, outcome);
+      this.#form(records.filter((record) => record.outcome.result === 'delivered').map((record) => record.delivery.monitorId), now, compose);
     });
   }
 
