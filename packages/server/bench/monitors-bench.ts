@@ -76,6 +76,8 @@ interface MonitorPhase extends Phase {
   repeats: number;
   outOfOrder: number;
   latency: LatencySummary;
+  /** Per delivery, from its forming to its receipt. */
+  sinceFormed: LatencySummary;
   /** From the end of publishing until the receivers were quiet (or the drain timeout). */
   drainMs: number;
   backlogAfter: number;
@@ -365,11 +367,12 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
       repeats: reports.reduce((total, report) => total + report.repeats, 0),
       outOfOrder: reports.reduce((total, report) => total + report.outOfOrder, 0),
       latency,
+      sinceFormed: summarize(reports.flatMap((report) => report.sinceFormed)),
       drainMs,
       backlogAfter: totals.backlog,
     };
     progress(
-      `${engine} B: ${deliveries} deliveries (${changes} changes) in ${((performance.now() - publishedAt) / 1000).toFixed(1)} s, latency p50 ${latency.p50.toFixed(0)} ms p99 ${latency.p99.toFixed(0)} ms max ${latency.max.toFixed(0)} ms, drain ${drainMs.toFixed(0)} ms, backlog after ${totals.backlog}, repeats ${monitorPhase.repeats}, out of order ${monitorPhase.outOfOrder}`,
+      `${engine} B: ${deliveries} deliveries (${changes} changes) in ${((performance.now() - publishedAt) / 1000).toFixed(1)} s, latency p50 ${latency.p50.toFixed(0)} ms p99 ${latency.p99.toFixed(0)} ms max ${latency.max.toFixed(0)} ms (formed to received p50 ${monitorPhase.sinceFormed.p50.toFixed(0)} ms p99 ${monitorPhase.sinceFormed.p99.toFixed(0)} ms), drain ${drainMs.toFixed(0)} ms, backlog after ${totals.backlog}, repeats ${monitorPhase.repeats}, out of order ${monitorPhase.outOfOrder}`,
     );
     await admin.close();
 
@@ -395,14 +398,14 @@ try {
 
 const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 0) : '–');
 console.log(`${monitorCount} monitors × ${watched} products each, ${rate} events/s for ${seconds} s per phase, getProduct at ${apiRate}/s, ${values.ports} receiver endpoints\n`);
-console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | drain ms | backlog after | repeats | out of order | server CPU µs per delivery (B) | (B − A) per delivery | RSS MiB |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | formed → received p50 / p99 ms | drain ms | backlog after | repeats | out of order | server CPU µs per delivery (B) | (B − A) per delivery | RSS MiB |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const run of runs) {
   const span = seconds + run.b.drainMs / 1000;
   // Phase A's CPU per second over phase B's span: what the same publishing and API load cost without monitors.
   const monitorsCpuMs = run.b.cpuMs - (run.a.cpuMs / seconds) * span;
   console.log(
-    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} |`,
+    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${ms(run.b.sinceFormed.p50)} / ${ms(run.b.sinceFormed.p99)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} |`,
   );
 }
 console.log('\n| engine | phase | events published | server CPU ms | getProduct p50 ms | p99 ms | requests (errors) |');

@@ -16,15 +16,19 @@ export type ReceiverReply =
   | { type: 'ready'; ports: number[] }
   | { type: 'reset' }
   | { type: 'count'; deliveries: number; changes: number }
-  | { type: 'report'; deliveries: number; changes: number; repeats: number; outOfOrder: number; unreadable: number; latencies: number[] };
+  | { type: 'report'; deliveries: number; changes: number; repeats: number; outOfOrder: number; unreadable: number; latencies: number[]; sinceFormed: number[] };
 
 interface Delivered {
+  /** When the server formed the delivery (ISO, milliseconds). */
+  timestamp?: string;
   data?: { monitor_id?: string; changes?: { stream_id?: number; timestamp?: string }[] };
 }
 
 const { values } = parseArgs({ options: { ports: { type: 'string', default: '8' } } });
 
 let latencies: number[] = [];
+/** Per delivery, from its forming (the body's `timestamp`) to its receipt: the sending half of the latency. */
+let sinceFormed: number[] = [];
 let deliveries = 0;
 let changes = 0;
 let repeats = 0;
@@ -45,6 +49,7 @@ function record(webhookId: string, body: string, receivedAt: number): void {
     unreadable += 1;
     return;
   }
+  if (typeof parsed.timestamp === 'string') sinceFormed.push(receivedAt - Date.parse(parsed.timestamp));
   const monitor = parsed.data?.monitor_id ?? '';
   for (const change of parsed.data?.changes ?? []) {
     changes += 1;
@@ -77,12 +82,13 @@ process.on('message', (message: ReceiverCommand) => {
   switch (message.type) {
     case 'reset':
       latencies = [];
+      sinceFormed = [];
       deliveries = changes = repeats = outOfOrder = unreadable = 0;
       return reply({ type: 'reset' });
     case 'count':
       return reply({ type: 'count', deliveries, changes });
     case 'report':
-      return reply({ type: 'report', deliveries, changes, repeats, outOfOrder, unreadable, latencies });
+      return reply({ type: 'report', deliveries, changes, repeats, outOfOrder, unreadable, latencies, sinceFormed });
     case 'stop':
       for (const server of servers) {
         server.closeAllConnections();

@@ -21,7 +21,8 @@
 // attempt ended; both also poll. Outcomes of attempts are recorded together, those that ended
 // while the previous record was being written in the next one.
 // Limits: a round reads at most READ_PAGE events (more rounds follow at once); at most
-// MAX_IN_FLIGHT attempts at a time per instance (recorded or not), `endpointConcurrency` per endpoint.
+// MAX_IN_FLIGHT attempts being sent at a time per instance, `endpointConcurrency` per endpoint; an
+// attempt's slot is free once its answer is in, while its outcome waits to be recorded.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
@@ -93,7 +94,10 @@ export class MonitorDelivery {
   readonly #options: MonitorDeliveryOptions;
   readonly #logger: Logger;
   readonly #stopped = new AbortController();
+  /** Attempts being sent. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Attempts whose outcome is not yet recorded. */
+  readonly #unrecorded = new Set<Promise<void>>();
   readonly #monitors = new Map<string, IndexedMonitor>();
   readonly #filters = new FilteredSubscribers<IndexedMonitor>();
   readonly #reader = new Wakeable();
@@ -139,6 +143,7 @@ export class MonitorDelivery {
     this.#stopped.abort();
     await Promise.all(this.#loops);
     await Promise.all(this.#inFlight);
+    await Promise.all(this.#unrecorded);
     monitorMetrics.totals(null);
   }
 
@@ -268,12 +273,23 @@ export class MonitorDelivery {
     const due = await this.#options.store.claimDue(now, room, leaseMs, this.#compose, formAll);
     if (formAll) this.#formedAllAt = now;
     for (const delivery of due) {
-      const attempt = this.#attempt(delivery).catch((error: unknown) => this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }));
-      this.#inFlight.add(attempt);
-      void attempt.finally(() => {
-        this.#inFlight.delete(attempt);
-        // Room for more attempts (claimed together once half the room is free), and the monitor's next delivery may be formed.
+      let answered!: () => void;
+      const sending = new Promise<void>((resolve) => (answered = resolve));
+      const attempt = this.#attempt(delivery, () => answered()).catch((error: unknown) =>
+        this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }),
+      );
+      this.#inFlight.add(sending);
+      this.#unrecorded.add(attempt);
+      void sending.then(() => {
+        this.#inFlight.delete(sending);
+        // Room for more attempts, claimed together once half the room is free.
         if (this.#inFlight.size <= MAX_IN_FLIGHT / 2) this.#sender.wake();
+      });
+      void attempt.finally(() => {
+        answered();
+        this.#unrecorded.delete(attempt);
+        // The monitor's next delivery may have been formed.
+        this.#sender.wake();
       });
     }
     return due.length === room;
@@ -324,9 +340,11 @@ export class MonitorDelivery {
     this.#recordingUnderWay = false;
   }
 
-  async #attempt(delivery: DueDelivery): Promise<void> {
+  /** Sends one attempt, calls `answered` once its answer is in, and records its outcome. */
+  async #attempt(delivery: DueDelivery, answered: () => void): Promise<void> {
     const at = Date.now();
     const result = await this.#options.sender.send({ url: delivery.url, secret: delivery.secret, messageId: delivery.messageId, body: delivery.body, at });
+    answered();
     const done = Date.now();
     const fields = { monitor: delivery.monitorId, webhook_id: delivery.messageId, attempt: delivery.attempts + 1, ms: done - at };
     switch (result.outcome) {

@@ -102,7 +102,8 @@ export interface MonitorStore {
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
   /**
    * See the module's guarantees; per update, false when its position had moved and nothing of it
-   * was written. The changes are due at `now`; a monitor given changes that has no delivery under
+   * was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
+   * another transaction holds the monitor). The changes are due at `now`; a monitor given changes that has no delivery under
    * way gets one formed (`compose`).
    */
   advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]>;

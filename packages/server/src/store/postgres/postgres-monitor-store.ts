@@ -1,7 +1,8 @@
 // PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migration 10: `monitors`,
 // `monitor_changes`, `monitor_deliveries`). Several instances share it: advance() writes only
 // when the monitor's position is still the one read (an UPDATE … WHERE position IS NOT DISTINCT
-// FROM, which waits for a concurrent one and then finds the position moved), and claimDue() forms
+// FROM, which waits for a concurrent one and then finds the position moved; an update of the
+// position alone is left out, false, when another transaction holds the monitor), and claimDue() forms
 // and claims deliveries under FOR UPDATE SKIP LOCKED, so each delivery is made by one instance.
 // Times are epoch milliseconds. Failure modes: database unreachable → ServiceUnavailable.
 import type pg from 'pg';
@@ -127,15 +128,22 @@ export class PostgresMonitorStore implements MonitorStore {
     if (updates.length === 0) return Promise.resolve([]);
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
-        const ids = updates.map((update) => update.id);
-        // Locked in one order, so instances advancing the same monitors wait for each other instead of deadlocking.
-        await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids]);
+        const required = (update: MonitorAdvance): boolean => update.changes.length > 0 || update.reset;
+        // Locked in one order, so instances advancing the same monitors wait for each other instead of deadlocking;
+        // a position alone is not worth a wait (the sender holds a monitor while it records or forms): it is written next time.
+        await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [updates.filter(required).map((update) => update.id)]);
+        const { rows: free } = await client.query<{ id: string }>('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED', [
+          updates.filter((update) => !required(update)).map((update) => update.id),
+        ]);
+        const unheld = new Set(free.map((row) => row.id));
+        const writing = updates.filter((update) => required(update) || unheld.has(update.id));
+        const ids = writing.map((update) => update.id);
         const { rows } = await client.query<{ id: string }>(
           `UPDATE monitors m SET position = t.to_position, baselines = coalesce(t.baselines, m.baselines), pending_reset = m.pending_reset OR t.reset
            FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[]) AS t(id, from_position, to_position, baselines, reset)
            WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position
            RETURNING m.id`,
-          [ids, updates.map((update) => update.from), updates.map((update) => update.to), updates.map((update) => (update.baselines === null ? null : JSON.stringify(update.baselines))), updates.map((update) => update.reset)],
+          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => (update.baselines === null ? null : JSON.stringify(update.baselines))), writing.map((update) => update.reset)],
         );
         const moved = new Set(rows.map((row) => row.id));
         const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
