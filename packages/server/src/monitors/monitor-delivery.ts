@@ -16,14 +16,15 @@
 // A new monitor starts at the newest event when an instance first reads for it.
 // A round reads one page of the log for every monitor at once: each event is parsed once and
 // reaches the monitors whose filter names one of its ids by look-up (stream/filtered-subscribers.ts),
-// and the round's positions, baselines and changes are stored in one advance(). The reader wakes
+// and the round's positions, baselines and changes are stored by advance() in slices of SLICE
+// monitors, the event loop free between them. The reader wakes
 // when the log has new events (its follow()), the sender when the reader stored changes or an
 // attempt ended; both also poll. Outcomes of attempts are recorded together, those that ended
 // while the previous record was being written in the next one.
 // Limits: a round reads at most READ_PAGE events (more rounds follow at once); at most
 // MAX_IN_FLIGHT attempts being sent at a time per instance, `endpointConcurrency` per endpoint; an
 // attempt's slot is free once its answer is in, while its outcome waits to be recorded.
-import { setTimeout as delay } from 'node:timers/promises';
+import { setImmediate as yieldToIo, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
 import { resumePoint, type PriceLog } from '../prices/price-log.ts';
@@ -36,6 +37,11 @@ import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 
 const READ_PAGE = 1000;
+/**
+ * Monitors per advance() and filters compiled between two turns of the event loop: SQLite's work
+ * runs on the event loop's thread, and the API's requests are answered between the slices.
+ */
+const SLICE = 200;
 const MAX_IN_FLIGHT = 64;
 const DEFAULT_POLL_MS = 250;
 /** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
@@ -177,7 +183,7 @@ export class MonitorDelivery {
   async #readRound(): Promise<boolean> {
     const { store, log } = this.#options;
     const states = await store.readerStates();
-    this.#index(states);
+    await this.#index(states);
     if (states.length === 0) return false;
     const bounds = await log.bounds();
     const newest = bounds?.newestId ?? 0;
@@ -228,7 +234,11 @@ export class MonitorDelivery {
       if (read !== null && read.changes.length > 0) updates.push({ id: state.id, from: state.position, to, baselines: read.baselines, changes: read.changes, reset });
       else if (reset || writeIdle) updates.push({ id: state.id, from: state.position, to, baselines: null, changes: [], reset });
     }
-    const stored = await store.advance(updates, Date.now(), this.#compose);
+    const stored: boolean[] = [];
+    for (let at = 0; at < updates.length; at += SLICE) {
+      if (at > 0) await yieldToIo();
+      stored.push(...(await store.advance(updates.slice(at, at + SLICE), Date.now(), this.#compose)));
+    }
     if (writeIdle) this.#idleWrittenAt = now;
     let storedChanges = false;
     updates.forEach((update, n) => {
@@ -241,12 +251,14 @@ export class MonitorDelivery {
   }
 
   /** Keeps the filter index to the enabled monitors: new and changed filters compiled once, gone ones dropped. */
-  #index(states: readonly MonitorReaderState[]): void {
+  async #index(states: readonly MonitorReaderState[]): Promise<void> {
     const current = new Set<string>();
+    let compiled = 0;
     for (const state of states) {
       current.add(state.id);
       const known = this.#monitors.get(state.id);
       if (known?.filterText === state.filter) continue;
+      if (++compiled % SLICE === 0) await yieldToIo();
       if (known !== undefined) this.#unindex(known);
       const monitor: IndexedMonitor = { topics: null, id: state.id, filterText: state.filter, filter: compileMonitorFilter(state.filter) };
       this.#monitors.set(state.id, monitor);
