@@ -75,6 +75,10 @@ interface MonitorPhase extends Phase {
   changes: number;
   repeats: number;
   outOfOrder: number;
+  /** PostgreSQL's backends for this database over the phase and its drain (0 for SQLite, whose work is in the server's process). */
+  databaseCpuMs: number;
+  /** Deliveries that said `reset`: events the monitor's reader had not read were gone from the log. */
+  resets: number;
   latency: LatencySummary;
   /** Per delivery, from its forming to its receipt. */
   sinceFormed: LatencySummary;
@@ -92,10 +96,36 @@ interface EngineRun {
   rssMib: number;
 }
 
-/** The process's CPU time, user plus kernel, ms (clock ticks of 10 ms). */
+/** The process's CPU time, user plus kernel, ms (clock ticks of 10 ms); 0 once it is gone. */
 function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU ms of the PostgreSQL backends connected to `database` (the server's pool and this bench's
+ * store), by pid, so a phase's share is what ended minus what began; empty for SQLite.
+ */
+async function backendCpuMs(databaseUrl: string): Promise<Map<number, number>> {
+  if (!databaseUrl.startsWith('postgres')) return new Map();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return new Map(rows.map((row) => [row.pid, cpuMsOf(row.pid)]));
+  } finally {
+    await client.end();
+  }
+}
+
+function backendCpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }
 
 function cpuMsByThread(pid: number): Map<string, number> {
@@ -342,6 +372,7 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
     await askAll({ type: 'reset' }, 'reset');
     const publishedAt = performance.now();
     const cpuBeforeB = cpuMsOf(running.pid);
+    const backendsBeforeB = await backendCpuMs(setup.db);
     const b = await phase('B: monitors');
     const drainStart = performance.now();
     let last = -1;
@@ -353,6 +384,7 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
     }
     const drainMs = performance.now() - drainStart - 2000;
     const cpuAfterDrain = cpuMsOf(running.pid);
+    const databaseCpuMs = backendCpuSince(backendsBeforeB, await backendCpuMs(setup.db));
     const totals = await admin.monitors.deliveryTotals();
     const reports = await askAll({ type: 'report' }, 'report');
     const deliveries = reports.reduce((total, report) => total + report.deliveries, 0);
@@ -362,17 +394,19 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
       ...b,
       // CPU through the drain: the deliveries it made are counted too.
       cpuMs: cpuAfterDrain - cpuBeforeB,
+      databaseCpuMs,
       deliveries,
       changes,
       repeats: reports.reduce((total, report) => total + report.repeats, 0),
       outOfOrder: reports.reduce((total, report) => total + report.outOfOrder, 0),
+      resets: reports.reduce((total, report) => total + report.resets, 0),
       latency,
       sinceFormed: summarize(reports.flatMap((report) => report.sinceFormed)),
       drainMs,
       backlogAfter: totals.backlog,
     };
     progress(
-      `${engine} B: ${deliveries} deliveries (${changes} changes) in ${((performance.now() - publishedAt) / 1000).toFixed(1)} s, latency p50 ${latency.p50.toFixed(0)} ms p99 ${latency.p99.toFixed(0)} ms max ${latency.max.toFixed(0)} ms (formed to received p50 ${monitorPhase.sinceFormed.p50.toFixed(0)} ms p99 ${monitorPhase.sinceFormed.p99.toFixed(0)} ms), drain ${drainMs.toFixed(0)} ms, backlog after ${totals.backlog}, repeats ${monitorPhase.repeats}, out of order ${monitorPhase.outOfOrder}`,
+      `${engine} B: ${deliveries} deliveries (${changes} changes) in ${((performance.now() - publishedAt) / 1000).toFixed(1)} s, latency p50 ${latency.p50.toFixed(0)} ms p99 ${latency.p99.toFixed(0)} ms max ${latency.max.toFixed(0)} ms (formed to received p50 ${monitorPhase.sinceFormed.p50.toFixed(0)} ms p99 ${monitorPhase.sinceFormed.p99.toFixed(0)} ms), drain ${drainMs.toFixed(0)} ms, backlog after ${totals.backlog}, repeats ${monitorPhase.repeats}, out of order ${monitorPhase.outOfOrder}, resets ${monitorPhase.resets}, PostgreSQL backends' CPU ${databaseCpuMs} ms`,
     );
     await admin.close();
 
@@ -398,14 +432,14 @@ try {
 
 const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 0) : '–');
 console.log(`${monitorCount} monitors × ${watched} products each, ${rate} events/s for ${seconds} s per phase, getProduct at ${apiRate}/s, ${values.ports} receiver endpoints\n`);
-console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | formed → received p50 / p99 ms | drain ms | backlog after | repeats | out of order | server CPU µs per delivery (B) | (B − A) per delivery | RSS MiB |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | formed → received p50 / p99 ms | drain ms | backlog after | repeats | out of order | resets | server CPU µs per delivery (B) | (B − A) per delivery | PostgreSQL CPU µs per delivery | RSS MiB |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const run of runs) {
   const span = seconds + run.b.drainMs / 1000;
   // Phase A's CPU per second over phase B's span: what the same publishing and API load cost without monitors.
   const monitorsCpuMs = run.b.cpuMs - (run.a.cpuMs / seconds) * span;
   console.log(
-    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${ms(run.b.sinceFormed.p50)} / ${ms(run.b.sinceFormed.p99)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} |`,
+    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${ms(run.b.sinceFormed.p50)} / ${ms(run.b.sinceFormed.p99)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${run.b.resets} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.b.databaseCpuMs === 0 ? '–' : ((run.b.databaseCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} |`,
   );
 }
 console.log('\n| engine | phase | events published | server CPU ms | getProduct p50 ms | p99 ms | requests (errors) |');

@@ -16,12 +16,12 @@ export type ReceiverReply =
   | { type: 'ready'; ports: number[] }
   | { type: 'reset' }
   | { type: 'count'; deliveries: number; changes: number }
-  | { type: 'report'; deliveries: number; changes: number; repeats: number; outOfOrder: number; unreadable: number; latencies: number[]; sinceFormed: number[] };
+  | { type: 'report'; deliveries: number; changes: number; repeats: number; outOfOrder: number; resets: number; unreadable: number; latencies: number[]; sinceFormed: number[] };
 
 interface Delivered {
   /** When the server formed the delivery (ISO, milliseconds). */
   timestamp?: string;
-  data?: { monitor_id?: string; changes?: { stream_id?: number; timestamp?: string }[] };
+  data?: { monitor_id?: string; reset?: boolean; changes?: { stream_id?: number; timestamp?: string }[] };
 }
 
 const { values } = parseArgs({ options: { ports: { type: 'string', default: '8' } } });
@@ -33,6 +33,8 @@ let deliveries = 0;
 let changes = 0;
 let repeats = 0;
 let outOfOrder = 0;
+/** Deliveries saying `reset`: the monitor's reader fell behind the log's retention and events were lost to it. */
+let resets = 0;
 let unreadable = 0;
 const seenIds = new Set<string>();
 const lastStreamId = new Map<string, number>();
@@ -50,6 +52,7 @@ function record(webhookId: string, body: string, receivedAt: number): void {
     return;
   }
   if (typeof parsed.timestamp === 'string') sinceFormed.push(receivedAt - Date.parse(parsed.timestamp));
+  if (parsed.data?.reset === true && !repeat) resets += 1;
   const monitor = parsed.data?.monitor_id ?? '';
   for (const change of parsed.data?.changes ?? []) {
     changes += 1;
@@ -83,12 +86,12 @@ process.on('message', (message: ReceiverCommand) => {
     case 'reset':
       latencies = [];
       sinceFormed = [];
-      deliveries = changes = repeats = outOfOrder = unreadable = 0;
+      deliveries = changes = repeats = outOfOrder = resets = unreadable = 0;
       return reply({ type: 'reset' });
     case 'count':
       return reply({ type: 'count', deliveries, changes });
     case 'report':
-      return reply({ type: 'report', deliveries, changes, repeats, outOfOrder, unreadable, latencies, sinceFormed });
+      return reply({ type: 'report', deliveries, changes, repeats, outOfOrder, resets, unreadable, latencies, sinceFormed });
     case 'stop':
       for (const server of servers) {
         server.closeAllConnections();

@@ -36,7 +36,7 @@ import { nextAttemptAt, retryAfterMs } from './retry-schedule.ts';
 import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 
-const READ_PAGE = 1000;
+const READ_PAGE = 2000;
 /**
  * Monitors per advance() and filters compiled between two turns of the event loop: SQLite's work
  * runs on the event loop's thread, and the API's requests are answered between the slices.
@@ -48,10 +48,12 @@ const DEFAULT_POLL_MS = 250;
 const FIRST_RETRY_MS = 10;
 /** The least time from one reader round to the next when it is woken (a round costs about the same for one event as for many). */
 const READ_SPACING_MS = 100;
+/** How often claimDue looks for deliveries to form beyond those formed as they became due (a minimum interval is whole seconds). */
+const FORM_ALL_MS = 1_000;
 /** How long the outcomes of attempts are tried to be stored before those attempts count as unrecorded. */
 const RECORD_RETRY_MS = 5_000;
 /** How long a monitor that no event changed may keep its stored position (see #readRound). */
-const IDLE_WRITE_MS = 500;
+const IDLE_WRITE_MS = 2_000;
 
 /** A monitor in the reader's filter index: every topic, as its filter decides. */
 interface IndexedMonitor {
@@ -280,8 +282,8 @@ export class MonitorDelivery {
     const now = Date.now();
     // A claim outlives the attempt's timeout, so a live instance's attempt is never taken over.
     const leaseMs = this.#options.timeoutMs * 2 + 5_000;
-    // Every delivery is formed as it becomes due but one whose minimum interval has since passed: those are looked for at the poll interval.
-    const formAll = now - this.#formedAllAt >= (this.#options.pollMs ?? DEFAULT_POLL_MS);
+    // Every delivery is formed as it becomes due but one whose minimum interval has since passed: those are looked for every FORM_ALL_MS.
+    const formAll = now - this.#formedAllAt >= FORM_ALL_MS;
     const due = await this.#options.store.claimDue(now, room, leaseMs, this.#compose, formAll);
     if (formAll) this.#formedAllAt = now;
     for (const delivery of due) {
