@@ -21,7 +21,7 @@
 //        [--monitors N] [--watched N] [--rate R] [--api-rate R] [--ports N] [--receivers N]
 //        [--postgres URL] [--redis URL] [--cpu-prof DIR] [--cli PATH]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,8 @@ interface EngineRun {
   b: MonitorPhase;
   c: Phase;
   rssMib: number;
+  /** SQLite's write-ahead log after phase B and after phase C, MiB (NaN for PostgreSQL). */
+  walMib: [number, number];
 }
 
 /** The process's CPU time, user plus kernel, ms (clock ticks of 10 ms); 0 once it is gone. */
@@ -141,6 +143,15 @@ function cpuMsByThread(pid: number): Map<string, number> {
     }
   }
   return byName;
+}
+
+function walMibOf(db: string): number {
+  if (!db.startsWith('sqlite:')) return Number.NaN;
+  try {
+    return statSync(`${db.slice('sqlite:'.length)}-wal`).size / 2 ** 20;
+  } catch {
+    return 0;
+  }
 }
 
 function rssMibOf(pid: number): number {
@@ -410,10 +421,11 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
     );
     await admin.close();
 
+    const walAfterB = walMibOf(setup.db);
     await runCli(CLI, ['keys', 'revoke', '--db', setup.db, monitorKey]);
     await sleep(2000);
     const c = await phase('C: monitors\' key revoked');
-    return { engine: setup.name, products: productIds.length, a, b: monitorPhase, c, rssMib: rssMibOf(running.pid) };
+    return { engine: setup.name, products: productIds.length, a, b: monitorPhase, c, rssMib: rssMibOf(running.pid), walMib: [walAfterB, walMibOf(setup.db)] };
   } finally {
     await feed?.close();
     await server?.stop();
@@ -432,14 +444,14 @@ try {
 
 const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 0) : '–');
 console.log(`${monitorCount} monitors × ${watched} products each, ${rate} events/s for ${seconds} s per phase, getProduct at ${apiRate}/s, ${values.ports} receiver endpoints\n`);
-console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | formed → received p50 / p99 ms | drain ms | backlog after | repeats | out of order | resets | server CPU µs per delivery (B) | (B − A) per delivery | PostgreSQL CPU µs per delivery | RSS MiB |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log('| engine | deliveries/s | changes/s | changes per delivery | p50 ms | p99 ms | max ms | formed → received p50 / p99 ms | drain ms | backlog after | repeats | out of order | resets | server CPU µs per delivery (B) | (B − A) per delivery | PostgreSQL CPU µs per delivery | RSS MiB | SQLite WAL MiB after B, C |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const run of runs) {
   const span = seconds + run.b.drainMs / 1000;
   // Phase A's CPU per second over phase B's span: what the same publishing and API load cost without monitors.
   const monitorsCpuMs = run.b.cpuMs - (run.a.cpuMs / seconds) * span;
   console.log(
-    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${ms(run.b.sinceFormed.p50)} / ${ms(run.b.sinceFormed.p99)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${run.b.resets} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.b.databaseCpuMs === 0 ? '–' : ((run.b.databaseCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} |`,
+    `| ${run.engine} | ${(run.b.deliveries / span).toFixed(0)} | ${(run.b.changes / span).toFixed(0)} | ${(run.b.changes / Math.max(1, run.b.deliveries)).toFixed(2)} | ${ms(run.b.latency.p50)} | ${ms(run.b.latency.p99)} | ${ms(run.b.latency.max)} | ${ms(run.b.sinceFormed.p50)} / ${ms(run.b.sinceFormed.p99)} | ${run.b.drainMs.toFixed(0)} | ${run.b.backlogAfter} | ${run.b.repeats} | ${run.b.outOfOrder} | ${run.b.resets} | ${((run.b.cpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${((monitorsCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.b.databaseCpuMs === 0 ? '–' : ((run.b.databaseCpuMs * 1000) / Math.max(1, run.b.deliveries)).toFixed(0)} | ${run.rssMib.toFixed(0)} | ${run.walMib.map((mib) => (Number.isNaN(mib) ? '–' : mib.toFixed(0))).join(', ')} |`,
   );
 }
 console.log('\n| engine | phase | events published | server CPU ms | getProduct p50 ms | p99 ms | requests (errors) |');
