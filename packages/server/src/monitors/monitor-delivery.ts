@@ -59,7 +59,6 @@ const IDLE_WRITE_MS = 2_000;
 interface IndexedMonitor {
   readonly topics: null;
   readonly id: string;
-  readonly filterText: string;
   readonly filter: EventFilter | null;
 }
 
@@ -252,19 +251,22 @@ export class MonitorDelivery {
     return full;
   }
 
-  /** Keeps the filter index to the enabled monitors: new and changed filters compiled once, gone ones dropped. */
+  /** Keeps the filter index to the enabled monitors: a new monitor's filter read and compiled once, gone ones dropped. */
   async #index(states: readonly MonitorReaderState[]): Promise<void> {
     const current = new Set<string>();
-    let compiled = 0;
+    const unknown: string[] = [];
     for (const state of states) {
       current.add(state.id);
-      const known = this.#monitors.get(state.id);
-      if (known?.filterText === state.filter) continue;
-      if (++compiled % SLICE === 0) await yieldToIo();
-      if (known !== undefined) this.#unindex(known);
-      const monitor: IndexedMonitor = { topics: null, id: state.id, filterText: state.filter, filter: compileMonitorFilter(state.filter) };
-      this.#monitors.set(state.id, monitor);
-      if (monitor.filter !== null) this.#filters.add(monitor, monitor.filter);
+      if (!this.#monitors.has(state.id)) unknown.push(state.id);
+    }
+    for (let at = 0; at < unknown.length; at += SLICE) {
+      if (at > 0) await yieldToIo();
+      const filters = await this.#options.store.filtersOf(unknown.slice(at, at + SLICE));
+      for (const [id, text] of filters) {
+        const monitor: IndexedMonitor = { topics: null, id, filter: compileMonitorFilter(text) };
+        this.#monitors.set(id, monitor);
+        if (monitor.filter !== null) this.#filters.add(monitor, monitor.filter);
+      }
     }
     if (current.size === this.#monitors.size) return;
     for (const monitor of this.#monitors.values()) if (!current.has(monitor.id)) this.#unindex(monitor);

@@ -22,10 +22,9 @@ import type { Baselines } from './price-changes.ts';
 import type { PriceChange } from '@catalog/contract';
 import type { Monitor, MonitorSettings, MonitorView } from './monitor.ts';
 
-/** What the price log reader needs of an enabled monitor. */
+/** What the price log reader needs of an enabled monitor each round (its filter: filtersOf, once). */
 export interface MonitorReaderState {
   id: string;
-  filter: string;
   minChangePercent: number;
   /** The newest log id read for it; null until the service first reads for it (it then starts at the log's newest event). */
   position: number | null;
@@ -98,6 +97,8 @@ export interface MonitorStore {
 
   /** Enabled monitors of active keys, as the log reader needs them. */
   readerStates(): Promise<MonitorReaderState[]>;
+  /** These monitors' filters; a monitor's filter never changes once it is made, so a reader may keep it. */
+  filtersOf(ids: readonly string[]): Promise<Map<string, string>>;
   /** The stored baselines of these monitors (read only for those an event reached); a monitor that is gone is left out. */
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
   /**

@@ -84,7 +84,8 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         // A second reader that read position 0 too writes nothing.
         expect(await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 2 }, changes: [change], reset: false }], 1_000, compose)).toEqual([false]);
         const [state] = await monitors.readerStates();
-        expect(state).toEqual({ id, filter: 'market = "US"', minChangePercent: 5, position: 7 });
+        expect(state).toEqual({ id, minChangePercent: 5, position: 7 });
+        expect(await monitors.filtersOf([id, 'mon_gone'])).toEqual(new Map([[id, 'market = "US"']]));
         expect(await monitors.baselinesOf([id, 'mon_gone'])).toEqual(new Map([[id, { a: 1 }]]));
         expect((await monitors.listMonitors(proKey))[0]!.delivery.backlog).toBe(1);
       });

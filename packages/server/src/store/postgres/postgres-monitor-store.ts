@@ -109,10 +109,18 @@ export class PostgresMonitorStore implements MonitorStore {
 
   readerStates(): Promise<MonitorReaderState[]> {
     return unavailableOnOutage(WHAT, async () => {
-      const { rows } = await this.#pool.query<{ id: string; filter: string; min_change_percent: number; position: number | null }>(
-        `SELECT m.id, m.filter, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`,
+      const { rows } = await this.#pool.query<{ id: string; min_change_percent: number; position: number | null }>(
+        `SELECT m.id, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`,
       );
-      return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position }));
+      return rows.map((row) => ({ id: row.id, minChangePercent: row.min_change_percent, position: row.position }));
+    });
+  }
+
+  filtersOf(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return unavailableOnOutage(WHAT, async () => {
+      const { rows } = await this.#pool.query<{ id: string; filter: string }>('SELECT id, filter FROM monitors WHERE id = ANY($1::text[])', [ids]);
+      return new Map(rows.map((row) => [row.id, row.filter]));
     });
   }
 

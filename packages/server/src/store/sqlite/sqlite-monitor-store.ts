@@ -111,9 +111,15 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async readerStates(): Promise<MonitorReaderState[]> {
     const rows = this.#database
-      .statement(`SELECT m.id, m.filter, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`)
-      .all() as unknown as { id: string; filter: string; min_change_percent: number; position: number | null }[];
-    return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position }));
+      .statement(`SELECT m.id, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`)
+      .all() as unknown as { id: string; min_change_percent: number; position: number | null }[];
+    return rows.map((row) => ({ id: row.id, minChangePercent: row.min_change_percent, position: row.position }));
+  }
+
+  async filtersOf(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = this.#database.statement('SELECT id, filter FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; filter: string }[];
+    return new Map(rows.map((row) => [row.id, row.filter]));
   }
 
   async baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
