@@ -182,10 +182,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const streamThread = stream;
   const streamUrl = stream.url;
   // Price monitors: read the price log into the outbox and deliver it (monitors/monitor-delivery.ts).
+  const webhookSender = new WebhookSender({ timeoutMs: config.monitors.timeoutMs, endpointConcurrency: config.monitors.endpointConcurrency, allowPrivateEndpoints: config.monitors.allowPrivateEndpoints });
   const monitorDelivery = new MonitorDelivery({
     store: stores.monitors,
     log: priceLog,
-    sender: new WebhookSender({ timeoutMs: config.monitors.timeoutMs, endpointConcurrency: config.monitors.endpointConcurrency, allowPrivateEndpoints: config.monitors.allowPrivateEndpoints }),
+    sender: webhookSender,
     logger,
     retryScheduleMs: config.monitors.retryScheduleMs,
     timeoutMs: config.monitors.timeoutMs,
@@ -218,6 +219,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         simulator.abort();
         await simulation;
         await monitorDelivery.stop();
+        webhookSender.close();
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
         if (metricsServer !== undefined) await closeServer(metricsServer, 0);
         await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);

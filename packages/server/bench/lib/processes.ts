@@ -127,7 +127,18 @@ export async function startServer(cli: string, args: readonly string[], timeoutM
   });
   try {
     const urls = await listening;
-    return { ...urls, pid: child.pid ?? -1, stop: () => stopChild(child) };
+    let stopping = false;
+    child.once('exit', (code, signal) => {
+      if (!stopping) progress(`serve exited unasked (${String(code ?? signal)}): ${lastLines(tail, 10)}`);
+    });
+    return {
+      ...urls,
+      pid: child.pid ?? -1,
+      stop: () => {
+        stopping = true;
+        return stopChild(child);
+      },
+    };
   } catch (error) {
     await stopChild(child);
     throw error;

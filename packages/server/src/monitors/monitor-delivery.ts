@@ -14,26 +14,81 @@
 // was behind by more than the retained 5,000), it resumes at the oldest event left, and its next
 // delivery says `reset: true`; changes are still measured against the last delivered prices.
 // A new monitor starts at the newest event when an instance first reads for it.
+// A round reads one page of the log for every monitor at once: each event is parsed once and
+// reaches the monitors whose filter names one of its ids by look-up (stream/filtered-subscribers.ts),
+// and the round's positions, baselines and changes are stored by advance() in slices of SLICE
+// monitors, the event loop free between them. The reader wakes
+// when the log has new events (its follow()), the sender when the reader stored changes or an
+// attempt ended; both also poll. Outcomes of attempts are recorded together, those that ended
+// while the previous record was being written in the next one.
 // Limits: a round reads at most READ_PAGE events (more rounds follow at once); at most
-// MAX_IN_FLIGHT attempts at a time per instance, `endpointConcurrency` per endpoint.
-import { setTimeout as delay } from 'node:timers/promises';
+// MAX_IN_FLIGHT attempts being sent at a time per instance, `endpointConcurrency` per endpoint; an
+// attempt's slot is free once its answer is in, while its outcome waits to be recorded.
+import { setImmediate as yieldToIo, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
 import { resumePoint, type PriceLog } from '../prices/price-log.ts';
-import type { EventFilter } from '../stream/event-filter.ts';
+import { FilteredSubscribers } from '../stream/filtered-subscribers.ts';
 import { generateMessageId, priceChangedBody } from './monitor.ts';
-import type { DueDelivery, MonitorReaderState, MonitorStore } from './monitor-store.ts';
-import { compileMonitorFilter, priceChangesOf } from './price-changes.ts';
+import type { AttemptRecord, ComposeDelivery, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
+import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type ParsedPriceEvent } from './price-changes.ts';
 import { nextAttemptAt, retryAfterMs } from './retry-schedule.ts';
 import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
+import type { EventFilter } from '../stream/event-filter.ts';
 
-const READ_PAGE = 1000;
+const READ_PAGE = 2000;
+/**
+ * Monitors per advance() and filters compiled between two turns of the event loop: SQLite's work
+ * runs on the event loop's thread, and the API's requests are answered between the slices.
+ */
+const SLICE = 200;
 const MAX_IN_FLIGHT = 64;
 const DEFAULT_POLL_MS = 250;
+/** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
+const FIRST_RETRY_MS = 10;
+/** The least time from one reader round to the next when it is woken (a round costs about the same for one event as for many). */
+const READ_SPACING_MS = 100;
+/** How often claimDue looks for deliveries to form beyond those formed as they became due (a minimum interval is whole seconds). */
+const FORM_ALL_MS = 1_000;
+/** How long the outcomes of attempts are tried to be stored before those attempts count as unrecorded. */
+const RECORD_RETRY_MS = 5_000;
+/** How long a monitor that no event changed may keep its stored position (see #readRound). */
+const IDLE_WRITE_MS = 2_000;
+
+/** A monitor in the reader's filter index: every topic, as its filter decides. */
+interface IndexedMonitor {
+  readonly topics: null;
+  readonly id: string;
+  readonly filter: EventFilter | null;
+}
+
+/** A loop's sleep that another part of the delivery can end early. */
+class Wakeable {
+  #wake: (() => void) | null = null;
+  #woken = false;
+
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /** Resolves after `ms`, when woken (at once if it was woken since the last sleep), or when `signal` aborts. */
+  async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return;
+    }
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    await delay(ms, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => undefined);
+    this.#wake = null;
+    this.#woken = false;
+  }
+}
 
 export interface MonitorDeliveryOptions {
   store: MonitorStore;
-  log: Pick<PriceLog, 'bounds' | 'readAfter'>;
+  log: Pick<PriceLog, 'bounds' | 'readAfter' | 'follow'>;
   sender: { send(attempt: WebhookAttempt): Promise<AttemptResult> };
   logger: Logger;
   retryScheduleMs: readonly number[];
@@ -46,8 +101,20 @@ export class MonitorDelivery {
   readonly #options: MonitorDeliveryOptions;
   readonly #logger: Logger;
   readonly #stopped = new AbortController();
+  /** Attempts being sent. */
   readonly #inFlight = new Set<Promise<void>>();
-  readonly #filters = new Map<string, EventFilter | null>();
+  /** Attempts whose outcome is not yet recorded. */
+  readonly #unrecorded = new Set<Promise<void>>();
+  readonly #monitors = new Map<string, IndexedMonitor>();
+  readonly #filters = new FilteredSubscribers<IndexedMonitor>();
+  readonly #reader = new Wakeable();
+  readonly #sender = new Wakeable();
+  #recording: AttemptRecord[] = [];
+  #recorded: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  #recordingUnderWay = false;
+  #idleWrittenAt = 0;
+  #formedAllAt = 0;
+  readonly #compose: ComposeDelivery = (monitorId, changes, reset, at) => ({ messageId: generateMessageId(), body: priceChangedBody(monitorId, changes, reset, at) });
   #loops: Promise<void>[] = [];
 
   constructor(options: MonitorDeliveryOptions) {
@@ -57,7 +124,25 @@ export class MonitorDelivery {
 
   start(): void {
     monitorMetrics.totals(() => this.#options.store.deliveryTotals());
-    this.#loops = [this.#loop('read the price log', () => this.#readRound()), this.#loop('deliver', () => this.#deliverRound())];
+    this.#loops = [
+      this.#loop('read the price log', this.#reader, () => this.#readRound(), READ_SPACING_MS),
+      this.#loop('deliver', this.#sender, () => this.#deliverRound(), 0),
+      this.#followLog(),
+    ];
+  }
+
+  /** Wakes the reader whenever the log has new events; the reader's poll covers a log that cannot follow. */
+  async #followLog(): Promise<void> {
+    const signal = this.#stopped.signal;
+    while (!signal.aborted) {
+      try {
+        const after = (await this.#options.log.bounds())?.newestId ?? 0;
+        for await (const _event of this.#options.log.follow(after, signal)) this.#reader.wake();
+      } catch {
+        // The reader's own rounds report a log that does not answer.
+      }
+      await sleep(this.#options.pollMs ?? DEFAULT_POLL_MS, signal);
+    }
   }
 
   /** Stops reading and claiming, and waits for the attempts under way (each bounded by the timeout). */
@@ -65,24 +150,33 @@ export class MonitorDelivery {
     this.#stopped.abort();
     await Promise.all(this.#loops);
     await Promise.all(this.#inFlight);
+    await Promise.all(this.#unrecorded);
     monitorMetrics.totals(null);
   }
 
-  /** Runs `round` until stopped: again at once when it says there is more, else after the poll interval. */
-  async #loop(what: string, round: () => Promise<boolean>): Promise<void> {
+  /** Runs `round` until stopped: again at once when it says there is more, else when woken or after the poll interval. */
+  async #loop(what: string, wakeable: Wakeable, round: () => Promise<boolean>, spacingMs: number): Promise<void> {
     const signal = this.#stopped.signal;
-    let failing = false;
+    const pollMs = this.#options.pollMs ?? DEFAULT_POLL_MS;
+    let failures = 0;
     while (!signal.aborted) {
-      let more = false;
+      let more: boolean;
+      const startedAt = Date.now();
       try {
         more = await round();
-        if (failing) this.#logger.info(`monitors: ${what} works again`);
-        failing = false;
+        if (failures > 0) this.#logger.info(`monitors: ${what} works again`);
+        failures = 0;
       } catch (error) {
-        if (!failing) this.#logger.warn(`monitors: could not ${what}; trying again`, { error });
-        failing = true;
+        if (failures === 0) this.#logger.warn(`monitors: could not ${what}; trying again`, { error });
+        failures += 1;
+        // A store busy for a moment (another process's write) is tried again soon, a longer outage at the poll interval.
+        await sleep(Math.min(pollMs, FIRST_RETRY_MS * 2 ** (failures - 1)), signal);
+        continue;
       }
-      if (!more && !signal.aborted) await sleep(this.#options.pollMs ?? DEFAULT_POLL_MS, signal);
+      if (more || signal.aborted) continue;
+      await wakeable.sleep(pollMs, signal);
+      const early = startedAt + Math.min(spacingMs, pollMs) - Date.now();
+      if (early > 0) await sleep(early, signal);
     }
   }
 
@@ -90,45 +184,97 @@ export class MonitorDelivery {
   async #readRound(): Promise<boolean> {
     const { store, log } = this.#options;
     const states = await store.readerStates();
+    await this.#index(states);
     if (states.length === 0) return false;
     const bounds = await log.bounds();
     const newest = bounds?.newestId ?? 0;
-    const reading: { state: MonitorReaderState; cursor: number; reset: boolean }[] = [];
+    const starting: MonitorAdvance[] = [];
+    const reading = new Map<string, { state: MonitorReaderState; cursor: number; reset: boolean; events: ParsedPriceEvent[] }>();
     for (const state of states) {
       if (state.position === null) {
-        await store.advance({ id: state.id, from: null, to: newest, baselines: state.baselines, changes: [], reset: false });
+        starting.push({ id: state.id, from: null, to: newest, baselines: null, changes: [], reset: false });
       } else if (state.position === 0) {
         // The log was empty when the monitor was made: every event is new to it, none lost.
-        reading.push({ state, cursor: 0, reset: false });
+        reading.set(state.id, { state, cursor: 0, reset: false, events: [] });
       } else {
         const { cursor, resetOldestId } = resumePoint(state.position, bounds);
-        reading.push({ state, cursor, reset: resetOldestId !== null });
+        reading.set(state.id, { state, cursor, reset: resetOldestId !== null, events: [] });
       }
     }
+    await store.advance(starting, Date.now(), this.#compose);
     // Nothing published since every position, and nothing lost: no page to read.
-    if (reading.every(({ cursor, reset }) => !reset && cursor >= newest)) return false;
-    const from = Math.min(...reading.map((entry) => entry.cursor));
+    let from = Number.POSITIVE_INFINITY;
+    let behind = false;
+    for (const { cursor, reset } of reading.values()) {
+      from = Math.min(from, cursor);
+      behind ||= reset || cursor < newest;
+    }
+    if (!behind) return false;
     const page = await log.readAfter(from, READ_PAGE);
     const end = page.at(-1)?.id ?? from;
-    for (const { state, cursor, reset } of reading) {
+    const full = page.length === READ_PAGE;
+    for (const event of page) {
+      let parsed: ParsedPriceEvent | null = null;
+      this.#filters.forEachMatch(event, (monitor) => {
+        const entry = reading.get(monitor.id);
+        if (entry !== undefined && event.id > entry.cursor) entry.events.push((parsed ??= parsePriceEvent(event)));
+      });
+    }
+    const reached = [...reading.values()].filter((entry) => entry.events.length > 0);
+    const baselines = await store.baselinesOf(reached.map((entry) => entry.state.id));
+    // A monitor that no event changed keeps its stored position until the page is full or
+    // IDLE_WRITE_MS have passed: it reads those events again meanwhile, to the same effect (no
+    // change), and a round writes the monitors with changes instead of every monitor.
+    const now = Date.now();
+    const writeIdle = full || now - this.#idleWrittenAt >= IDLE_WRITE_MS;
+    const updates: MonitorAdvance[] = [];
+    for (const { state, cursor, reset, events } of reading.values()) {
       const to = Math.max(cursor, end);
       if (to === state.position && !reset) continue;
-      const events = page.filter((event) => event.id > cursor);
-      const { changes, baselines } = priceChangesOf(events, this.#filterOf(state.filter), state.minChangePercent, state.baselines);
-      const stored = await store.advance({ id: state.id, from: state.position, to, baselines, changes, reset });
-      if (reset && stored) this.#logger.warn('monitor resumed after lost price events', { monitor: state.id, position: state.position, resumed_at: cursor });
+      const read = events.length === 0 ? null : priceChangesOf(events, this.#monitors.get(state.id)?.filter ?? null, state.minChangePercent, baselines.get(state.id) ?? {});
+      if (read !== null && read.changes.length > 0) updates.push({ id: state.id, from: state.position, to, baselines: read.baselines, changes: read.changes, reset });
+      else if (reset || writeIdle) updates.push({ id: state.id, from: state.position, to, baselines: null, changes: [], reset });
     }
-    return page.length === READ_PAGE;
+    const stored: boolean[] = [];
+    for (let at = 0; at < updates.length; at += SLICE) {
+      if (at > 0) await yieldToIo();
+      stored.push(...(await store.advance(updates.slice(at, at + SLICE), Date.now(), this.#compose)));
+    }
+    if (writeIdle) this.#idleWrittenAt = now;
+    let storedChanges = false;
+    updates.forEach((update, n) => {
+      if (!stored[n]) return;
+      storedChanges ||= update.changes.length > 0;
+      if (update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
+    });
+    if (storedChanges) this.#sender.wake();
+    return full;
   }
 
-  #filterOf(text: string): EventFilter | null {
-    let filter = this.#filters.get(text);
-    if (filter === undefined) {
-      if (this.#filters.size >= 10_000) this.#filters.clear();
-      filter = compileMonitorFilter(text);
-      this.#filters.set(text, filter);
+  /** Keeps the filter index to the enabled monitors: a new monitor's filter read and compiled once, gone ones dropped. */
+  async #index(states: readonly MonitorReaderState[]): Promise<void> {
+    const current = new Set<string>();
+    const unknown: string[] = [];
+    for (const state of states) {
+      current.add(state.id);
+      if (!this.#monitors.has(state.id)) unknown.push(state.id);
     }
-    return filter;
+    for (let at = 0; at < unknown.length; at += SLICE) {
+      if (at > 0) await yieldToIo();
+      const filters = await this.#options.store.filtersOf(unknown.slice(at, at + SLICE));
+      for (const [id, text] of filters) {
+        const monitor: IndexedMonitor = { topics: null, id, filter: compileMonitorFilter(text) };
+        this.#monitors.set(id, monitor);
+        if (monitor.filter !== null) this.#filters.add(monitor, monitor.filter);
+      }
+    }
+    if (current.size === this.#monitors.size) return;
+    for (const monitor of this.#monitors.values()) if (!current.has(monitor.id)) this.#unindex(monitor);
+  }
+
+  #unindex(monitor: IndexedMonitor): void {
+    this.#monitors.delete(monitor.id);
+    this.#filters.delete(monitor);
   }
 
   /** Claims what is due and starts its attempts; true when it claimed as many as it could take. */
@@ -138,33 +284,94 @@ export class MonitorDelivery {
     const now = Date.now();
     // A claim outlives the attempt's timeout, so a live instance's attempt is never taken over.
     const leaseMs = this.#options.timeoutMs * 2 + 5_000;
-    const due = await this.#options.store.claimDue(now, room, leaseMs, (monitorId, changes, reset, at) => ({
-      messageId: generateMessageId(),
-      body: priceChangedBody(monitorId, changes, reset, at),
-    }));
+    // Every delivery is formed as it becomes due but one whose minimum interval has since passed: those are looked for every FORM_ALL_MS.
+    const formAll = now - this.#formedAllAt >= FORM_ALL_MS;
+    const due = await this.#options.store.claimDue(now, room, leaseMs, this.#compose, formAll);
+    if (formAll) this.#formedAllAt = now;
     for (const delivery of due) {
-      const attempt = this.#attempt(delivery).catch((error: unknown) => this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }));
-      this.#inFlight.add(attempt);
-      void attempt.finally(() => this.#inFlight.delete(attempt));
+      let answered!: () => void;
+      const sending = new Promise<void>((resolve) => (answered = resolve));
+      const attempt = this.#attempt(delivery, () => answered()).catch((error: unknown) =>
+        this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }),
+      );
+      this.#inFlight.add(sending);
+      this.#unrecorded.add(attempt);
+      void sending.then(() => {
+        this.#inFlight.delete(sending);
+        // Room for more attempts, claimed together once half the room is free.
+        if (this.#inFlight.size <= MAX_IN_FLIGHT / 2) this.#sender.wake();
+      });
+      void attempt.finally(() => {
+        answered();
+        this.#unrecorded.delete(attempt);
+        // The monitor's next delivery may have been formed.
+        this.#sender.wake();
+      });
     }
     return due.length === room;
   }
 
-  async #attempt(delivery: DueDelivery): Promise<void> {
+  /** Stores an attempt's outcome with the others that end meanwhile (one recordAttempts); resolves once stored. */
+  #record(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void> {
+    const stored = new Promise<void>((resolve, reject) => this.#recorded.push({ resolve, reject }));
+    this.#recording.push({ delivery, outcome });
+    if (!this.#recordingUnderWay) void this.#flushRecords();
+    return stored;
+  }
+
+  /**
+   * Writes the waiting outcomes, in batches, until none is left. A refused write (SQLite: another
+   * process is writing; PostgreSQL: an outage) is tried again with the outcomes that arrived since,
+   * for up to RECORD_RETRY_MS; then those attempts are reported unrecorded and sent again once their
+   * claims end.
+   */
+  async #flushRecords(): Promise<void> {
+    this.#recordingUnderWay = true;
+    let records: AttemptRecord[] = [];
+    let waiting: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+    let failingSince: number | null = null;
+    let failures = 0;
+    while (this.#recording.length > 0 || records.length > 0) {
+      records = records.concat(this.#recording);
+      waiting = waiting.concat(this.#recorded);
+      this.#recording = [];
+      this.#recorded = [];
+      try {
+        await this.#options.store.recordAttempts(records, Date.now(), this.#compose);
+        for (const { resolve } of waiting) resolve();
+      } catch (error) {
+        failingSince ??= Date.now();
+        failures += 1;
+        if (Date.now() - failingSince < RECORD_RETRY_MS && !this.#stopped.signal.aborted) {
+          await delay(Math.min(DEFAULT_POLL_MS, FIRST_RETRY_MS * 2 ** (failures - 1)));
+          continue;
+        }
+        for (const { reject } of waiting) reject(error);
+      }
+      records = [];
+      waiting = [];
+      failingSince = null;
+      failures = 0;
+    }
+    this.#recordingUnderWay = false;
+  }
+
+  /** Sends one attempt, calls `answered` once its answer is in, and records its outcome. */
+  async #attempt(delivery: DueDelivery, answered: () => void): Promise<void> {
     const at = Date.now();
     const result = await this.#options.sender.send({ url: delivery.url, secret: delivery.secret, messageId: delivery.messageId, body: delivery.body, at });
+    answered();
     const done = Date.now();
     const fields = { monitor: delivery.monitorId, webhook_id: delivery.messageId, attempt: delivery.attempts + 1, ms: done - at };
-    const { store } = this.#options;
     switch (result.outcome) {
       case 'delivered':
-        await store.recordAttempt(delivery, { result: 'delivered', at: done });
+        await this.#record(delivery, { result: 'delivered', at: done });
         monitorMetrics.attempt('delivered');
         this.#logger.info('monitor delivery delivered', { ...fields, status: result.status });
         return;
       case 'gone': {
         const reason = 'the endpoint answered 410 Gone';
-        await store.recordAttempt(delivery, { result: 'disabled', at: done, reason });
+        await this.#record(delivery, { result: 'disabled', at: done, reason });
         monitorMetrics.attempt('gone');
         this.#logger.warn('monitor disabled: its endpoint answered 410 Gone', fields);
         return;
@@ -174,12 +381,12 @@ export class MonitorDelivery {
         if (retryAt === null) {
           const hours = Math.round(((done - delivery.firstDueAt) / 3_600_000) * 10) / 10;
           const reason = `every attempt failed for ${hours} h (${delivery.attempts + 1} attempts), the last: ${result.reason}`;
-          await store.recordAttempt(delivery, { result: 'disabled', at: done, reason });
+          await this.#record(delivery, { result: 'disabled', at: done, reason });
           monitorMetrics.attempt('exhausted');
           this.#logger.warn('monitor disabled: its retry schedule is spent', { ...fields, reason: result.reason });
           return;
         }
-        await store.recordAttempt(delivery, { result: 'failed', at: done, reason: result.reason, retryAt });
+        await this.#record(delivery, { result: 'failed', at: done, reason: result.reason, retryAt });
         monitorMetrics.attempt('failed');
         this.#logger.info('monitor delivery failed; retried later', { ...fields, reason: result.reason, retry_in_ms: retryAt - done });
         return;

@@ -5,28 +5,29 @@
 // Guarantees every adapter gives:
 // - a monitor belongs to one Pro key; a revoked key's monitors are neither read for nor delivered
 //   (they stay listed, and a revoked key is never valid again);
-// - advance() is the outbox's one write from the price log: the monitor's new log position, its
-//   baselines and the changes due are stored in one transaction, and only when the position is
-//   still the one the caller read (another instance, or an earlier round, may have moved it), so
-//   each change is stored once whatever number of instances read the log;
+// - advance() is the outbox's one write from the price log: for each monitor of a round, its new
+//   log position, its baselines and the changes due, all in one transaction, each monitor's only
+//   when its position is still the one the caller read (another instance, or an earlier round, may
+//   have moved it), so each change is stored once whatever number of instances read the log;
 // - claimDue() hands each due delivery to one caller for `leaseMs`: a monitor has at most one
 //   delivery at a time (the next is formed only once the previous was delivered), formed from its
 //   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
-//   attempt; PostgreSQL claims with FOR UPDATE SKIP LOCKED, SQLite in one IMMEDIATE transaction;
-// - a delivery whose claimant died is claimed again once its lease has run out.
+//   attempt; a delivery is formed in the transaction that makes it due (changes stored, the previous
+//   one delivered) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
+//   LOCKED, SQLite in one IMMEDIATE transaction;
+// - a delivery whose claimant died is claimed again once its lease has run out;
+// - recordAttempts() stores the outcomes of several attempts in one transaction.
 // Failure modes: ServiceUnavailable when the database cannot answer (PostgreSQL), as for the keys.
 import type { Baselines } from './price-changes.ts';
 import type { PriceChange } from '@catalog/contract';
 import type { Monitor, MonitorSettings, MonitorView } from './monitor.ts';
 
-/** What the price log reader needs of an enabled monitor. */
+/** What the price log reader needs of an enabled monitor each round (its filter: filtersOf, once). */
 export interface MonitorReaderState {
   id: string;
-  filter: string;
   minChangePercent: number;
   /** The newest log id read for it; null until the service first reads for it (it then starts at the log's newest event). */
   position: number | null;
-  baselines: Baselines;
 }
 
 export interface MonitorAdvance {
@@ -34,7 +35,8 @@ export interface MonitorAdvance {
   /** The position the caller read the state at: the write happens only if it is still the same. */
   from: number | null;
   to: number;
-  baselines: Baselines;
+  /** The baselines after `changes`; null keeps the stored ones (nothing was delivered to it). */
+  baselines: Baselines | null;
   changes: readonly PriceChange[];
   /** Events the monitor had not read were lost (the stream's `reset`): the next delivery says so. */
   reset: boolean;
@@ -63,6 +65,11 @@ export type DeliveryOutcome =
   /** The monitor is disabled; the delivery stays, to be retried once it is enabled again. */
   | { result: 'disabled'; at: number; reason: string };
 
+export interface AttemptRecord {
+  delivery: DueDelivery;
+  outcome: DeliveryOutcome;
+}
+
 export interface DeliveryTotals {
   /** Changes not yet delivered, over every enabled monitor. */
   backlog: number;
@@ -90,11 +97,24 @@ export interface MonitorStore {
 
   /** Enabled monitors of active keys, as the log reader needs them. */
   readerStates(): Promise<MonitorReaderState[]>;
-  /** See the module's guarantees; false when the position had moved and nothing was written. */
-  advance(update: MonitorAdvance): Promise<boolean>;
-  /** Forms the deliveries that are due and claims up to `limit` of them for `leaseMs`. */
-  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]>;
-  /** Records an attempt's outcome for a claimed delivery. */
-  recordAttempt(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void>;
+  /** These monitors' filters; a monitor's filter never changes once it is made, so a reader may keep it. */
+  filtersOf(ids: readonly string[]): Promise<Map<string, string>>;
+  /** The stored baselines of these monitors (read only for those an event reached); a monitor that is gone is left out. */
+  baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
+  /**
+   * See the module's guarantees; per update, false when its position had moved and nothing of it
+   * was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
+   * another transaction holds the monitor). The changes are due at `now`; a monitor given changes that has no delivery under
+   * way gets one formed (`compose`).
+   */
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]>;
+  /**
+   * Claims up to `limit` due deliveries for `leaseMs`; with `formAll` (the default) it first forms
+   * every delivery that is due and not yet formed (those advance() and recordAttempts() did not:
+   * a minimum interval that has passed since), which reads every monitor with changes.
+   */
+  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll?: boolean): Promise<DueDelivery[]>;
+  /** Records the outcomes of attempts at claimed deliveries; a monitor whose delivery was delivered gets its next formed, at `now`, when due (`compose`). */
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void>;
   deliveryTotals(): Promise<DeliveryTotals>;
 }

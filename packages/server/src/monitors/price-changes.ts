@@ -6,7 +6,7 @@
 // in one step (monitor-store.ts).
 import type { PriceChange } from '@catalog/contract';
 import type { StoredPriceEvent } from '../prices/price-log.ts';
-import { eventFieldsOfPayload, eventPayloadOf, parseEventFilter, type EventFilter } from '../stream/event-filter.ts';
+import { eventFieldsOfPayload, eventPayloadOf, parseEventFilter, type EventFields, type EventFilter } from '../stream/event-filter.ts';
 
 /** The last delivered price per `variant_id|source|market`. */
 export type Baselines = Record<string, number>;
@@ -25,15 +25,26 @@ export function compileMonitorFilter(text: string): EventFilter | null {
   }
 }
 
+/** A logged event parsed once per reader round, for every monitor that reads it. */
+export interface ParsedPriceEvent {
+  id: number;
+  payload: Readonly<Record<string, unknown>> | null;
+  fields: EventFields;
+}
+
+export function parsePriceEvent(event: StoredPriceEvent): ParsedPriceEvent {
+  const payload = eventPayloadOf(event.data);
+  return { id: event.id, payload, fields: eventFieldsOfPayload(payload) };
+}
+
 /** The changes of `events` (ascending ids) for one monitor, and its baselines after them. */
-export function priceChangesOf(events: readonly StoredPriceEvent[], filter: EventFilter | null, minChangePercent: number, baselines: Baselines): ChangesRead {
+export function priceChangesOf(events: readonly ParsedPriceEvent[], filter: EventFilter | null, minChangePercent: number, baselines: Baselines): ChangesRead {
   const next: Baselines = { ...baselines };
   const changes: PriceChange[] = [];
   if (filter === null) return { changes, baselines: next };
   for (const event of events) {
-    const payload = eventPayloadOf(event.data);
-    if (payload === null || !filter.matches(eventFieldsOfPayload(payload))) continue;
-    const change = changeOf(event.id, payload, next, minChangePercent);
+    if (event.payload === null || !filter.matches(event.fields)) continue;
+    const change = changeOf(event.id, event.payload, next, minChangePercent);
     if (change === null) continue;
     next[baselineKey(change)] = change.price;
     changes.push(change);

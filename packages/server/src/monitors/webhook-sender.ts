@@ -10,11 +10,13 @@
 //   followed (a 3xx is a failed attempt);
 // - an attempt that has no complete answer within `timeoutMs` (connect, headers and body) fails;
 // - at most `endpointConcurrency` attempts run at once per endpoint (scheme, host, port); more wait
-//   their turn in this process;
+//   their turn in this process; connections are kept alive between attempts (at most
+//   `endpointConcurrency` per endpoint), so a kept connection goes to the address checked when it
+//   was made, and one the receiver closed while idle fails that attempt, which is retried;
 // - the answer's body is read and dropped (at most 64 KiB are read).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
@@ -93,9 +95,19 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export class WebhookSender {
   readonly #options: WebhookSenderOptions;
   readonly #slots = new Map<string, { busy: number; waiting: (() => void)[] }>();
+  readonly #agents: { http: HttpAgent; https: HttpsAgent };
 
   constructor(options: WebhookSenderOptions) {
     this.#options = options;
+    // An idle connection is closed before a receiver with Node's default keep-alive (5 s) would close it.
+    const agentOptions = { keepAlive: true, maxSockets: options.endpointConcurrency, timeout: 4_000 };
+    this.#agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+  }
+
+  /** Closes the kept connections. */
+  close(): void {
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
   }
 
   /** Signs and POSTs one attempt; never throws: every failure is a result with its reason. */
@@ -126,19 +138,21 @@ export class WebhookSender {
       'webhook-timestamp': String(Math.floor(attempt.at / 1000)),
       'webhook-signature': signature,
     };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const https = url.protocol === 'https:';
+    const send = https ? httpsRequest : httpRequest;
     const { timeoutMs } = this.#options;
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;
-      const finish = (result: AttemptResult): void => {
+      /** `ended`: the answer was read to its end, and the connection may serve the next attempt. */
+      const finish = (result: AttemptResult, ended = false): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        request.destroy();
+        if (!ended) request.destroy();
         resolve(result);
       };
       const timer = setTimeout(() => finish({ outcome: 'failed', reason: `no answer within ${timeoutMs} ms` }), timeoutMs);
-      const request = send(url, { method: 'POST', headers, agent: false, ...(this.#options.allowPrivateEndpoints ? {} : { lookup: guardedLookup }) }, (response: IncomingMessage) => {
+      const request = send(url, { method: 'POST', headers, agent: https ? this.#agents.https : this.#agents.http, ...(this.#options.allowPrivateEndpoints ? {} : { lookup: guardedLookup }) }, (response: IncomingMessage) => {
         let read = 0;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
@@ -146,9 +160,9 @@ export class WebhookSender {
         });
         response.on('error', () => {});
         const status = response.statusCode ?? 0;
-        const done = (): void => finish(resultOf(status, response.headers['retry-after']));
-        response.on('end', done);
-        response.on('close', done);
+        const result = resultOf(status, response.headers['retry-after']);
+        response.on('end', () => finish(result, true));
+        response.on('close', () => finish(result));
       });
       request.on('error', (error: NodeJS.ErrnoException) => finish({ outcome: 'failed', reason: reasonOf(error) }));
       request.end(attempt.body);

@@ -4,7 +4,7 @@
 // three ids, so a published event costs three map look-ups however many such subscribers there
 // are; the other filters are evaluated on each event of their subscribers' topics.
 // Guarantee: forEachMatch calls `deliver` exactly once for each subscriber whose topics hold the
-// event's topic and whose filter matches it.
+// event's topic (any topic when its topics are null: a price monitor) and whose filter matches it.
 import type { StoredPriceEvent } from '../prices/price-log.ts';
 import { foldText } from '../catalog/text.ts';
 import { eventFieldsOfPayload, eventPayloadOf, INDEXED_FIELDS, type EventFields, type EventFilter, type IndexedField } from './event-filter.ts';
@@ -19,12 +19,12 @@ class Entry<S> {
   readonly filter: EventFilter;
   /** filter.indexIsExact, kept here. */
   readonly exact: boolean;
-  /** The subscriber's topics as one Set shared by every entry with the same topics (see SharedTopics). */
-  readonly topics: SharedTopics;
+  /** The subscriber's topics as one Set shared by every entry with the same topics (see SharedTopics); null: every topic. */
+  readonly topics: SharedTopics | null;
   /** The forEachMatch call that last visited this entry (a small integer): an event found by two ids is delivered once. */
   visitedIn = 0;
 
-  constructor(subscriber: S, filter: EventFilter, topics: SharedTopics) {
+  constructor(subscriber: S, filter: EventFilter, topics: SharedTopics | null) {
     this.subscriber = subscriber;
     this.filter = filter;
     this.exact = filter.indexIsExact;
@@ -47,7 +47,7 @@ class SharedTopics {
 /** Wraps before leaving the small integers, which V8 stores in the field itself (a larger number is a separate object). */
 const VISITS_WRAP_AT = 2 ** 30;
 
-export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string> }> {
+export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string> | null }> {
   readonly #entries = new Map<S, Entry<S>>();
   /**
    * Per id field and value, the entries whose filter lists it: arrays rather than Sets, as each
@@ -57,6 +57,7 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
    */
   readonly #byId = new Map<IndexedField, Map<string, Entry<S>[]>>(INDEXED_FIELDS.map((field) => [field, new Map()]));
   readonly #scannedByTopic = new Map<string, Entry<S>[]>();
+  readonly #scannedEverywhere: Entry<S>[] = [];
   readonly #topics = new Map<string, SharedTopics>();
   /** Counts forEachMatch calls, for Entry.visitedIn; never 0 after the first. */
   #visits = 0;
@@ -66,10 +67,11 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
   }
 
   add(subscriber: S, filter: EventFilter): void {
-    const entry = new Entry(subscriber, filter, this.#shareTopics(subscriber.topics));
+    const entry = new Entry(subscriber, filter, subscriber.topics === null ? null : this.#shareTopics(subscriber.topics));
     this.#entries.set(subscriber, entry);
     if (filter.index === null) {
-      for (const topic of subscriber.topics) this.#listOf(this.#scannedByTopic, topic).push(entry);
+      if (subscriber.topics === null) this.#scannedEverywhere.push(entry);
+      else for (const topic of subscriber.topics) this.#listOf(this.#scannedByTopic, topic).push(entry);
       return;
     }
     for (const [field, values] of filter.index) {
@@ -83,9 +85,10 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
     const entry = this.#entries.get(subscriber);
     if (entry === undefined) return;
     this.#entries.delete(subscriber);
-    if (--entry.topics.users === 0) this.#topics.delete(entry.topics.key);
+    if (entry.topics !== null && --entry.topics.users === 0) this.#topics.delete(entry.topics.key);
     if (entry.filter.index === null) {
-      for (const topic of subscriber.topics) this.#remove(this.#scannedByTopic, topic, entry);
+      if (subscriber.topics === null) this.#scannedEverywhere.splice(this.#scannedEverywhere.indexOf(entry), 1);
+      else for (const topic of subscriber.topics) this.#remove(this.#scannedByTopic, topic, entry);
       return;
     }
     for (const [field, values] of entry.filter.index) {
@@ -116,14 +119,18 @@ export class FilteredSubscribers<S extends { readonly topics: ReadonlySet<string
       for (const entry of entries) {
         if (entry.visitedIn === visit) continue;
         entry.visitedIn = visit;
-        if (!entry.topics.set.has(topic)) continue;
+        if (entry.topics !== null && !entry.topics.set.has(topic)) continue;
         if (entry.exact || entry.filter.matches((fields ??= eventFieldsOfPayload(payload)))) deliver(entry.subscriber);
       }
     }
     const scanned = this.#scannedByTopic.get(topic);
-    if (scanned === undefined) return;
+    if (scanned !== undefined) {
+      fields ??= eventFieldsOfPayload(payload);
+      for (const entry of scanned) if (entry.filter.matches(fields)) deliver(entry.subscriber);
+    }
+    if (this.#scannedEverywhere.length === 0) return;
     fields ??= eventFieldsOfPayload(payload);
-    for (const entry of scanned) if (entry.filter.matches(fields)) deliver(entry.subscriber);
+    for (const entry of this.#scannedEverywhere) if (entry.filter.matches(fields)) deliver(entry.subscriber);
   }
 
   /** The SharedTopics for `topics`, counted as used once more. */

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildPriceChange } from '@catalog/contract/testing';
 import { priceChangedBody } from '../../src/monitors/monitor.ts';
+import type { ComposeDelivery } from '../../src/monitors/monitor-store.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from '../../src/store/sqlite/sqlite-key-store.ts';
 import { SqliteMonitorStore } from '../../src/store/sqlite/sqlite-monitor-store.ts';
@@ -11,6 +13,8 @@ import { FakeKeyStore } from '../support/fake-catalog-store.ts';
 import { expectMatchesSpec } from '../support/spec-validator.ts';
 import { startApp, type RunningApp } from './harness.ts';
 
+
+const compose: ComposeDelivery = (id, changes, reset, now) => ({ messageId: `msg_${randomBytes(4).toString('hex')}`, body: priceChangedBody(id, changes, reset, now) });
 describe('listMonitors', () => {
   let dir: string;
   let database: SqliteDatabase;
@@ -36,9 +40,9 @@ describe('listMonitors', () => {
   it("returns the key's own monitors with their delivery state, never a secret", async () => {
     const { monitor, secret } = await monitors.addMonitor(mine, { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 2.5, minIntervalMs: 60_000 });
     await monitors.addMonitor(theirs, { url: 'https://hooks.example.com/b', filter: 'market = "UK"', minChangePercent: 5, minIntervalMs: 0 });
-    await monitors.advance({ id: monitor.id, from: null, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false });
-    const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
-    await monitors.recordAttempt(delivery!, { result: 'failed', at: Date.parse('2026-12-07T10:00:00Z'), reason: 'HTTP 500', retryAt: Date.now() + 60_000 });
+    await monitors.advance([{ id: monitor.id, from: null, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false }], Date.now(), compose);
+    const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, compose);
+    await monitors.recordAttempts([{ delivery: delivery!, outcome: { result: 'failed', at: Date.parse('2026-12-07T10:00:00Z'), reason: 'HTTP 500', retryAt: Date.now() + 60_000 } }], Date.parse('2026-12-07T10:00:00Z'), compose);
 
     const response = await app.get('/v2/monitors', { key: mine });
     expect(response.status).toBe(200);

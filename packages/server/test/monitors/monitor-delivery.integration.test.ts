@@ -28,6 +28,8 @@ import { startWebhookReceiver, type ReceivedDelivery, type ReceiverAnswer, type 
 
 interface Engine {
   monitors: MonitorStore;
+  /** Another connection (SQLite) or pool (PostgreSQL) to the same store, as a second instance has. */
+  openInstanceStore(): Promise<{ monitors: MonitorStore; close(): Promise<void> }>;
   keys: KeyAdministration;
   log: PriceLog;
   /** Empties the price log as a Redis restart without persistence does (Redis only). */
@@ -44,6 +46,7 @@ async function openEngine(engine: 'sqlite' | 'postgres'): Promise<Engine> {
     const log = new SqlitePriceLog(join(dir, 'catalog.db'), { pollIntervalMs: 5 });
     return {
       monitors: stores.monitors,
+      openInstanceStore: () => openCatalogStores(`sqlite:${join(dir, 'catalog.db')}`, silentLogger),
       keys: stores.keys,
       log,
       cleanup: async () => {
@@ -65,6 +68,7 @@ async function openEngine(engine: 'sqlite' | 'postgres'): Promise<Engine> {
   };
   return {
     monitors: stores.monitors,
+    openInstanceStore: () => openCatalogStores(database.url(), silentLogger),
     keys: stores.keys,
     log,
     loseLogData: deleteKeys,
@@ -105,9 +109,9 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     await engine.cleanup();
   });
 
-  function startDelivery(retryScheduleMs: number[] = [0, 50, 50]): MonitorDelivery {
+  function startDelivery(retryScheduleMs: number[] = [0, 50, 50], store: MonitorStore = engine.monitors): MonitorDelivery {
     const delivery = new MonitorDelivery({
-      store: engine.monitors,
+      store,
       log: engine.log,
       sender: new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true }),
       logger: silentLogger,
@@ -184,17 +188,30 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     expect(view!.delivery).toMatchObject({ lastFailureReason: 'HTTP 503', backlog: 0 });
   });
 
-  it('with two instances reading and delivering, delivers each change once, in order', async () => {
+  it('with two instances, each with its own connection to the shared outbox, delivers each batch once and each change once, in order', async () => {
     const endpoint = await receiver();
-    startDelivery();
-    startDelivery();
-    const { secret } = await monitor(endpoint.url, { minChangePercent: 0 });
-    const published = await engine.log.append(Array.from({ length: 30 }, (_, n) => price({ variant_id: `v${n}`, price: 100 + n })));
-    const delivered = await until(async () => changesOf(endpoint.received), (changes) => changes.length >= published.length);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(changesOf(endpoint.received).map((change) => change.stream_id)).toEqual(published.map((event) => event.id));
-    expect(delivered).toHaveLength(published.length);
-    for (const delivery of endpoint.received) expectSigned(delivery, secret);
+    const second = await engine.openInstanceStore();
+    try {
+      startDelivery();
+      startDelivery(undefined, second.monitors);
+      const { secret } = await monitor(endpoint.url, { minChangePercent: 0 });
+      const published: number[] = [];
+      // In several batches, so that the instances race to read and to claim more than once.
+      for (let batch = 0; batch < 5; batch++) {
+        const appended = await engine.log.append(Array.from({ length: 10 }, (_, n) => price({ variant_id: `v${batch}-${n}`, price: 100 + n })));
+        published.push(...appended.map((event) => event.id));
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      await until(async () => changesOf(endpoint.received), (changes) => changes.length >= published.length);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(changesOf(endpoint.received).map((change) => change.stream_id)).toEqual(published);
+      const webhookIds = endpoint.received.map((delivery) => delivery.headers['webhook-id']);
+      expect(new Set(webhookIds).size).toBe(webhookIds.length);
+      for (const delivery of endpoint.received) expectSigned(delivery, secret);
+    } finally {
+      await Promise.all(running.splice(0).map((delivery) => delivery.stop()));
+      await second.close();
+    }
   });
 
   it.runIf(engineName === 'postgres')('after the price log lost its data, resumes at the oldest event left and says reset', async () => {

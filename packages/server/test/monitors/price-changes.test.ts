@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { buildPriceEvent } from '@catalog/contract/testing';
-import { compileMonitorFilter, priceChangesOf } from '../../src/monitors/price-changes.ts';
-import type { StoredPriceEvent } from '../../src/prices/price-log.ts';
+import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type ParsedPriceEvent } from '../../src/monitors/price-changes.ts';
 
 let id = 0;
-const stored = (overrides: Parameters<typeof buildPriceEvent>[0]): StoredPriceEvent => {
+const stored = (overrides: Parameters<typeof buildPriceEvent>[0]): ParsedPriceEvent => {
   const event = buildPriceEvent({ product_id: 'p1', variant_id: 'v1', market: 'US', ...overrides });
-  return { id: (id += 1), topic: `price:${event.source}:${event.market.toLowerCase()}`, data: JSON.stringify(event) };
+  return parsePriceEvent({ id: (id += 1), topic: `price:${event.source}:${event.market.toLowerCase()}`, data: JSON.stringify(event) });
 };
 const us = compileMonitorFilter('market = "us"');
 

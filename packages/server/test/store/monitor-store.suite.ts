@@ -39,7 +39,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
     /** A monitor of the Pro key, read once by the log reader (position 0). */
     async function readyMonitor(overrides: Partial<MonitorSettings> = {}): Promise<string> {
       const { monitor } = await monitors.addMonitor(proKey, settings(overrides));
-      expect(await monitors.advance({ id: monitor.id, from: null, to: 0, baselines: {}, changes: [], reset: false })).toBe(true);
+      expect(await monitors.advance([{ id: monitor.id, from: null, to: 0, baselines: {}, changes: [], reset: false }], 0, compose)).toEqual([true]);
       return monitor.id;
     }
 
@@ -80,12 +80,32 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
       it('stores the position, baselines and changes only when the position is still the one read', async () => {
         const id = await readyMonitor();
         const change = buildPriceChange({ stream_id: 7 });
-        expect(await monitors.advance({ id, from: 0, to: 7, baselines: { a: 1 }, changes: [change], reset: false })).toBe(true);
+        expect(await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 1 }, changes: [change], reset: false }], 1_000, compose)).toEqual([true]);
         // A second reader that read position 0 too writes nothing.
-        expect(await monitors.advance({ id, from: 0, to: 7, baselines: { a: 2 }, changes: [change], reset: false })).toBe(false);
+        expect(await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 2 }, changes: [change], reset: false }], 1_000, compose)).toEqual([false]);
         const [state] = await monitors.readerStates();
-        expect(state).toEqual({ id, filter: 'market = "US"', minChangePercent: 5, position: 7, baselines: { a: 1 } });
+        expect(state).toEqual({ id, minChangePercent: 5, position: 7 });
+        expect(await monitors.filtersOf([id, 'mon_gone'])).toEqual(new Map([[id, 'market = "US"']]));
+        expect(await monitors.baselinesOf([id, 'mon_gone'])).toEqual(new Map([[id, { a: 1 }]]));
         expect((await monitors.listMonitors(proKey))[0]!.delivery.backlog).toBe(1);
+      });
+
+      it('stores each monitor of a round whose position is still the one read, keeping the baselines of those given none', async () => {
+        const [moved, kept, stale] = [await readyMonitor(), await readyMonitor(), await readyMonitor()];
+        await monitors.advance([{ id: kept, from: 0, to: 3, baselines: { b: 2 }, changes: [buildPriceChange({ stream_id: 3 })], reset: false }], 1_000, compose);
+        const changes = [buildPriceChange({ stream_id: 8 }), buildPriceChange({ stream_id: 9 })];
+        expect(
+          await monitors.advance([
+            { id: moved, from: 0, to: 9, baselines: { a: 1 }, changes, reset: false },
+            { id: kept, from: 3, to: 9, baselines: null, changes: [], reset: false },
+            { id: stale, from: 4, to: 9, baselines: { c: 3 }, changes, reset: false },
+          ], 1_000, compose),
+        ).toEqual([true, true, false]);
+        const states = new Map((await monitors.readerStates()).map((state) => [state.id, state]));
+        const baselines = await monitors.baselinesOf([moved, kept, stale]);
+        expect([moved, kept, stale].map((id) => [states.get(id)!.position, baselines.get(id)])).toEqual([[9, { a: 1 }], [9, { b: 2 }], [0, {}]]);
+        const [delivery] = (await monitors.claimDue(1_000, 10, 30_000, compose)).filter((due) => due.monitorId === moved);
+        expect(changesOf(delivery!.body).map((change) => change.stream_id)).toEqual([8, 9]);
       });
 
       it('leaves out disabled monitors and those of revoked keys', async () => {
@@ -102,7 +122,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
       it('forms one delivery per monitor from its oldest changes, in log order, claimed by one caller until its lease ends', async () => {
         const id = await readyMonitor();
         const changes = Array.from({ length: MAX_CHANGES_PER_DELIVERY + 2 }, (_, n) => buildPriceChange({ stream_id: n + 1 }));
-        await monitors.advance({ id, from: 0, to: changes.length, baselines: {}, changes, reset: false });
+        await monitors.advance([{ id, from: 0, to: changes.length, baselines: {}, changes, reset: false }], 1_000, compose);
         const [first, ...none] = await monitors.claimDue(1_000, 10, 30_000, compose);
         expect(none).toEqual([]);
         expect(first).toMatchObject({ monitorId: id, url: 'https://hooks.example.com/prices', attempts: 0, secret: expect.stringMatching(/^whsec_/) });
@@ -112,7 +132,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         // A claimant that died: the same delivery, id and body, once the lease has run out.
         const [again] = await monitors.claimDue(31_001, 10, 30_000, compose);
         expect(again).toMatchObject({ messageId: first!.messageId, body: first!.body });
-        await monitors.recordAttempt(again!, { result: 'delivered', at: 31_002 });
+        await monitors.recordAttempts([{ delivery: again!, outcome: { result: 'delivered', at: 31_002 } }], 31_002, compose);
         const [next] = await monitors.claimDue(31_003, 10, 30_000, compose);
         expect(changesOf(next!.body).map((change) => change.stream_id)).toEqual([MAX_CHANGES_PER_DELIVERY + 1, MAX_CHANGES_PER_DELIVERY + 2]);
         const [view] = await monitors.listMonitors(proKey);
@@ -121,36 +141,36 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
 
       it('forms the next delivery no sooner than the minimum interval after the last', async () => {
         const id = await readyMonitor({ minIntervalMs: 60_000 });
-        await monitors.advance({ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+        await monitors.advance([{ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_000, compose);
         const [first] = await monitors.claimDue(1_000, 10, 30_000, compose);
-        await monitors.recordAttempt(first!, { result: 'delivered', at: 1_001 });
-        await monitors.advance({ id, from: 1, to: 2, baselines: {}, changes: [buildPriceChange()], reset: false });
+        await monitors.recordAttempts([{ delivery: first!, outcome: { result: 'delivered', at: 1_001 } }], 1_001, compose);
+        await monitors.advance([{ id, from: 1, to: 2, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_002, compose);
         expect(await monitors.claimDue(60_999, 10, 30_000, compose)).toEqual([]);
         expect(await monitors.claimDue(61_000, 10, 30_000, compose)).toHaveLength(1);
       });
 
       it('retries a failed delivery at its time, says why in the list, and says reset once after a loss', async () => {
         const id = await readyMonitor();
-        await monitors.advance({ id, from: 0, to: 5, baselines: {}, changes: [buildPriceChange()], reset: true });
+        await monitors.advance([{ id, from: 0, to: 5, baselines: {}, changes: [buildPriceChange()], reset: true }], 1_000, compose);
         const [first] = await monitors.claimDue(1_000, 10, 30_000, compose);
         expect(resetOf(first!.body)).toBe(true);
-        await monitors.recordAttempt(first!, { result: 'failed', at: 1_001, reason: 'HTTP 500', retryAt: 6_000 });
+        await monitors.recordAttempts([{ delivery: first!, outcome: { result: 'failed', at: 1_001, reason: 'HTTP 500', retryAt: 6_000 } }], 1_001, compose);
         expect(await monitors.claimDue(5_999, 10, 30_000, compose)).toEqual([]);
         const [retry] = await monitors.claimDue(6_000, 10, 30_000, compose);
         expect(retry).toMatchObject({ messageId: first!.messageId, attempts: 1 });
         const [view] = await monitors.listMonitors(proKey);
         expect(view!.delivery).toMatchObject({ lastFailureAt: 1_001, lastFailureReason: 'HTTP 500', backlog: 1 });
-        await monitors.recordAttempt(retry!, { result: 'delivered', at: 6_001 });
-        await monitors.advance({ id, from: 5, to: 6, baselines: {}, changes: [buildPriceChange()], reset: false });
+        await monitors.recordAttempts([{ delivery: retry!, outcome: { result: 'delivered', at: 6_001 } }], 6_001, compose);
+        await monitors.advance([{ id, from: 5, to: 6, baselines: {}, changes: [buildPriceChange()], reset: false }], 6_002, compose);
         const [later] = await monitors.claimDue(7_000, 10, 30_000, compose);
         expect(resetOf(later!.body)).toBe(false);
       });
 
       it('keeps a disabled monitor\'s delivery until it is enabled, then sends it at once', async () => {
         const id = await readyMonitor();
-        await monitors.advance({ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+        await monitors.advance([{ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_000, compose);
         const [first] = await monitors.claimDue(1_000, 10, 30_000, compose);
-        await monitors.recordAttempt(first!, { result: 'disabled', at: 1_001, reason: 'the endpoint answered 410 Gone' });
+        await monitors.recordAttempts([{ delivery: first!, outcome: { result: 'disabled', at: 1_001, reason: 'the endpoint answered 410 Gone' } }], 1_001, compose);
         const [view] = await monitors.listMonitors(proKey);
         expect(view).toMatchObject({ enabled: false, disabledReason: 'the endpoint answered 410 Gone' });
         expect(await monitors.readerStates()).toEqual([]);
@@ -164,7 +184,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
 
       it("delivers nothing for a revoked key's monitors", async () => {
         const id = await readyMonitor();
-        await monitors.advance({ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+        await monitors.advance([{ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_000, compose);
         await stores.keys.revokeKey(proKey);
         expect(await monitors.claimDue(1_000, 10, 30_000, compose)).toEqual([]);
         expect(await monitors.enableMonitor(id)).toBeNull();
@@ -174,7 +194,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
     describe('removeMonitor', () => {
       it('removes a monitor with what it had not delivered', async () => {
         const id = await readyMonitor();
-        await monitors.advance({ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false });
+        await monitors.advance([{ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false }], 1_000, compose);
         await monitors.claimDue(1_000, 10, 30_000, compose);
         expect(await monitors.removeMonitor(id)).toBe(true);
         expect(await monitors.removeMonitor(id)).toBe(false);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPriceChange } from '@catalog/contract/testing';
 import { ServiceUnavailable } from '../../src/catalog/errors.ts';
 import { priceChangedBody } from '../../src/monitors/monitor.ts';
+import type { ComposeDelivery } from '../../src/monitors/monitor-store.ts';
 import { describeMonitorStoreConformance } from './monitor-store.suite.ts';
 
 describeMonitorStoreConformance('SqliteMonitorStore', async () => {
@@ -24,6 +26,8 @@ describeMonitorStoreConformance('SqliteMonitorStore', async () => {
   };
 });
 
+
+const compose: ComposeDelivery = (id, changes, reset, now) => ({ messageId: `msg_${randomBytes(4).toString('hex')}`, body: priceChangedBody(id, changes, reset, now) });
 describe('SqliteMonitorStore', () => {
   it("does not wait for another process's write in the delivery's rounds: the round is refused at once and tried again", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitor-store-busy-'));
@@ -32,19 +36,19 @@ describe('SqliteMonitorStore', () => {
       const monitors = new SqliteMonitorStore(database);
       const key = await new SqliteKeyStore(database).createKey('pro');
       const { monitor } = await monitors.addMonitor(key, { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 5, minIntervalMs: 0 }, 0);
-      await monitors.advance({ id: monitor.id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false });
+      await monitors.advance([{ id: monitor.id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], Date.now(), compose);
       const importer = new DatabaseSync(join(dir, 'catalog.db'));
       importer.exec('BEGIN IMMEDIATE');
       const started = performance.now();
-      await expect(monitors.advance({ id: monitor.id, from: 1, to: 2, baselines: {}, changes: [], reset: false })).rejects.toThrow(ServiceUnavailable);
-      await expect(monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }))).rejects.toThrow(ServiceUnavailable);
+      await expect(monitors.advance([{ id: monitor.id, from: 1, to: 2, baselines: {}, changes: [], reset: false }], Date.now(), compose)).rejects.toThrow(ServiceUnavailable);
+      await expect(monitors.claimDue(Date.now(), 1, 30_000, compose)).rejects.toThrow(ServiceUnavailable);
       expect(performance.now() - started).toBeLessThan(1_000);
       importer.exec('ROLLBACK');
       importer.close();
-      const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_a', body: priceChangedBody(id, changes, reset, now) }));
+      const [delivery] = await monitors.claimDue(Date.now(), 1, 30_000, compose);
       expect(delivery).toBeDefined();
       // A disabled monitor's waiting delivery does not make claimDue take the write lock.
-      await monitors.recordAttempt(delivery!, { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' });
+      await monitors.recordAttempts([{ delivery: delivery!, outcome: { result: 'disabled', at: Date.now(), reason: 'the endpoint answered 410 Gone' } }], Date.now(), compose);
       const importerAgain = new DatabaseSync(join(dir, 'catalog.db'));
       importerAgain.exec('BEGIN IMMEDIATE');
       expect(await monitors.claimDue(Date.now(), 1, 30_000, (id, changes, reset, now) => ({ messageId: 'msg_b', body: priceChangedBody(id, changes, reset, now) }))).toEqual([]);

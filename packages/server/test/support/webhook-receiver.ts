@@ -1,5 +1,6 @@
-// A webhook receiver on node:http, port 0: records every delivery (headers and raw body) and
-// answers each with the next of `answers` (the last one repeats), as a monitor's endpoint would.
+// A webhook receiver on node:http, port 0: records every delivery (headers and raw body) as it
+// arrives and answers each with the next of `answers` (the last one repeats), after `delayMs` (a
+// slow endpoint), as a monitor's endpoint would.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -21,7 +22,7 @@ export interface ReceiverAnswer {
   headers?: Record<string, string>;
 }
 
-export async function startWebhookReceiver(answers: readonly ReceiverAnswer[] = [{ status: 204 }]): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(answers: readonly ReceiverAnswer[] = [{ status: 204 }], options: { delayMs?: number } = {}): Promise<WebhookReceiver> {
   const received: ReceivedDelivery[] = [];
   const waiters: (() => void)[] = [];
   const server = createServer((req, res) => {
@@ -30,7 +31,9 @@ export async function startWebhookReceiver(answers: readonly ReceiverAnswer[] = 
     req.on('end', () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const answer = answers[Math.min(received.length - 1, answers.length - 1)]!;
-      res.writeHead(answer.status, answer.headers).end();
+      const respond = (): void => void res.writeHead(answer.status, answer.headers).end();
+      if (options.delayMs === undefined) respond();
+      else setTimeout(respond, options.delayMs);
       for (const waiter of waiters.splice(0)) waiter();
     });
   });

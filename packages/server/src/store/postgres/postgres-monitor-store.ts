@@ -1,15 +1,18 @@
 // PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migration 10: `monitors`,
 // `monitor_changes`, `monitor_deliveries`). Several instances share it: advance() writes only
 // when the monitor's position is still the one read (an UPDATE … WHERE position IS NOT DISTINCT
-// FROM, which waits for a concurrent one and then finds the position moved), and claimDue() forms
+// FROM, which waits for a concurrent one and then finds the position moved; an update of the
+// position alone is left out, false, when another transaction holds the monitor), and claimDue() forms
 // and claims deliveries under FOR UPDATE SKIP LOCKED, so each delivery is made by one instance.
 // Times are epoch milliseconds. Failure modes: database unreachable → ServiceUnavailable.
 import type pg from 'pg';
 import type { PriceChange } from '@catalog/contract';
+import type { Baselines } from '../../monitors/price-changes.ts';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
 import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, type Monitor, type MonitorSettings, type MonitorView } from '../../monitors/monitor.ts';
 import {
   MonitorKeyRefused,
+  type AttemptRecord,
   type ComposeDelivery,
   type DeliveryOutcome,
   type DeliveryTotals,
@@ -106,72 +109,76 @@ export class PostgresMonitorStore implements MonitorStore {
 
   readerStates(): Promise<MonitorReaderState[]> {
     return unavailableOnOutage(WHAT, async () => {
-      const { rows } = await this.#pool.query<{ id: string; filter: string; min_change_percent: number; position: number | null; baselines: string }>(
-        `SELECT m.id, m.filter, m.min_change_percent, m.position, m.baselines FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`,
+      const { rows } = await this.#pool.query<{ id: string; min_change_percent: number; position: number | null }>(
+        `SELECT m.id, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`,
       );
-      return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position, baselines: JSON.parse(row.baselines) as Record<string, number> }));
+      return rows.map((row) => ({ id: row.id, minChangePercent: row.min_change_percent, position: row.position }));
     });
   }
 
-  advance(update: MonitorAdvance): Promise<boolean> {
+  filtersOf(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return unavailableOnOutage(WHAT, async () => {
+      const { rows } = await this.#pool.query<{ id: string; filter: string }>('SELECT id, filter FROM monitors WHERE id = ANY($1::text[])', [ids]);
+      return new Map(rows.map((row) => [row.id, row.filter]));
+    });
+  }
+
+  baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return unavailableOnOutage(WHAT, async () => {
+      const { rows } = await this.#pool.query<{ id: string; baselines: string }>('SELECT id, baselines FROM monitors WHERE id = ANY($1::text[])', [ids]);
+      return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
+    });
+  }
+
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
+    if (updates.length === 0) return Promise.resolve([]);
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
-        const moved = await client.query('UPDATE monitors SET position = $1, baselines = $2, pending_reset = pending_reset OR $3 WHERE id = $4 AND position IS NOT DISTINCT FROM $5', [
-          update.to,
-          JSON.stringify(update.baselines),
-          update.reset,
-          update.id,
-          update.from,
+        const required = (update: MonitorAdvance): boolean => update.changes.length > 0 || update.reset;
+        // Locked in one order, so instances advancing the same monitors wait for each other instead of deadlocking;
+        // a position alone is not worth a wait (the sender holds a monitor while it records or forms): it is written next time.
+        await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [updates.filter(required).map((update) => update.id)]);
+        const { rows: free } = await client.query<{ id: string }>('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED', [
+          updates.filter((update) => !required(update)).map((update) => update.id),
         ]);
-        if (moved.rowCount !== 1) return false;
-        if (update.changes.length > 0) {
-          await client.query('INSERT INTO monitor_changes (monitor_id, change, due_at) SELECT $1, change, $3 FROM unnest($2::text[]) WITH ORDINALITY AS t(change, n) ORDER BY n', [
-            update.id,
-            update.changes.map((change) => JSON.stringify(change)),
-            Date.now(),
+        const unheld = new Set(free.map((row) => row.id));
+        const writing = updates.filter((update) => required(update) || unheld.has(update.id));
+        const ids = writing.map((update) => update.id);
+        const { rows } = await client.query<{ id: string }>(
+          `UPDATE monitors m SET position = t.to_position, baselines = coalesce(t.baselines, m.baselines), pending_reset = m.pending_reset OR t.reset
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[]) AS t(id, from_position, to_position, baselines, reset)
+           WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position
+           RETURNING m.id`,
+          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => (update.baselines === null ? null : JSON.stringify(update.baselines))), writing.map((update) => update.reset)],
+        );
+        const moved = new Set(rows.map((row) => row.id));
+        const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
+        if (changed.length > 0) {
+          // Inserted in the order given, so each monitor's changes keep the log's order in `seq`.
+          await client.query('INSERT INTO monitor_changes (monitor_id, change, due_at) SELECT monitor_id, change, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(monitor_id, change, n) ORDER BY n', [
+            changed.flatMap((update) => update.changes.map(() => update.id)),
+            changed.flatMap((update) => update.changes.map((change) => JSON.stringify(change))),
+            now,
           ]);
         }
-        return true;
+        await this.#form(client, changed.map((update) => update.id), now, compose);
+        return updates.map((update) => moved.has(update.id));
       }),
     );
   }
 
-  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
+  claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
     return unavailableOnOutage(WHAT, async () => {
       // Most rounds find nothing due: one read instead of two transactions.
-      const { rows: due } = await this.#pool.query<{ due: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1)
-             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
-        [now],
+      const { rows: due } = await this.#pool.query<{ forming: boolean; due: boolean }>(
+        `SELECT $2::boolean AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
+                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
+        [now, formAll],
       );
-      if (due[0]?.due !== true) return [];
-      await inTransaction(this.#pool, async (client) => {
-        const { rows: forming } = await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
-          `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND m.next_delivery_at <= $1
-             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-             AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)
-           FOR UPDATE OF m SKIP LOCKED`,
-          [now],
-        );
-        for (const monitor of forming) {
-          const { rows } = await client.query<{ seq: number; change: string; due_at: number }>('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = $1 ORDER BY seq LIMIT $2', [
-            monitor.id,
-            MAX_CHANGES_PER_DELIVERY,
-          ]);
-          // Another instance formed it between the look-up and the lock.
-          if (rows.length === 0) continue;
-          const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
-          const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
-          const inserted = await client.query(
-            'INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (monitor_id) DO NOTHING',
-            [messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now],
-          );
-          if (inserted.rowCount !== 1) continue;
-          await client.query('DELETE FROM monitor_changes WHERE monitor_id = $1 AND seq <= $2', [monitor.id, rows.at(-1)!.seq]);
-          await client.query('UPDATE monitors SET pending_reset = false, next_delivery_at = $1 WHERE id = $2', [now + monitor.min_interval_ms, monitor.id]);
-        }
-      });
+      if (due[0]?.forming === true) await inTransaction(this.#pool, (client) => this.#form(client, null, now, compose));
+      else if (due[0]?.due !== true) return [];
       return inTransaction(this.#pool, async (client) => {
         const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
           `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
@@ -187,31 +194,108 @@ export class PostgresMonitorStore implements MonitorStore {
     });
   }
 
-  recordAttempt(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void> {
+  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
+  async #form(client: pg.PoolClient, ids: readonly string[] | null, now: number, compose: ComposeDelivery): Promise<void> {
+    if (ids?.length === 0) return;
+    const { rows: forming } =
+      ids === null
+    ? await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+         JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+         WHERE ${ACTIVE} AND m.next_delivery_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+         FOR UPDATE OF m SKIP LOCKED`,
+        [now],
+      )
+    : await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+         WHERE m.id = ANY($2::text[]) AND ${ACTIVE} AND m.next_delivery_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+           AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)
+         FOR UPDATE OF m SKIP LOCKED`,
+        [now, ids],
+      );
+    if (forming.length === 0) return;
+    const { rows } = await client.query<{ monitor_id: string; seq: number; change: string; due_at: number }>(
+      `SELECT monitor_id, seq, change, due_at FROM (
+         SELECT c.monitor_id, c.seq, c.change, c.due_at, row_number() OVER (PARTITION BY c.monitor_id ORDER BY c.seq) AS n
+         FROM monitor_changes c WHERE c.monitor_id = ANY($1::text[])) oldest
+       WHERE n <= $2 ORDER BY monitor_id, seq`,
+      [forming.map((monitor) => monitor.id), MAX_CHANGES_PER_DELIVERY],
+    );
+    const byMonitor = new Map<string, typeof rows>();
+    for (const row of rows) {
+      const list = byMonitor.get(row.monitor_id);
+      if (list === undefined) byMonitor.set(row.monitor_id, [row]);
+      else list.push(row);
+    }
+    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; lastSeq: number; nextDeliveryAt: number }[] = [];
+    for (const monitor of forming) {
+      // Another instance formed it between the look-up and the lock.
+      const oldest = byMonitor.get(monitor.id);
+      if (oldest === undefined) continue;
+      const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
+      const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
+      const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
+      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, lastSeq: oldest.at(-1)!.seq, nextDeliveryAt: now + Number(monitor.min_interval_ms) });
+    }
+    const { rows: inserted } = await client.query<{ monitor_id: string }>(
+      `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[])
+       ON CONFLICT (monitor_id) DO NOTHING RETURNING monitor_id`,
+      [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), formed.map((f) => f.changes), formed.map((f) => f.firstDueAt), formed.map(() => now)],
+    );
+    const stored = new Set(inserted.map((row) => row.monitor_id));
+    const kept = formed.filter((f) => stored.has(f.id));
+    if (kept.length === 0) return;
+    await client.query('DELETE FROM monitor_changes c USING unnest($1::text[], $2::bigint[]) AS t(monitor_id, last_seq) WHERE c.monitor_id = t.monitor_id AND c.seq <= t.last_seq', [
+      kept.map((f) => f.id),
+      kept.map((f) => f.lastSeq),
+    ]);
+    await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
+      kept.map((f) => f.id),
+      kept.map((f) => f.nextDeliveryAt),
+    ]);
+  }
+
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
-        switch (outcome.result) {
-          case 'delivered':
-            await client.query('DELETE FROM monitor_deliveries WHERE id = $1', [delivery.messageId]);
-            await client.query('UPDATE monitors SET last_success_at = $1 WHERE id = $2', [outcome.at, delivery.monitorId]);
-            return;
-          case 'failed':
-            await client.query('UPDATE monitor_deliveries SET attempts = attempts + 1, next_attempt_at = $1, lease_until = 0, last_error = $2 WHERE id = $3', [
-              outcome.retryAt,
-              outcome.reason,
-              delivery.messageId,
-            ]);
-            await client.query('UPDATE monitors SET last_failure_at = $1, last_failure_reason = $2 WHERE id = $3', [outcome.at, outcome.reason, delivery.monitorId]);
-            return;
-          case 'disabled':
-            await client.query('UPDATE monitor_deliveries SET attempts = attempts + 1, lease_until = 0, last_error = $1 WHERE id = $2', [outcome.reason, delivery.messageId]);
-            await client.query('UPDATE monitors SET enabled = false, disabled_reason = $1, last_failure_at = $2, last_failure_reason = $1 WHERE id = $3', [
-              outcome.reason,
-              outcome.at,
-              delivery.monitorId,
-            ]);
-            return;
+        // The advance's lock order, so the two never wait on each other in a cycle.
+        await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [records.map((record) => record.delivery.monitorId)]);
+        const of = (result: DeliveryOutcome['result']) => records.filter((record) => record.outcome.result === result);
+        const delivered = of('delivered');
+        if (delivered.length > 0) {
+          await client.query('DELETE FROM monitor_deliveries WHERE id = ANY($1::text[])', [delivered.map((record) => record.delivery.messageId)]);
+          await client.query('UPDATE monitors m SET last_success_at = t.at FROM unnest($1::text[], $2::bigint[]) AS t(id, at) WHERE m.id = t.id', [
+            delivered.map((record) => record.delivery.monitorId),
+            delivered.map((record) => record.outcome.at),
+          ]);
         }
+        for (const { delivery, outcome } of records) {
+          switch (outcome.result) {
+            case 'delivered':
+              break;
+            case 'failed':
+              await client.query('UPDATE monitor_deliveries SET attempts = attempts + 1, next_attempt_at = $1, lease_until = 0, last_error = $2 WHERE id = $3', [
+                outcome.retryAt,
+                outcome.reason,
+                delivery.messageId,
+              ]);
+              await client.query('UPDATE monitors SET last_failure_at = $1, last_failure_reason = $2 WHERE id = $3', [outcome.at, outcome.reason, delivery.monitorId]);
+              break;
+            case 'disabled':
+              await client.query('UPDATE monitor_deliveries SET attempts = attempts + 1, lease_until = 0, last_error = $1 WHERE id = $2', [outcome.reason, delivery.messageId]);
+              await client.query('UPDATE monitors SET enabled = false, disabled_reason = $1, last_failure_at = $2, last_failure_reason = $1 WHERE id = $3', [
+                outcome.reason,
+                outcome.at,
+                delivery.monitorId,
+              ]);
+              break;
+          }
+        }
+        await this.#form(client, delivered.map((record) => record.delivery.monitorId), now, compose);
       }),
     );
   }

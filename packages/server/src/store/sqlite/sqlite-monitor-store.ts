@@ -5,13 +5,15 @@
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
 // claimDue) do not wait for another process's write (an import holds the lock for a batch): they
 // fail with ServiceUnavailable at once and the round is tried again; claimDue writes only when a
-// read found something due. Recording an attempt waits up to BUSY_TIMEOUT_MS, as other writes do.
-// ServiceUnavailable once the database is closed.
+// read found something due. recordAttempts is refused at once the same way (the delivery tries it
+// again). ServiceUnavailable once the database is closed.
 import type { PriceChange } from '@catalog/contract';
+import type { Baselines } from '../../monitors/price-changes.ts';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
 import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, type Monitor, type MonitorSettings, type MonitorView } from '../../monitors/monitor.ts';
 import {
   MonitorKeyRefused,
+  type AttemptRecord,
   type ComposeDelivery,
   type DeliveryOutcome,
   type DeliveryTotals,
@@ -109,9 +111,21 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async readerStates(): Promise<MonitorReaderState[]> {
     const rows = this.#database
-      .statement(`SELECT m.id, m.filter, m.min_change_percent, m.position, m.baselines FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`)
-      .all() as unknown as { id: string; filter: string; min_change_percent: number; position: number | null; baselines: string }[];
-    return rows.map((row) => ({ id: row.id, filter: row.filter, minChangePercent: row.min_change_percent, position: row.position, baselines: JSON.parse(row.baselines) as Record<string, number> }));
+      .statement(`SELECT m.id, m.min_change_percent, m.position FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} ORDER BY m.id`)
+      .all() as unknown as { id: string; min_change_percent: number; position: number | null }[];
+    return rows.map((row) => ({ id: row.id, minChangePercent: row.min_change_percent, position: row.position }));
+  }
+
+  async filtersOf(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = this.#database.statement('SELECT id, filter FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; filter: string }[];
+    return new Map(rows.map((row) => [row.id, row.filter]));
+  }
+
+  async baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
+    if (ids.length === 0) return new Map();
+    const rows = this.#database.statement('SELECT id, baselines FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; baselines: string }[];
+    return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
   }
 
   /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
@@ -128,48 +142,32 @@ export class SqliteMonitorStore implements MonitorStore {
     }
   }
 
-  async advance(update: MonitorAdvance): Promise<boolean> {
+  async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
+    if (updates.length === 0) return [];
     return this.#withoutWaiting(() => {
-      const moved = this.#database
-        .statement('UPDATE monitors SET position = ?, baselines = ?, pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?')
-        .run(update.to, JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
-      if (Number(moved.changes) !== 1) return false;
+      const move = this.#database.statement('UPDATE monitors SET position = ?, baselines = coalesce(?, baselines), pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
-      const now = Date.now();
-      for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
-      return true;
+      const stored = updates.map((update) => {
+        const moved = move.run(update.to, update.baselines === null ? null : JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
+        if (Number(moved.changes) !== 1) return false;
+        for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
+        return true;
+      });
+      this.#form(updates.filter((update, n) => stored[n] && update.changes.length > 0).map((update) => update.id), now, compose);
+      return stored;
     });
   }
 
-  async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery): Promise<DueDelivery[]> {
+  async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
     const anything = this.#database
       .statement(
-        `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ?)
-             OR EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
+        `SELECT ? AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
+                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
       )
-      .get(now, now, now) as { due: number };
-    if (anything.due === 0) return [];
+      .get(formAll ? 1 : 0, now, now, now) as { forming: number; due: number };
+    if (anything.forming === 0 && anything.due === 0) return [];
     return this.#withoutWaiting(() => {
-      const forming = this.#database
-        .statement(
-          `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND m.next_delivery_at <= ?
-             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-             AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
-        )
-        .all(now) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
-      for (const monitor of forming) {
-        const rows = this.#database
-          .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
-          .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
-        const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
-        const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
-        this.#database
-          .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
-        this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
-        this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
-      }
+      if (anything.forming === 1) this.#form(null, now, compose);
       const due = this.#database
         .statement(
           `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
@@ -183,29 +181,70 @@ export class SqliteMonitorStore implements MonitorStore {
     });
   }
 
-  async recordAttempt(delivery: DueDelivery, outcome: DeliveryOutcome): Promise<void> {
-    this.#database.transaction(() => {
-      switch (outcome.result) {
-        case 'delivered':
-          this.#database.statement('DELETE FROM monitor_deliveries WHERE id = ?').run(delivery.messageId);
-          this.#database.statement('UPDATE monitors SET last_success_at = ? WHERE id = ?').run(outcome.at, delivery.monitorId);
-          return;
-        case 'failed':
-          this.#database
-            .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0, last_error = ? WHERE id = ?')
-            .run(outcome.retryAt, outcome.reason, delivery.messageId);
-          this.#database.statement('UPDATE monitors SET last_failure_at = ?, last_failure_reason = ? WHERE id = ?').run(outcome.at, outcome.reason, delivery.monitorId);
-          return;
-        case 'disabled':
-          this.#database
-            .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, lease_until = 0, last_error = ? WHERE id = ?')
-            .run(outcome.reason, delivery.messageId);
-          this.#database
-            .statement('UPDATE monitors SET enabled = 0, disabled_reason = ?, last_failure_at = ?, last_failure_reason = ? WHERE id = ?')
-            .run(outcome.reason, outcome.at, outcome.reason, delivery.monitorId);
-          return;
-      }
+  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
+  #form(ids: readonly string[] | null, now: number, compose: ComposeDelivery): void {
+    if (ids?.length === 0) return;
+    const forming = (
+      ids === null
+        ? this.#database
+            .statement(
+              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+               JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+               WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)`,
+            )
+            .all(now)
+        : this.#database
+            .statement(
+              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+               WHERE m.id IN (SELECT value FROM json_each(?)) AND ${ACTIVE} AND m.next_delivery_at <= ?
+                 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+                 AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
+            )
+            .all(JSON.stringify(ids), now)
+    ) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
+    for (const monitor of forming) {
+      const rows = this.#database
+        .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
+        .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
+      const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
+      const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
+      this.#database
+        .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
+      this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
+      this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
+    }
+  }
+
+  async recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
+    if (records.length === 0) return;
+    this.#withoutWaiting(() => {
+      for (const { delivery, outcome } of records) this.#record(delivery, outcome);
+      this.#form(records.filter((record) => record.outcome.result === 'delivered').map((record) => record.delivery.monitorId), now, compose);
     });
+  }
+
+  #record(delivery: DueDelivery, outcome: DeliveryOutcome): void {
+    switch (outcome.result) {
+      case 'delivered':
+        this.#database.statement('DELETE FROM monitor_deliveries WHERE id = ?').run(delivery.messageId);
+        this.#database.statement('UPDATE monitors SET last_success_at = ? WHERE id = ?').run(outcome.at, delivery.monitorId);
+        return;
+      case 'failed':
+        this.#database
+          .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, next_attempt_at = ?, lease_until = 0, last_error = ? WHERE id = ?')
+          .run(outcome.retryAt, outcome.reason, delivery.messageId);
+        this.#database.statement('UPDATE monitors SET last_failure_at = ?, last_failure_reason = ? WHERE id = ?').run(outcome.at, outcome.reason, delivery.monitorId);
+        return;
+      case 'disabled':
+        this.#database
+          .statement('UPDATE monitor_deliveries SET attempts = attempts + 1, lease_until = 0, last_error = ? WHERE id = ?')
+          .run(outcome.reason, delivery.messageId);
+        this.#database
+          .statement('UPDATE monitors SET enabled = 0, disabled_reason = ?, last_failure_at = ?, last_failure_reason = ? WHERE id = ?')
+          .run(outcome.reason, outcome.at, outcome.reason, delivery.monitorId);
+        return;
+    }
   }
 
   async deliveryTotals(): Promise<DeliveryTotals> {
