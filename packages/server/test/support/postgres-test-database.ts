@@ -29,6 +29,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: (port = 5432) => `postgres://postgres@127.0.0.1:${port}/${name}`,
-    drop: () => admin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+    drop: () =>
+      admin(async (client) => {
+        // A pool's end() resolves while its clients' goodbyes are still on the wire; a connection
+        // that FORCE terminates then reports it as an error nobody listens to any more. Give
+        // closing connections a moment to leave first; FORCE ends whatever a test left open.
+        for (let waited = 0; waited < 1_000; waited += 50) {
+          const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0]?.n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }
