@@ -95,10 +95,9 @@ const routes = new WeakMap<IncomingMessage, string>();
 let activeSpan: () => Span | undefined = () => undefined;
 
 /**
- * Names `req`'s server span by `route` (`/v2/products/:id`), and gives the running Express
- * handler's span that route:
- * Express is given routes as patterns, which its instrumentation would report as they are. Call it
- * from the route's handler; off, it returns at once.
+ * Names `req`'s server span by `route` (`/v2/products/:id`) and gives the running Express
+ * handler's span that route: Express is given routes as patterns, which its instrumentation would
+ * report as they are. Call it from the route's handler; off, it returns at once.
  */
 export function traceRoute(req: IncomingMessage, route: string): void {
   if (!recording) return;

@@ -1,6 +1,7 @@
 // The contract's operation table as Express routes: one route per operation of a listener, its
-// method and path converted to a pattern Express matches (routePattern), never listed by hand. A path answered for another
-// method gets 405 with Allow (a GET answers HEAD too; Express sends the head without the body).
+// method and path converted to a pattern Express matches (routePattern), never listed by hand. A
+// path answered for another method gets 405 with Allow (a GET answers HEAD too; Express sends the
+// head without the body).
 //
 // Matching follows Express's defaults, which are the conventions clients rely on: literal segments
 // compare case-insensitively, one trailing slash is ignored, a path parameter is one non-empty
