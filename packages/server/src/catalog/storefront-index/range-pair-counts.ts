@@ -4,22 +4,7 @@
 // that count is a pass over three bitsets of n/8 bytes each, bound by memory bandwidth; here it is
 // a table look-up and a scan of a few buckets' worth of 2-byte codes.
 //
-// Layout: the slots grouped by their bucket of the first index (positions), each position holding
-// its slot's bucket of the second index and whether it is available (one 16-bit code); the buckets
-// of the first index in groups of about GROUP_SLOTS positions (as many as there were at the build),
-// and per group and bucket of the second index the number of positions, as a two-dimensional
-// Fenwick tree over (groups from the last, buckets), once over every slot and once over available
-// ones. A count reads O(log groups × log buckets) tree entries and scans the positions between the
-// first bucket and the start of the next group. The leaves' extra members (the passing members of each value's own bucket) are
-// checked against the other leaf by a sequential scan of codes kept per bucket's member list (the
-// member's bucket of the other index and whether it is available), made on the list's first use
-// here: no read of a bitset or a column at a random slot, each of which misses the cache on a large
-// catalog, but for the rare members in the other value's own bucket. Each position also holds its
-// slot, and the slots are grouped by their bucket of the second index as well, each with its
-// bucket of the first index and whether it is available: countLeaves counts a whole AND of two
-// leaves with neither the range indexes' member lists nor any bitset, the passing members of each
-// value's bucket found by binary search in the bucket's places (sorted by value on first use) and
-// their codes read in order.
+// Layout and build: range-pair-layout.ts; the trees: fenwick.ts.
 //
 // Guarantees: exact for the range indexes it was built from and the columns and `available` bitset
 // as they were during the build, and as they are after each slot written since has been followed
@@ -34,14 +19,14 @@
 // of them block copies), once per TAIL_MAX added slots or per batch that adds more. A bucket a
 // written slot passes through is no longer sorted by value (sorted again on its next use by a
 // count). Counts scan the tail (fewer than TAIL_MAX slots between batches).
-// Memory: 14 bytes per slot (two codes, two slot numbers, the slot's first-index bucket) and two
-// trees of (groups + 1) × (second index's buckets + 1) 4-byte counts: about 18 bytes per slot in all
-// (groups grow with the slots at the build); then 2 bytes per member of each bucket whose extra
-// members were checked by passingExtras (at most 4 bytes per slot, both columns' buckets all used).
 import { hasBit } from './bits.ts';
 import { Growable } from './growable.ts';
-import { compares, passingBoundary, type RangeOperator, valueOrder } from './ordering.ts';
+import { compares, passingBoundary, type RangeOperator } from './ordering.ts';
 import { type RangeBase, type RangeIndex, type RangeSplit } from './range-index.ts';
+import { fenwickAdd, fenwickSum } from './fenwick.ts';
+import { AVAILABLE, BUCKET, buildPairLayout, grown, placeOf, sortPlaces, type IndexedColumn, type PairLayout } from './range-pair-layout.ts';
+
+export type { IndexedColumn } from './range-pair-layout.ts';
 
 /** The slots of a bucket base: those under bucket `under` of its range index, or with `flip` -1 those not under it (RangeIndex.split). */
 export interface BucketBase {
@@ -62,18 +47,6 @@ export interface LeafBase extends RangeBase {
   value: number;
 }
 
-/** One range index and the column it indexes. */
-export interface IndexedColumn {
-  range: RangeIndex;
-  column: Float64Array;
-}
-
-/** Positions per group of first-index buckets, about: a count scans at most one group's. */
-const GROUP_SLOTS = 16_384;
-const AVAILABLE = 0x8000;
-const BUCKET = 0x7fff;
-/** Slots between two checks of the clock while building. */
-const CHECK_EVERY = 8_192;
 /** Milliseconds of building between two pauses. */
 const BUILD_SLICE_MS = 4;
 /** Slots added since the last fold that wait in the tail (see #tail) before they are placed in the groupings. */
@@ -132,10 +105,7 @@ export class RangePairCounts {
     columns: readonly [IndexedColumn, IndexedColumn],
     available: Uint32Array,
     size: number,
-    positions: { firstBuckets: Uint16Array; starts: Int32Array; availableFrom: Int32Array; codes: Uint16Array; slots: Int32Array; secondStarts: Int32Array; secondSlots: Int32Array; secondCodes: Uint16Array },
-    group: number,
-    below: Int32Array,
-    belowAvailable: Int32Array,
+    positions: PairLayout,
   ) {
     this.first = columns[0].range;
     this.second = columns[1].range;
@@ -152,11 +122,11 @@ export class RangePairCounts {
     this.#secondSlots = positions.secondSlots;
     this.#secondCodes = positions.secondCodes;
     this.#sortedBuckets = [new Uint8Array(this.first.buckets), new Uint8Array(this.second.buckets)];
-    this.#group = group;
-    this.#groups = Math.ceil(this.first.buckets / group);
+    this.#group = positions.group;
+    this.#groups = Math.ceil(this.first.buckets / positions.group);
     this.#width = this.second.buckets + 1;
-    this.#below = below;
-    this.#belowAvailable = belowAvailable;
+    this.#below = positions.below;
+    this.#belowAvailable = positions.belowAvailable;
   }
 
   /**
@@ -164,11 +134,11 @@ export class RangePairCounts {
    * slices of the work and answers whether to go on: undefined when it says no.
    */
   static async build(first: IndexedColumn, second: IndexedColumn, available: Uint32Array, size: number, pause: () => Promise<boolean>): Promise<RangePairCounts | undefined> {
-    const steps = RangePairCounts.#steps(first, second, available, size);
+    const steps = buildPairLayout(first, second, available, size);
     let sliceStart = performance.now();
     for (;;) {
       const step = steps.next();
-      if (step.done === true) return step.value;
+      if (step.done === true) return new RangePairCounts([first, second], available, size, step.value);
       if (performance.now() - sliceStart < BUILD_SLICE_MS) continue;
       if (!(await pause())) return undefined;
       sliceStart = performance.now();
@@ -177,80 +147,11 @@ export class RangePairCounts {
 
   /** The same, in one synchronous step (for an index being prepared, before it answers). */
   static buildNow(first: IndexedColumn, second: IndexedColumn, available: Uint32Array, size: number): RangePairCounts {
-    const steps = RangePairCounts.#steps(first, second, available, size);
+    const steps = buildPairLayout(first, second, available, size);
     for (;;) {
       const step = steps.next();
-      if (step.done === true) return step.value;
+      if (step.done === true) return new RangePairCounts([first, second], available, size, step.value);
     }
-  }
-
-  /** The build, yielding every CHECK_EVERY slots or so (a chance to pause). */
-  static *#steps(first: IndexedColumn, second: IndexedColumn, available: Uint32Array, size: number): Generator<void, RangePairCounts> {
-    if (Math.max(first.range.buckets, second.range.buckets) > BUCKET) throw new Error('range pair counts: the buckets do not fit a code');
-    const buckets = first.range.buckets;
-    const firstBuckets = new Uint16Array(size);
-    const slotCodes = new Uint16Array(size);
-    const inBucket = new Int32Array(buckets);
-    const availableIn = new Int32Array(buckets + 1);
-    const inSecond = new Int32Array(second.range.buckets);
-    for (let from = 0; from < size; from += CHECK_EVERY) {
-      yield;
-      const to = Math.min(size, from + CHECK_EVERY);
-      for (let slot = from; slot < to; slot += 1) {
-        const bucket = first.range.bucketOf(first.column[slot]!);
-        const secondBucket = second.range.bucketOf(second.column[slot]!);
-        const isAvailable = hasBit(available, slot);
-        firstBuckets[slot] = bucket;
-        slotCodes[slot] = secondBucket | (isAvailable ? AVAILABLE : 0);
-        inBucket[bucket]! += 1;
-        inSecond[secondBucket]! += 1;
-        if (isAvailable) availableIn[bucket]! += 1;
-      }
-    }
-    const starts = startsOf(inBucket);
-    const secondStarts = startsOf(inSecond);
-    const availableFrom = new Int32Array(buckets + 1);
-    for (let bucket = buckets - 1; bucket >= 0; bucket -= 1) availableFrom[bucket] = availableFrom[bucket + 1]! + availableIn[bucket]!;
-    // Slots in ascending order within a bucket, of each index: counting sorts.
-    const next = starts.slice();
-    const nextSecond = secondStarts.slice();
-    const codes = new Uint16Array(size);
-    const slots = new Int32Array(size);
-    const secondSlots = new Int32Array(size);
-    const secondCodes = new Uint16Array(size);
-    for (let from = 0; from < size; from += CHECK_EVERY) {
-      yield;
-      const to = Math.min(size, from + CHECK_EVERY);
-      for (let slot = from; slot < to; slot += 1) {
-        const position = next[firstBuckets[slot]!]!++;
-        const code = slotCodes[slot]!;
-        codes[position] = code;
-        slots[position] = slot;
-        const at = nextSecond[code & BUCKET]!++;
-        secondSlots[at] = slot;
-        secondCodes[at] = firstBuckets[slot]! | (code & AVAILABLE);
-      }
-    }
-    const group = 2 ** Math.max(0, Math.round(Math.log2((GROUP_SLOTS * buckets) / Math.max(1, size))));
-    const groups = Math.ceil(buckets / group);
-    const width = second.range.buckets + 1;
-    const below = new Int32Array((groups + 1) * width);
-    const belowAvailable = new Int32Array((groups + 1) * width);
-    // Per group and second-index bucket, its positions (row: the group counted from the last, 1-based).
-    for (let g = groups - 1; g >= 0; g -= 1) {
-      yield;
-      const row = (groups - g) * width + 1;
-      const end = starts[Math.min((g + 1) * group, buckets)]!;
-      for (let position = starts[g * group]!; position < end; position += 1) {
-        const code = codes[position]!;
-        below[row + (code & BUCKET)]! += 1;
-        if ((code & AVAILABLE) !== 0) belowAvailable[row + (code & BUCKET)]! += 1;
-      }
-    }
-    yield;
-    toFenwick(below, groups, width);
-    toFenwick(belowAvailable, groups, width);
-    return new RangePairCounts([first, second], available, size, { firstBuckets, starts, availableFrom, codes, slots, secondStarts, secondSlots, secondCodes }, group, below, belowAvailable);
   }
 
   /** Slots the table holds: 0 .. size). */
@@ -614,59 +515,9 @@ export class RangePairCounts {
   }
 }
 
-/** `into` holding `from` at its start. */
-function grown<T extends Uint16Array | Int32Array>(from: T, into: T): T {
-  into.set(from as never);
-  return into;
-}
 
-/** The place of `slot` among the places of `bucket` (a scan: they are in no order the slot tells). */
-function placeOf(slots: Int32Array, starts: Int32Array, bucket: number, slot: number): number {
-  for (let at = starts[bucket]!, end = starts[bucket + 1]!; at < end; at += 1) if (slots[at] === slot) return at;
-  throw new Error('range pair counts: a slot is not in the bucket held for it');
-}
 
-/** Turns per-cell counts (rows 1 .. rows, columns 1 .. width - 1, row r at r × width) into a two-dimensional Fenwick tree of them, in place. */
-function toFenwick(tree: Int32Array, rows: number, width: number): void {
-  for (let row = 1; row <= rows; row += 1) {
-    for (let column = 1; column < width; column += 1) {
-      const parent = column + (column & -column);
-      if (parent < width) tree[row * width + parent]! += tree[row * width + column]!;
-    }
-  }
-  for (let row = 1; row <= rows; row += 1) {
-    const parent = row + (row & -row);
-    if (parent > rows) continue;
-    for (let column = 1; column < width; column += 1) tree[parent * width + column]! += tree[row * width + column]!;
-  }
-}
 
-/** Adds `delta` to cell (row, column), 1-based, of a Fenwick tree of `rows` rows. */
-function fenwickAdd(tree: Int32Array, rows: number, width: number, row: number, column: number, delta: number): void {
-  for (let r = row; r <= rows; r += r & -r) for (let c = column; c < width; c += c & -c) tree[r * width + c]! += delta;
-}
 
-/** The sum of the cells in rows 1 .. `rows` and columns 1 .. `columns` of a Fenwick tree (none when either is 0 or less). */
-function fenwickSum(tree: Int32Array, width: number, rows: number, columns: number): number {
-  let sum = 0;
-  for (let r = rows; r > 0; r -= r & -r) for (let c = columns; c > 0; c -= c & -c) sum += tree[r * width + c]!;
-  return sum;
-}
 
-/** Per bucket of `counts` (and one past the last), where its slots start. */
-function startsOf(counts: Int32Array): Int32Array {
-  const starts = new Int32Array(counts.length + 1);
-  for (let bucket = 0; bucket < counts.length; bucket += 1) starts[bucket + 1] = starts[bucket]! + counts[bucket]!;
-  return starts;
-}
 
-/** Sorts places `start .. end)` of `slots` by their slots' values in `column` (ties by slot), and `codes` with them. */
-function sortPlaces(slots: Int32Array, codes: Uint16Array, start: number, end: number, column: Float64Array): void {
-  const own = slots.slice(start, end);
-  const ownCodes = codes.slice(start, end);
-  const order = valueOrder(own, Float64Array.from(own, (slot) => column[slot]!));
-  for (let k = 0; k < order.length; k += 1) {
-    slots[start + k] = own[order[k]!]!;
-    codes[start + k] = ownCodes[order[k]!]!;
-  }
-}
