@@ -5,15 +5,20 @@
 // a client sees. Each request's answer must be 200. Reports; asserts nothing.
 //
 //   node bench/in-process-bench.ts --db sqlite:/tmp/catalog.db --key ck_… (--ids FILE | --paths FILE)
-//       [--checkout /path/to/worktree] [--requests 20000] [--rounds 2] [--log-level info|warn]
+//       [--checkout /path/to/worktree] [--requests 20000] [--rounds 2] [--log-level info|warn] [--index-snapshots none|default]
+//       [--cpu-prof DIR]   (a CPU profile per workload and round, of its requests only: not of the start or the warm-up)
 // --ids: one product id per line (getProduct over them, and over the first one: a cache hit);
-// --paths: one request path per line (e.g. storefront listings), taken in turn. --checkout runs
+// --paths: one request path per line (e.g. storefront listings), taken in turn; several files
+// (comma-separated) are measured one after the other, a line each (bench/shapes-bench.ts
+// --write-paths writes one per filter shape). --index-snapshots default loads the storefront
+// index from the snapshot beside the catalog (as `catalog serve` does) instead of every row. --checkout runs
 // another revision's createApp (a worktree of it, installed), for before/after figures on one
 // machine; give each revision its own copy of the database when their migrations differ.
 // --log-level info (the default) writes access lines through the service's logger to /dev/null.
 import http from 'node:http';
-import { openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { basename, join } from 'node:path';
 import { Duplex } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { SERVER_DIR } from './lib/processes.ts';
@@ -28,6 +33,8 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '20000' },
     rounds: { type: 'string', default: '2' },
     'log-level': { type: 'string', default: 'info' },
+    'index-snapshots': { type: 'string', default: 'none' },
+    'cpu-prof': { type: 'string' },
   },
 });
 if (values.db === undefined || values.key === undefined || (values.ids === undefined) === (values.paths === undefined)) {
@@ -47,7 +54,7 @@ const { openCatalogStores } = await load('src/store/open-store.ts');
 const shell = await load('src/http/express-shell.ts').catch(() => ({}) as Module);
 
 const logger = values['log-level'] === 'info' ? createServiceLogger!('info' as never, { terminal: false, fd: openSync('/dev/null', 'w') } as never) : silentLogger;
-const stores = (await openCatalogStores!(values.db as never, silentLogger as never, { indexSnapshotDir: 'none' } as never)) as {
+const stores = (await openCatalogStores!(values.db as never, silentLogger as never, { indexSnapshotDir: values['index-snapshots'] } as never)) as {
   catalog: { warm?: () => Promise<unknown> };
   keys: unknown;
 };
@@ -69,8 +76,9 @@ class NullSocket extends Duplex {
 }
 const socket = Object.assign(new NullSocket(), { remoteAddress: '127.0.0.1', encrypted: false }) as unknown as import('node:net').Socket;
 
-const lines = readFileSync(values.ids ?? values.paths ?? '', 'utf8').trim().split('\n');
-const paths = values.ids === undefined ? lines : lines.map((id) => `/v2/products/${id}`);
+const linesOf = (file: string): string[] => readFileSync(file, 'utf8').trim().split('\n');
+const pathFiles = values.paths?.split(',') ?? [];
+const paths = values.ids === undefined ? pathFiles.flatMap(linesOf) : linesOf(values.ids).map((id) => `/v2/products/${id}`);
 
 function send(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -102,17 +110,39 @@ async function run(count: number, pick: (at: number) => string): Promise<{ cpu: 
   return { cpu: (cpu.user + cpu.system) / count, wall: ((performance.now() - started) * 1000) / count };
 }
 
-let next = 0;
-const distinct = (): string => paths[next++ % paths.length]!;
-await run(Math.min(requests, 5_000), distinct);
-const workloads = [
-  { name: `${values.ids === undefined ? 'paths' : 'getProduct'}, ${paths.length} distinct`, pick: distinct },
-  ...(values.ids === undefined ? [] : [{ name: 'getProduct, one id (cache hit)', pick: () => paths[0]! }]),
-];
+/** Each call the next of `list`'s paths, in turn. */
+const inTurn = (list: readonly string[]): (() => string) => {
+  let next = 0;
+  return () => list[next++ % list.length]!;
+};
+// The warm-up takes paths from the end, so that the rounds' first paths are not cache hits.
+await run(Math.min(requests, 5_000), inTurn(paths.toReversed()));
+const workloads =
+  values.ids === undefined
+    ? pathFiles.map((file) => {
+        const list = linesOf(file);
+        return { name: `${file.split('/').pop()}, ${list.length} distinct`, pick: inTurn(list) };
+      })
+    : [
+        { name: `getProduct, ${paths.length} distinct`, pick: inTurn(paths) },
+        { name: 'getProduct, one id (cache hit)', pick: () => paths[0]! },
+      ];
 console.log(`${server}; ${requests} requests per round; log level ${values['log-level']}`);
+const profiles = values['cpu-prof'];
+const profiler = profiles === undefined ? undefined : new Session();
+if (profiler !== undefined) {
+  mkdirSync(profiles!, { recursive: true });
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+}
 for (let round = 1; round <= Number(values.rounds); round += 1) {
-  for (const workload of workloads) {
+  for (const [at, workload] of workloads.entries()) {
+    await profiler?.post('Profiler.start');
     const { cpu, wall } = await run(requests, workload.pick);
+    if (profiler !== undefined) {
+      const name = `${basename(pathFiles[at] ?? 'getProduct')}.${at}.round-${round}.cpuprofile`;
+      writeFileSync(join(profiles!, name), JSON.stringify((await profiler.post('Profiler.stop')).profile));
+    }
     console.log(`round ${round}  ${workload.name.padEnd(36)} ${cpu.toFixed(1)} µs CPU per request, ${wall.toFixed(1)} µs wall`);
   }
 }

@@ -12,10 +12,11 @@
 // answers other than 2xx are counted, never dropped. Reports; asserts nothing.
 //
 //   node bench/shapes-bench.ts --db sqlite:/tmp/sf.db|postgres://… [--cli A.ts,B.ts] [--seconds 6] [--rounds 2] [--connections 50] [--requests 300] [--filters 20000] [--shapes 1,5,9]
+//       [--write-paths DIR]   (each shape's load paths and a key, for bench/in-process-bench.ts; nothing measured)
 // The database must hold storefront products (`catalog seed --storefront-products N`, or
 // `catalog import --kind storefront`); the bench creates its own key.
 import type { StorefrontProduct, StorefrontProductList, StorefrontSort } from '@catalog/contract';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -382,6 +383,11 @@ export interface ShapesOptions {
   connections: number;
   /** 1-based numbers of the shapes to run (default all). */
   shapes?: readonly number[];
+  /**
+   * Write each shape's load paths to `<dir>/shape-<n>.paths` and the key to `<dir>/key`, for
+   * bench/in-process-bench.ts, and measure nothing.
+   */
+  writePaths?: string;
 }
 
 export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]> {
@@ -411,6 +417,12 @@ export async function runShapesBench(options: ShapesOptions): Promise<ShapeRow[]
     return { shape, warmUp: paths.slice(0, warmUpPerShape), oneAtATime: measured.slice(0, options.requests), load: measured.slice(options.requests) };
   });
   const warmUp = workloads.flatMap((workload) => workload.warmUp);
+  if (options.writePaths !== undefined) {
+    mkdirSync(options.writePaths, { recursive: true });
+    writeFileSync(join(options.writePaths, 'key'), `${key}\n`);
+    for (const workload of workloads) writeFileSync(join(options.writePaths, `shape-${SHAPES.indexOf(workload.shape) + 1}.paths`), `${workload.load.join('\n')}\n`);
+    return [];
+  }
 
   const rows: ShapeRow[] = [];
   for (const cli of options.clis) {
@@ -463,6 +475,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       rounds: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       shapes: { type: 'string' },
+      'write-paths': { type: 'string' },
     },
   });
   const rows: ShapeRow[] = [];
@@ -477,6 +490,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         rounds: Number(values.rounds),
         connections: Number(values.connections),
         ...(values.shapes === undefined ? {} : { shapes: values.shapes.split(',').map(Number) }),
+        ...(values['write-paths'] === undefined ? {} : { writePaths: values['write-paths'] }),
       })),
     );
   }

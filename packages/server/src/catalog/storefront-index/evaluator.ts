@@ -252,12 +252,12 @@ export class Evaluator {
       const byIndex = indexCost(columns, node, words);
       // Admitted: made whole now where that fits in the search's slice, and ANDed; else made
       // between requests, and this search narrows as on a first use.
-      const wholeCost = byIndex ?? columnCost(byColumn!, words, columns.size);
+      const wholeCost = byIndex ?? columnCost(byColumn!, words, columns.size, columns.size);
       if (kept && this.#fitsNow(wholeCost, slices)) {
         andInto(result, await this.#kept(key, slices, () => this.#leaf(node, slices), kept));
         return;
       }
-      const useColumn = byColumn !== undefined && (byIndex === undefined || columnCost(byColumn, words, popcount(result)) <= byIndex);
+      const useColumn = byColumn !== undefined && (byIndex === undefined || columnCost(byColumn, words, popcount(result), columns.size) <= byIndex);
       if (useColumn) narrow(result, byColumn.check);
       else if (range !== undefined) this.#intersect(result, range.field as NumberField, range.operator as RangeOperator, range.value as number, slices);
       if (useColumn || range !== undefined) {

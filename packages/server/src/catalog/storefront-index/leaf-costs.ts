@@ -105,9 +105,25 @@ export function bucketSortCost(size: number, buckets: number): number {
   return members * Math.log2(members + 2);
 }
 
-/** The cost of narrowing a result of `words` words holding `population` slots by a column check. */
-export function columnCost(check: ColumnCheck, words: number, population: number): number {
-  return words + population * check.reads;
+/**
+ * What a column check's read of a slot costs beyond the check itself, in word reads, when the
+ * slots it visits lie far apart: each read waits on memory, while a pass over bitsets streams.
+ */
+const LINE_MISS = 32;
+/**
+ * Slots per product of the column that a result must hold for a check's reads to stream (about
+ * one slot every four 64-byte lines of an 8-byte column); sparser results pay LINE_MISS per slot,
+ * in proportion.
+ */
+const STREAMING_SHARE = 1 / 32;
+
+/**
+ * The cost of narrowing a result of `words` words holding `population` of `size` slots by a
+ * column check: a walk of its words, the check's reads, and the wait on memory of a sparse result.
+ */
+export function columnCost(check: ColumnCheck, words: number, population: number, size: number): number {
+  const sparseness = Math.max(0, 1 - population / (size * STREAMING_SHARE));
+  return words + population * (check.reads + LINE_MISS * sparseness);
 }
 
 /**
