@@ -29,6 +29,7 @@ import { PairTables } from './storefront-index/pair-tables.ts';
 import { ReadyPage } from './storefront-index/ready-page.ts';
 import { SlotChanges } from './storefront-index/slot-changes.ts';
 import { SLICE_MS, Slices } from './storefront-index/slices.ts';
+import { sparseAnswer } from './storefront-index/sparse.ts';
 import { SORTED_FIELDS, SortOrders } from './storefront-index/sort-orders.ts';
 import { restoreState, sortedColumns, stateOf, type StorefrontIndexState } from './storefront-index/state.ts';
 
@@ -56,6 +57,7 @@ export class StorefrontIndex {
   readonly #pairs: PairTables;
   readonly #evaluator: Evaluator;
   readonly #ready: ReadyPage;
+  #sparseAnswers = 0;
 
   constructor() {
     const columns = this.#columns;
@@ -125,6 +127,11 @@ export class StorefrontIndex {
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     const columns = this.#columns;
     columns.compactPostings(false);
+    const sparse = sparseAnswer(columns, search);
+    if (sparse !== undefined) {
+      this.#sparseAnswers += 1;
+      return sparse;
+    }
     const ready = this.#ready.answer(search);
     if (ready !== undefined) return ready;
     const version = columns.version;
@@ -149,6 +156,11 @@ export class StorefrontIndex {
    */
   get pairCountStats(): { counted: number; scanned: number; builds: number; failures: number } {
     return this.#pairs.stats;
+  }
+
+  /** Searches answered from posting lists alone, with no bitset (storefront-index/sparse.ts), since the start. */
+  get sparseAnswers(): number {
+    return this.#sparseAnswers;
   }
 
   /** Look-ups of the leaf cache that found a kept bitset, and all look-ups, since the start: of leaves, and of range buckets. */

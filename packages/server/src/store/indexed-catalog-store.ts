@@ -117,6 +117,7 @@ export class IndexedCatalogStore implements CatalogStore {
         return { counted, scanned, built: builds, failed: failures };
       },
     );
+    gaugeReading('catalog_storefront_sparse_answers', "Storefront listings answered from the posting lists of their most selective operand alone, with no bitset of the catalog, since the index was loaded.", [], () => ({ answers: this.#index.sparseAnswers }));
     gaugeReading(
       'catalog_storefront_later_keeps',
       "What second uses of filter leaves asked the storefront index to keep (whole leaves narrowed in place on their first use, range buckets, buckets' sorted members), made between requests (made) or failed (failed), since the index was loaded.",

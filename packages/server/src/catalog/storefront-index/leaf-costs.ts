@@ -30,6 +30,8 @@ const TAG_LIST_READS = 4;
 export interface ColumnCheck {
   check: (slot: number) => boolean;
   reads: number;
+  /** Whether its reads stay in the caches whatever the slots (a bitset of the catalog: `available`). */
+  streams?: boolean;
 }
 
 /**
@@ -92,6 +94,11 @@ export function wordCheck(columns: StorefrontColumns, word: string): (slot: numb
   const coded = (columns.codesByWord.get(code) ?? []).map(({ field, code: held }) => ({ codes: columns.coded[field].codes.data, held }));
   const { titleWordsOf, tagsOf } = columns;
   return (slot) => titleWordsOf.holds(slot, code) || tags.some((tag) => tagsOf.holds(slot, tag)) || coded.some(({ codes, held }) => codes[slot] === held);
+}
+
+/** The column check of `wordCheck`. */
+export function wordColumnCheck(columns: StorefrontColumns, word: string): ColumnCheck {
+  return { check: wordCheck(columns, word), reads: TAG_LIST_READS };
 }
 
 /** The cost of a range index's pass over `words` words (a range leaf made whole, a bucket's "under" bitset). */
@@ -183,4 +190,15 @@ export function matchesEstimate(columns: StorefrontColumns, node: Leaf): number 
   else selected = indexCost(columns, node, 0) ?? size;
   selected = Math.min(size, selected);
   return negated ? size - selected : selected;
+}
+
+/**
+ * The cost of answering from `entries` posting-list entries (sparse.ts): each entry's slot read,
+ * and checked by `checks` at random (the slots of a list lie far apart), and sorted by the sort's
+ * column when `sorted`.
+ */
+export function sparseCheckCost(entries: number, checks: readonly ColumnCheck[], sorted: boolean): number {
+  let perSlot = 1;
+  for (const check of checks) perSlot += check.reads + (check.streams === true ? 0 : LINE_MISS);
+  return entries * (perSlot + (sorted ? LINE_MISS + Math.log2(entries + 2) : 0));
 }
