@@ -1,6 +1,7 @@
 import { arenaBits, releaseBits } from '../kernels.ts';
-import { andNotInto, clearBit, clearPastEnd, fillBits, setBit, wordsFor } from './bits.ts';
-import { passingBoundary, valueOrder, type RangeOperator } from './ordering.ts';
+import { andNotInto, clearBit, clearPastEnd, fillBits, hasBit, setBit, wordsFor } from './bits.ts';
+import { compares, passingBoundary, valueOrder, type RangeOperator } from './ordering.ts';
+import { Postings } from './postings.ts';
 import { dropFailing, keepPassing, MEMBER_BITS, MEMBER_WORDS, narrowAround, narrowByDigits, type DigitsAt } from './range-passes.ts';
 
 /**
@@ -95,6 +96,15 @@ export class RangeIndex {
    */
   readonly #sorted: (Int32Array | undefined)[];
   readonly #uses: Uint8Array;
+  /** Per bucket, the slots written in it (slots holding NaN are in bucket 0). */
+  readonly #counts: Int32Array;
+  /** Slots holding NaN. */
+  #nanCount = 0;
+  /**
+   * Per bucket, its members (a posting list per bucket, slots ascending; a rewrite that moves a
+   * slot logs it in its new bucket and leaves a stale entry in the old one, skipped by `holds`).
+   */
+  readonly #members = new Postings();
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -109,6 +119,7 @@ export class RangeIndex {
     this.#max = new Float64Array(bounds.length + 1).fill(Number.NEGATIVE_INFINITY);
     this.#sorted = Array.from({ length: bounds.length + 1 }, () => undefined);
     this.#uses = new Uint8Array(bounds.length + 1);
+    this.#counts = new Int32Array(bounds.length + 1);
     this.builtAt = builtAt;
   }
 
@@ -141,6 +152,8 @@ export class RangeIndex {
     // per slot, where setting every "at most d" bitset a slot belongs to took one per value of d.
     const equal = new Int32Array(HIGH + MIDDLE + LOW);
     const words = wordsFor(size);
+    const buckets = new Uint16Array(size);
+    const counts = this.#counts;
     for (let word = 0; word < words; word += 1) {
       equal.fill(0);
       const base = word << 5;
@@ -149,7 +162,12 @@ export class RangeIndex {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
-        if (Number.isNaN(value)) setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
+        buckets[base + b] = bucket;
+        counts[bucket]! += 1;
+        if (Number.isNaN(value)) {
+          setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
+          this.#nanCount += 1;
+        }
         const bit = 1 << b;
         equal[Math.floor(bucket / (MIDDLE * LOW))]! |= bit;
         equal[HIGH + (Math.floor(bucket / LOW) % MIDDLE)]! |= bit;
@@ -163,6 +181,7 @@ export class RangeIndex {
       running = 0;
       for (let d = 0; d < LOW - 1; d += 1) digits[(LOW_AT + d) * stride + word] = running |= equal[HIGH + MIDDLE + d]!;
     }
+    this.#members.compact(size, this.buckets, (slot, emit) => emit(buckets[slot]!));
   }
 
   /** Makes room for `capacity` slots (or gives back what is past it). */
@@ -197,9 +216,20 @@ export class RangeIndex {
     const bucket = this.#bucket(value);
     this.#extend(bucket, value);
     this.#changed(bucket);
-    if (previous !== undefined) this.#changed(this.#bucket(previous));
+    const before = previous === undefined ? -1 : this.#bucket(previous);
+    if (before >= 0) this.#changed(before);
+    if (before !== bucket) {
+      this.#counts[bucket]! += 1;
+      this.#members.add(bucket, slot);
+      if (before >= 0) {
+        this.#counts[before]! -= 1;
+        this.#members.drop();
+      }
+    }
+    const wasNaN = this.#nan !== undefined && hasBit(this.#nan, slot);
     if (Number.isNaN(value)) setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), slot);
     else if (this.#nan !== undefined) clearBit(this.#nan, slot);
+    this.#nanCount += (Number.isNaN(value) ? 1 : 0) - (wasNaN ? 1 : 0);
     const word = slot >>> 5;
     const stride = this.#words;
     const bit = 1 << (slot & 31);
@@ -212,6 +242,38 @@ export class RangeIndex {
     for (let d = 0; d < HIGH - 1; d += 1) mark(d, high <= d);
     for (let d = 0; d < MIDDLE - 1; d += 1) mark(MIDDLE_AT + d, middle <= d);
     for (let d = 0; d < LOW - 1; d += 1) mark(LOW_AT + d, low <= d);
+  }
+
+  /**
+   * How many of the `size` slots written hold a value of `column` that compares to `value` as
+   * `operator` says (NaN: none), exactly: the buckets wholly on the leaf's side counted from their
+   * counts, the members of the value's own bucket checked one by one. No pass over the column.
+   */
+  count(column: Float64Array, size: number, operator: RangeOperator, value: number): number {
+    if (Number.isNaN(value)) return 0;
+    const bucket = this.#bucket(value);
+    const counts = this.#counts;
+    let under = 0;
+    for (let k = 0; k < bucket; k += 1) under += counts[k]!;
+    let passing = 0;
+    this.membersOf(bucket, column, size, (slot) => {
+      if (compares(column[slot]!, operator, value)) passing += 1;
+    });
+    // NaN sits in bucket 0 and passes nothing: under every other bucket, among bucket 0's members.
+    if (operator === '<' || operator === '<=') return under - (bucket > 0 ? this.#nanCount : 0) + passing;
+    return size - under - counts[bucket]! + passing;
+  }
+
+  /** Calls `each` with every slot written in `bucket` (its members' posting list, compacted first when due). */
+  membersOf(bucket: number, column: Float64Array, size: number, each: (slot: number) => void): void {
+    const members = this.#members;
+    if (members.due) members.compact(size, this.buckets, (slot, emit) => emit(this.#bucket(column[slot]!)));
+    members.forEach(bucket, each, (slot, held) => this.#bucket(column[slot]!) === held);
+  }
+
+  /** The slots written in `bucket` (NaN included in bucket 0), by the counts. */
+  countIn(bucket: number): number {
+    return this.#counts[bucket]!;
   }
 
   /** Buckets the bounds make: `under` takes 0 to this. */

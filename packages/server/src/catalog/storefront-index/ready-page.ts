@@ -62,6 +62,8 @@ export class ReadyPage {
     const keyed = [...new Set(wordsOf(search.text ?? ''))].map(wordKey);
     if (search.shopName !== undefined) keyed.push(shopKey(search.shopName));
     if (operands.length + keyed.length === 0) return undefined;
+    const single = keyed.length === 0 ? this.#singleColumnPage(search, operands) : undefined;
+    if (single !== undefined) return single;
     const pair = keyed.length === 0 ? this.#pairOf(operands) : undefined;
     if (pair !== undefined) {
       const scanned = this.#scannedPage(search, pair);
@@ -156,21 +158,56 @@ export class ReadyPage {
     const [first, second] = bases;
     if (first === undefined || second === undefined) return undefined;
     const total = counts.countLeaves(first, second, availableOnly);
+    const [x, y] = [columns.numbers[leaves[0].field as NumberField].data, columns.numbers[leaves[1].field as NumberField].data];
+    const available = columns.available.data;
+    const page = this.#walkedPage(search, total, (slot) => (!availableOnly || hasBit(available, slot)) && compares(x[slot]!, first.operator, first.value) && compares(y[slot]!, second.operator, second.value));
+    if (page !== undefined) pairs.noteScanned();
+    return page;
+  }
+
+  /**
+   * An AND of range leaves over one number column, counted by its range index (RangeIndex.count:
+   * the buckets' counts and the members of at most two buckets) and its page walked in the
+   * listing's order against the column; undefined for another shape or where the walk would be long.
+   */
+  #singleColumnPage(search: PageRequest, operands: readonly FilterExpr[]): Page | undefined {
+    if (operands.length === 0 || !operands.every((operand) => isRangeLeaf(operand) && typeof operand.value === 'number' && operand.field === (operands[0] as Compare).field)) return undefined;
+    const leaves = operands as Compare[];
+    const { columns } = this.#parts;
+    const field = leaves[0]!.field as NumberField;
+    const column = columns.numbers[field].data;
+    const range = columns.rangeIndex(field);
+    const size = columns.size;
+    const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value);
+    // The tightest bound on each side; both: the slots under the upper one less those failing the lower one.
+    const lower = tightest(leaves.filter((leaf) => leaf.operator === '>' || leaf.operator === '>='), 1);
+    const upper = tightest(leaves.filter((leaf) => leaf.operator === '<' || leaf.operator === '<='), -1);
+    let total: number;
+    if (lower === undefined) total = count(upper!.operator, upper!.value);
+    else if (upper === undefined) total = count(lower.operator, lower.value);
+    else if (lower.value > upper.value || (lower.value === upper.value && (lower.operator === '>' || upper.operator === '<'))) total = 0;
+    else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
+    return this.#walkedPage(search, total, (slot) => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number)));
+  }
+
+  /**
+   * The page of the `total` slots passing `check`, found by walking the listing's order; undefined
+   * where the walk would be long, as the total says (a selective filter, a deep page; the bitsets'
+   * page walks words instead), or turns out to be (matches bunched late in the order).
+   */
+  #walkedPage(search: PageRequest, total: number, check: (slot: number) => boolean): Page | undefined {
+    const { columns } = this.#parts;
     const wanted = Math.min(search.offset + search.limit, total);
     if (wanted <= search.offset) return { cursors: [], total };
     const size = columns.size;
     if (wanted * (size / total) > SCAN_EXPECTED_MAX) return undefined;
     const order = this.#parts.order(search);
-    const [x, y] = [columns.numbers[leaves[0].field as NumberField].data, columns.numbers[leaves[1].field as NumberField].data];
-    const available = columns.available.data;
     const slots: number[] = [];
     for (let i = 0; slots.length < wanted; i += 1) {
       if (i >= SCAN_MAX || i >= size) return undefined;
       const slot = order(i);
-      if (availableOnly && !hasBit(available, slot)) continue;
-      if (compares(x[slot]!, first.operator, first.value) && compares(y[slot]!, second.operator, second.value)) slots.push(slot);
+      if (check(slot)) slots.push(slot);
     }
-    pairs.noteScanned();
     return { cursors: slots.slice(search.offset).map((slot) => columns.cursor.data[slot]!), total };
   }
 
@@ -234,4 +271,16 @@ export class ReadyPage {
       pool.end(scope);
     }
   }
+}
+
+/** Of bounds on one side (`direction` 1: lower bounds, -1: upper), the one that passes fewest values; undefined for none. */
+function tightest(leaves: readonly Compare[], direction: 1 | -1): { operator: RangeOperator; value: number } | undefined {
+  let best: { operator: RangeOperator; value: number } | undefined;
+  for (const leaf of leaves) {
+    const bound = { operator: leaf.operator as RangeOperator, value: leaf.value as number };
+    const strict = bound.operator === '>' || bound.operator === '<';
+    const beats = best === undefined || (bound.value - best.value) * direction > 0 || (bound.value === best.value && strict);
+    if (beats) best = bound;
+  }
+  return best;
 }
