@@ -428,6 +428,9 @@ describe('StorefrontIndex', () => {
           [leaf('price_min', 250), leaf('price_max', 750)],
           [leaf('price_max', 750), leaf('price_min', 250), available],
           [available, leaf('updated_at', 500), leaf('price_min', 250)],
+          // Several bounds on a column: an interval, counted by inclusion and exclusion.
+          [leaf('price_min', 250), leaf('price_min', 252), leaf('price_max', 750)],
+          [leaf('price_max', 750), leaf('price_min', 250), leaf('price_max', 749), leaf('price_min', 251), available],
           // Not the pair's shape: one column twice, or a third leaf other than available.
           [leaf('price_min', 250), leaf('price_min', 260), available],
           [leaf('price_min', 250), leaf('price_max', 750), { type: 'compare', field: 'available', operator: '=', value: false } as FilterExpr],

@@ -19,7 +19,7 @@ import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type C
 import { compares, type RangeOperator } from './ordering.ts';
 import { NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } from './page.ts';
 import type { PairTables } from './pair-tables.ts';
-import type { RangePairCounts } from './range-pair-counts.ts';
+import type { LeafBase, RangePairCounts } from './range-pair-counts.ts';
 import type { RangeSplit } from './range-index.ts';
 
 /**
@@ -38,10 +38,13 @@ export interface ReadyParts {
   order: (request: PageRequest) => (position: number) => number;
 }
 
-/** An AND of two range leaves over two number columns (and maybe `available = true`), with their table. */
+/**
+ * An AND of range leaves over two number columns, at least one on each (and maybe `available =
+ * true`), with their table: `leaves` the bounds on the table's first column, then on its second.
+ */
 interface RangePair {
   counts: RangePairCounts;
-  leaves: readonly [Compare, Compare];
+  leaves: readonly [readonly Compare[], readonly Compare[]];
   availableOnly: boolean;
 }
 
@@ -123,21 +126,21 @@ export class ReadyPage {
   }
 
   /**
-   * An AND of two range leaves over two different number columns (and `available = true`, or
-   * nothing else) whose pair table is built for the columns as they are: the leaves in the order
-   * of the table's columns (field names'). Undefined for another shape, or when the table is not
-   * built: this is then a use of it (its second since a write starts its build).
+   * An AND of range leaves over two different number columns, one or more on each (and `available
+   * = true`, or nothing else), whose pair table is built for the columns as they are: the leaves
+   * grouped by the table's columns (field names' order). Undefined for another shape, or when the
+   * table is not built: this is then a use of it (its second since a write starts its build).
    */
   #pairOf(operands: readonly FilterExpr[]): RangePair | undefined {
-    let ranges = operands.filter(isRangeLeaf);
+    const ranges = operands.filter(isRangeLeaf);
     const rest = operands.filter((operand) => !isRangeLeaf(operand));
-    if (ranges.length !== 2 || ranges[0]!.field === ranges[1]!.field) return undefined;
     if (rest.length > 1 || (rest.length === 1 && availableSide(rest[0]!) !== true)) return undefined;
-    if (typeof ranges[0]!.value !== 'number' || typeof ranges[1]!.value !== 'number') return undefined;
-    if (ranges[0]!.field > ranges[1]!.field) ranges = [ranges[1]!, ranges[0]!];
-    const counts = this.#parts.pairs.counts([ranges[0]!.field as NumberField, ranges[1]!.field as NumberField]);
+    if (ranges.some((range) => typeof range.value !== 'number')) return undefined;
+    const fields = [...new Set(ranges.map((range) => range.field))].sort();
+    if (fields.length !== 2) return undefined;
+    const counts = this.#parts.pairs.counts([fields[0] as NumberField, fields[1] as NumberField]);
     if (counts === undefined) return undefined;
-    return { counts, leaves: [ranges[0]!, ranges[1]!], availableOnly: rest.length === 1 };
+    return { counts, leaves: [ranges.filter((range) => range.field === fields[0]), ranges.filter((range) => range.field === fields[1])], availableOnly: rest.length === 1 };
   }
 
   /**
@@ -149,20 +152,41 @@ export class ReadyPage {
    */
   #scannedPage(search: PageRequest, pair: RangePair): Page | undefined {
     const { columns, pairs } = this.#parts;
-    const { counts, leaves, availableOnly } = pair;
-    const ranges = [counts.first, counts.second];
-    const bases = leaves.map((leaf, at) => {
-      const base = ranges[at]!.base(leaf.operator as RangeOperator, leaf.value as number);
-      return base === undefined ? undefined : { ...base, operator: leaf.operator as RangeOperator, value: leaf.value as number };
-    });
-    const [first, second] = bases;
-    if (first === undefined || second === undefined) return undefined;
-    const total = counts.countLeaves(first, second, availableOnly);
-    const [x, y] = [columns.numbers[leaves[0].field as NumberField].data, columns.numbers[leaves[1].field as NumberField].data];
+    const { leaves, availableOnly } = pair;
+    const total = this.#pairTotal(pair);
+    if (total === undefined) return undefined;
+    const [x, y] = [columns.numbers[leaves[0][0]!.field as NumberField].data, columns.numbers[leaves[1][0]!.field as NumberField].data];
     const available = columns.available.data;
-    const page = this.#walkedPage(search, total, (slot) => (!availableOnly || hasBit(available, slot)) && compares(x[slot]!, first.operator, first.value) && compares(y[slot]!, second.operator, second.value));
+    const passes = (own: number, bounds: readonly Compare[]): boolean => bounds.every((bound) => compares(own, bound.operator as RangeOperator, bound.value as number));
+    const page = this.#walkedPage(search, total, (slot) => (!availableOnly || hasBit(available, slot)) && passes(x[slot]!, leaves[0]) && passes(y[slot]!, leaves[1]));
     if (page !== undefined) pairs.noteScanned();
     return page;
+  }
+
+  /**
+   * The pair's AND counted by its table: each column's bounds as one interval, the rectangle by
+   * inclusion and exclusion of the table's one-sided counts (an interval is what passes its upper
+   * bound less what fails its lower one). Undefined where a bound has no base (RangeIndex.base).
+   */
+  #pairTotal(pair: RangePair): number | undefined {
+    const { counts, leaves, availableOnly } = pair;
+    const ranges = [counts.first, counts.second];
+    const termsOf = (bounds: readonly Compare[], range: (typeof ranges)[number]): { sign: number; leaf: LeafBase }[] | undefined => {
+      const lower = tightest(bounds.filter((bound) => bound.operator === '>' || bound.operator === '>='), 1);
+      const upper = tightest(bounds.filter((bound) => bound.operator === '<' || bound.operator === '<='), -1);
+      const one = (bound: { operator: RangeOperator; value: number }, sign: number): { sign: number; leaf: LeafBase } | undefined => {
+        const base = range.base(bound.operator, bound.value);
+        return base === undefined ? undefined : { sign, leaf: { ...base, operator: bound.operator, value: bound.value } };
+      };
+      const terms = lower === undefined ? [one(upper!, 1)] : upper === undefined ? [one(lower, 1)] : emptyInterval(lower, upper) ? [] : [one(upper, 1), one({ operator: lower.operator === '>' ? '<=' : '<', value: lower.value }, -1)];
+      return terms.includes(undefined) ? undefined : (terms as { sign: number; leaf: LeafBase }[]);
+    };
+    const first = termsOf(leaves[0], ranges[0]!);
+    const second = termsOf(leaves[1], ranges[1]!);
+    if (first === undefined || second === undefined) return undefined;
+    let total = 0;
+    for (const a of first) for (const b of second) total += a.sign * b.sign * counts.countLeaves(a.leaf, b.leaf, availableOnly);
+    return total;
   }
 
   /**
@@ -185,7 +209,7 @@ export class ReadyPage {
     let total: number;
     if (lower === undefined) total = count(upper!.operator, upper!.value);
     else if (upper === undefined) total = count(lower.operator, lower.value);
-    else if (lower.value > upper.value || (lower.value === upper.value && (lower.operator === '>' || upper.operator === '<'))) total = 0;
+    else if (emptyInterval(lower, upper)) total = 0;
     else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
     return this.#walkedPage(search, total, (slot) => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number)));
   }
@@ -219,7 +243,9 @@ export class ReadyPage {
   #pairedSources(pair: RangePair): { bits: Uint32Array[]; flips: number[]; total: number; extras: Int32Array } | undefined {
     const { columns, leaves } = this.#parts;
     const { counts, availableOnly } = pair;
-    const [first, second] = pair.leaves.map((operand) => this.#splitLeaf(operand));
+    // One bound per column: the bucket bitsets take a leaf each.
+    if (pair.leaves[0].length !== 1 || pair.leaves[1].length !== 1) return undefined;
+    const [first, second] = pair.leaves.map(([operand]) => this.#splitLeaf(operand!));
     if (first === undefined || second === undefined) return undefined;
     const bits = [leaves.kept(first.key, 'bucket')!, leaves.kept(second.key, 'bucket')!];
     const flips = [first.flip, second.flip];
@@ -283,4 +309,9 @@ function tightest(leaves: readonly Compare[], direction: 1 | -1): { operator: Ra
     if (beats) best = bound;
   }
   return best;
+}
+
+/** Whether no value passes both a lower and an upper bound. */
+function emptyInterval(lower: { operator: RangeOperator; value: number }, upper: { operator: RangeOperator; value: number }): boolean {
+  return lower.value > upper.value || (lower.value === upper.value && (lower.operator === '>' || upper.operator === '<'));
 }
