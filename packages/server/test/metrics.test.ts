@@ -33,6 +33,7 @@ describe('/metrics on --metrics-port', () => {
     const keys = await openKeyStore(`sqlite:${file}`, silentLogger);
     const proKey = await keys.keys.createKey('pro');
     const listingKey = await keys.keys.createKey('pro');
+    const sparseKey = await keys.keys.createKey('pro');
     await keys.close();
     const config = loadConfig(['--db', `sqlite:${file}`, '--host', '127.0.0.1', '--port', '0', '--sse-port', '0', '--metrics-port', '0', '--rate-limit-pro', '3', '--log-level', 'error'], {});
     service = await startService(config, silentLogger);
@@ -45,8 +46,11 @@ describe('/metrics on --metrics-port', () => {
     // In memory, each thread counts its own quota: the stream attempt is not among the API's 3.
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(200);
     expect((await fetch(`${service.apiUrl}/gtin/count`, { headers: { Authorization: `Bearer ${proKey}` } })).status).toBe(429);
-    // The same filter leaf three times: noted, kept, then read from the storefront leaf cache.
-    for (let i = 0; i < 3; i++) expect((await fetch(`${service.apiUrl}/v3/storefront/products?filters=${encodeURIComponent('price_min >= 10')}`, { headers: { Authorization: `Bearer ${listingKey}` } })).status).toBe(200);
+    // The same filter leaf three times: noted, kept, then read from the storefront leaf cache (with
+    // a cursor bound, which has no key: a bound alone is counted by the range index, with no leaf).
+    for (let i = 0; i < 3; i++) expect((await fetch(`${service.apiUrl}/v3/storefront/products?filters=${encodeURIComponent('price_min >= 10 AND cursor >= 0')}`, { headers: { Authorization: `Bearer ${listingKey}` } })).status).toBe(200);
+    // Led by a brand no product has: answered from its (empty) posting list alone.
+    expect((await fetch(`${service.apiUrl}/v3/storefront/products?filters=${encodeURIComponent('brand = "Nobody" AND price_min >= 10')}`, { headers: { Authorization: `Bearer ${sparseKey}` } })).status).toBe(200);
     const log = new SqlitePriceLog(file);
     await log.append([buildPriceEventOnTopic(PRICE_TOPICS[0]), buildPriceEventOnTopic(PRICE_TOPICS[0])]);
     await log.close();
@@ -67,6 +71,7 @@ describe('/metrics on --metrics-port', () => {
     expect(value(text, 'catalog_price_log_lag_seconds')).toBeDefined();
     expect(value(text, 'catalog_storefront_leaf_cache_lookups{result="hit"}')).toBe(1);
     expect(value(text, 'catalog_storefront_leaf_cache_lookups{result="miss"}')).toBe(2);
+    expect(value(text, 'catalog_storefront_sparse_answers')).toBe(1);
     // One range leaf: no pair's table.
     expect(value(text, 'catalog_storefront_pair_counts{event="counted"}')).toBe(0);
     expect(value(text, 'catalog_storefront_pair_counts{event="built"}')).toBe(0);

@@ -15,7 +15,9 @@
 //   updates them slot by slot (the slots it added and rewrote), it does not drop them; what waits
 //   to be made between requests is made of the index as it is when it runs.
 // Limits: a request costs O(leaves × products / 128) vector operations plus posting lists and one
-// walk for its page.
+// walk for its page, but for the searches answered with no bitset: those led by short posting
+// lists (cost: their entries), and ANDs of bounds on one or two number columns counted by the
+// range index or a pair table (cost: a few buckets' members and a short walk).
 import type { FilterExpr } from './filter/ast.ts';
 import type { StorefrontSort } from './model.ts';
 import { BitsetPool } from './storefront-index/bitset-pool.ts';

@@ -60,7 +60,7 @@ export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & P
     checks.push(operand.check);
   }
   const sorted = search.sort !== 'cursor:asc' && search.sort !== 'cursor:desc';
-  if (sparseCheckCost(driver.entries, checks, sorted) >= denseFloor(columns.size)) return undefined;
+  if (sparseCheckCost(driver.entries, checks, sorted) > denseFloor(columns.size)) return undefined;
 
   if (SCRATCH.length < driver.entries) SCRATCH = new Int32Array(Math.max(driver.entries, 2 * SCRATCH.length));
   const found = SCRATCH;
