@@ -28,6 +28,13 @@ import type { RangeSplit } from './range-index.ts';
  */
 const SCAN_MAX = 131_072;
 const SCAN_EXPECTED_MAX = 32_768;
+/**
+ * A walk gives up past this many times the positions the total says to expect (plus
+ * SCAN_SLACK): matches bunched late in the order (a bound on a column that grows with the cursor,
+ * in a cursor sort) are then paged from the bitsets after a short walk, not a walk of SCAN_MAX.
+ */
+const SCAN_OVER_EXPECTED = 4;
+const SCAN_SLACK = 1_024;
 
 export interface ReadyParts {
   columns: StorefrontColumns;
@@ -224,11 +231,13 @@ export class ReadyPage {
     const wanted = Math.min(search.offset + search.limit, total);
     if (wanted <= search.offset) return { cursors: [], total };
     const size = columns.size;
-    if (wanted * (size / total) > SCAN_EXPECTED_MAX) return undefined;
+    const expected = wanted * (size / total);
+    if (expected > SCAN_EXPECTED_MAX) return undefined;
+    const limit = Math.min(SCAN_MAX, size, SCAN_OVER_EXPECTED * expected + SCAN_SLACK);
     const order = this.#parts.order(search);
     const slots: number[] = [];
     for (let i = 0; slots.length < wanted; i += 1) {
-      if (i >= SCAN_MAX || i >= size) return undefined;
+      if (i >= limit) return undefined;
       const slot = order(i);
       if (check(slot)) slots.push(slot);
     }
