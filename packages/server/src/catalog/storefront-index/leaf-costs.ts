@@ -116,7 +116,7 @@ export function bucketSortCost(size: number, buckets: number): number {
  * What a column check's read of a slot costs beyond the check itself, in word reads, when the
  * slots it visits lie far apart: each read waits on memory, while a pass over bitsets streams.
  */
-const LINE_MISS = 32;
+const LINE_MISS = 96;
 /**
  * Slots per product of the column that a result must hold for a check's reads to stream (about
  * one slot every four 64-byte lines of an 8-byte column); sparser results pay LINE_MISS per slot,
@@ -194,11 +194,12 @@ export function matchesEstimate(columns: StorefrontColumns, node: Leaf): number 
 
 /**
  * The cost of answering from `entries` posting-list entries (sparse.ts): each entry's slot read,
- * and checked by `checks` at random (the slots of a list lie far apart), and sorted by the sort's
- * column when `sorted`.
+ * and checked by `checks` at random (the slots of a list lie far apart); the entries sorted by
+ * slot when they come from several lists (`merged`), and by the sort's column when `sorted`.
  */
-export function sparseCheckCost(entries: number, checks: readonly ColumnCheck[], sorted: boolean): number {
+export function sparseCheckCost(entries: number, checks: readonly ColumnCheck[], merged: boolean, sorted: boolean): number {
   let perSlot = 1;
   for (const check of checks) perSlot += check.reads + (check.streams === true ? 0 : LINE_MISS);
-  return entries * (perSlot + (sorted ? LINE_MISS + Math.log2(entries + 2) : 0));
+  const log = Math.log2(entries + 2);
+  return entries * (perSlot + (merged ? log : 0) + (sorted ? LINE_MISS + log : 0));
 }

@@ -27,6 +27,8 @@ interface Driver {
   forEach(each: (slot: number) => void): void;
   /** Whether a slot can be met twice (several lists of a field a slot holds several of). */
   repeats: boolean;
+  /** The lists read: more than one, and the slots come out of slot order. */
+  lists: number;
 }
 
 /** The search as an AND: each operand's posting-list reading (if it has one) and column check (if it has one). */
@@ -60,7 +62,7 @@ export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & P
     checks.push(operand.check);
   }
   const sorted = search.sort !== 'cursor:asc' && search.sort !== 'cursor:desc';
-  if (sparseCheckCost(driver.entries, checks, sorted) > denseFloor(columns.size)) return undefined;
+  if (sparseCheckCost(driver.entries, checks, driver.lists > 1, sorted) > denseFloor(columns.size)) return undefined;
 
   if (SCRATCH.length < driver.entries) SCRATCH = new Int32Array(Math.max(driver.entries, 2 * SCRATCH.length));
   const found = SCRATCH;
@@ -114,6 +116,7 @@ function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefi
         for (const part of drivers) part.forEach(each);
       },
       repeats: drivers.length > 1 || drivers.some((part) => part.repeats),
+      lists: drivers.reduce((sum, part) => sum + part.lists, 0),
     };
   }
   let values: readonly FilterLiteral[];
@@ -132,6 +135,7 @@ function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefi
       },
       // A slot holds one code of a field: lists of distinct codes share no slot.
       repeats: false,
+      lists: held.length,
     };
   }
   if (node.field === 'tags') {
@@ -144,6 +148,7 @@ function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefi
         for (const code of held) columns.tags.forEach(code, each, holds);
       },
       repeats: held.length > 1,
+      lists: held.length,
     };
   }
   return undefined;
