@@ -68,6 +68,7 @@ export class StorefrontIndex {
     this.#evaluator = new Evaluator({ columns, pool: this.#pool, leaves: this.#leaves, bits: new LeafBits(columns, this.#pool), work: this.#work });
     this.#ready = new ReadyPage({
       columns,
+      work: this.#work,
       pool: this.#pool,
       leaves: this.#leaves,
       evaluator: this.#evaluator,

@@ -106,6 +106,11 @@ export function rangePassCost(words: number): number {
   return (words * RANGE_PASS_READS) / KERNEL_WORDS;
 }
 
+/** The cost of making a range index's bucket members (RangeIndex.buildMembers) over `size` slots: a bucket search and two writes per slot. */
+export function membersCost(size: number): number {
+  return size * (Math.log2(RANGE_BUCKETS) + 2);
+}
+
 /** The cost of sorting the members of one of `buckets` buckets of a column of `size` slots, about. */
 export function bucketSortCost(size: number, buckets: number): number {
   const members = size / buckets;

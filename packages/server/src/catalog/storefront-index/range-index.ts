@@ -102,9 +102,10 @@ export class RangeIndex {
   #nanCount = 0;
   /**
    * Per bucket, its members (a posting list per bucket, slots ascending; a rewrite that moves a
-   * slot logs it in its new bucket and leaves a stale entry in the old one, skipped by `holds`).
+   * slot logs it in its new bucket and leaves a stale entry in the old one, skipped by `holds`):
+   * made on demand (buildMembers), 4 bytes per slot, so only columns that counts are asked of pay.
    */
-  readonly #members = new Postings();
+  #members: Postings | undefined;
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
@@ -152,7 +153,6 @@ export class RangeIndex {
     // per slot, where setting every "at most d" bitset a slot belongs to took one per value of d.
     const equal = new Int32Array(HIGH + MIDDLE + LOW);
     const words = wordsFor(size);
-    const buckets = new Uint16Array(size);
     const counts = this.#counts;
     for (let word = 0; word < words; word += 1) {
       equal.fill(0);
@@ -162,7 +162,6 @@ export class RangeIndex {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
-        buckets[base + b] = bucket;
         counts[bucket]! += 1;
         if (Number.isNaN(value)) {
           setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
@@ -181,7 +180,6 @@ export class RangeIndex {
       running = 0;
       for (let d = 0; d < LOW - 1; d += 1) digits[(LOW_AT + d) * stride + word] = running |= equal[HIGH + MIDDLE + d]!;
     }
-    this.#members.compact(size, this.buckets, (slot, emit) => emit(buckets[slot]!));
   }
 
   /** Makes room for `capacity` slots (or gives back what is past it). */
@@ -220,10 +218,10 @@ export class RangeIndex {
     if (before >= 0) this.#changed(before);
     if (before !== bucket) {
       this.#counts[bucket]! += 1;
-      this.#members.add(bucket, slot);
+      this.#members?.add(bucket, slot);
       if (before >= 0) {
         this.#counts[before]! -= 1;
-        this.#members.drop();
+        this.#members?.drop();
       }
     }
     const wasNaN = this.#nan !== undefined && hasBit(this.#nan, slot);
@@ -248,33 +246,40 @@ export class RangeIndex {
    * How many of the `size` slots written hold a value of `column` that compares to `value` as
    * `operator` says (NaN: none), exactly: the buckets wholly on the leaf's side counted from their
    * counts, the members of the value's own bucket checked one by one. No pass over the column.
+   * Undefined until the buckets' members are made (buildMembers).
    */
-  count(column: Float64Array, size: number, operator: RangeOperator, value: number): number {
+  count(column: Float64Array, size: number, operator: RangeOperator, value: number): number | undefined {
+    const members = this.#members;
+    if (members === undefined) return undefined;
     if (Number.isNaN(value)) return 0;
     const bucket = this.#bucket(value);
     const counts = this.#counts;
     let under = 0;
     for (let k = 0; k < bucket; k += 1) under += counts[k]!;
+    if (members.due) this.buildMembers(column, size);
     let passing = 0;
-    this.membersOf(bucket, column, size, (slot) => {
-      if (compares(column[slot]!, operator, value)) passing += 1;
-    });
+    this.#members!.forEach(
+      bucket,
+      (slot) => {
+        if (compares(column[slot]!, operator, value)) passing += 1;
+      },
+      (slot, held) => this.#bucket(column[slot]!) === held,
+    );
     // NaN sits in bucket 0 and passes nothing: under every other bucket, among bucket 0's members.
     if (operator === '<' || operator === '<=') return under - (bucket > 0 ? this.#nanCount : 0) + passing;
     return size - under - counts[bucket]! + passing;
   }
 
-  /** Calls `each` with every slot written in `bucket` (its members' posting list, compacted first when due). */
-  membersOf(bucket: number, column: Float64Array, size: number, each: (slot: number) => void): void {
-    const members = this.#members;
-    if (members.due) members.compact(size, this.buckets, (slot, emit) => emit(this.#bucket(column[slot]!)));
-    members.forEach(bucket, each, (slot, held) => this.#bucket(column[slot]!) === held);
+  /** Makes (or remakes, compacted) every bucket's members of `column[0 .. size)`: O(size log buckets). */
+  buildMembers(column: Float64Array, size: number): void {
+    (this.#members ??= new Postings()).compact(size, this.buckets, (slot, emit) => emit(this.#bucket(column[slot]!)));
   }
 
-  /** The slots written in `bucket` (NaN included in bucket 0), by the counts. */
-  countIn(bucket: number): number {
-    return this.#counts[bucket]!;
+  /** Whether the buckets' members are made (count answers). */
+  get hasMembers(): boolean {
+    return this.#members !== undefined;
   }
+
 
   /** Buckets the bounds make: `under` takes 0 to this. */
   get buckets(): number {

@@ -14,6 +14,8 @@ import { andAll, complement, copyBits, countAll, hasBit, setBit } from './bits.t
 import type { BitsetPool } from './bitset-pool.ts';
 import type { NumberField, StorefrontColumns } from './columns.ts';
 import type { Evaluator } from './evaluator.ts';
+import type { IdleWork } from './idle-work.ts';
+import { membersCost } from './leaf-costs.ts';
 import type { LeafCache } from './leaf-cache.ts';
 import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type Compare } from './leaf-keys.ts';
 import { compares, type RangeOperator } from './ordering.ts';
@@ -38,6 +40,7 @@ const SCAN_SLACK = 1_024;
 
 export interface ReadyParts {
   columns: StorefrontColumns;
+  work: IdleWork;
   pool: BitsetPool;
   leaves: LeafCache;
   evaluator: Evaluator;
@@ -209,7 +212,12 @@ export class ReadyPage {
     const column = columns.numbers[field].data;
     const range = columns.rangeIndex(field);
     const size = columns.size;
-    const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value);
+    if (!range.hasMembers) {
+      // The buckets' members are made between requests (once per column asked of), as a keep is.
+      this.#parts.work.later(`members\u0000${field}`, () => range.buildMembers(column, columns.size), () => columns.builtRangeIndex(field) === range, membersCost(size));
+      return undefined;
+    }
+    const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value)!;
     // The tightest bound on each side; both: the slots under the upper one less those failing the lower one.
     const lower = tightest(leaves.filter((leaf) => leaf.operator === '>' || leaf.operator === '>='), 1);
     const upper = tightest(leaves.filter((leaf) => leaf.operator === '<' || leaf.operator === '<='), -1);
