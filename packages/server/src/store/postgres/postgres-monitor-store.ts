@@ -1,9 +1,10 @@
-// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migration 10: `monitors`,
-// `monitor_changes`, `monitor_deliveries`). Several instances share it: advance() writes only
-// when the monitor's position is still the one read (an UPDATE … WHERE position IS NOT DISTINCT
-// FROM, which waits for a concurrent one and then finds the position moved; an update of the
-// position alone is left out, false, when another transaction holds the monitor), and claimDue() forms
-// and claims deliveries under FOR UPDATE SKIP LOCKED, so each delivery is made by one instance.
+// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migrations 10 and 11:
+// `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`). Several instances
+// share it: advance() writes only when the monitor's position is still the one read (an UPDATE …
+// WHERE position IS NOT DISTINCT FROM, which waits for a concurrent one and then finds the
+// position moved; an update of the position alone is left out, false, when another transaction
+// holds the monitor), and claimDue() forms and claims deliveries under FOR UPDATE SKIP LOCKED, so
+// each delivery is made by one instance.
 // Times are epoch milliseconds. Failure modes: database unreachable → ServiceUnavailable.
 import type pg from 'pg';
 import type { PriceChange } from '@catalog/contract';
@@ -127,8 +128,17 @@ export class PostgresMonitorStore implements MonitorStore {
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
     if (ids.length === 0) return Promise.resolve(new Map());
     return unavailableOnOutage(WHAT, async () => {
-      const { rows } = await this.#pool.query<{ id: string; baselines: string }>('SELECT id, baselines FROM monitors WHERE id = ANY($1::text[])', [ids]);
-      return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
+      const { rows } = await this.#pool.query<{ id: string; key: string | null; price: number | null }>(
+        'SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id = ANY($1::text[])',
+        [ids],
+      );
+      const baselines = new Map<string, Baselines>();
+      for (const row of rows) {
+        let of = baselines.get(row.id);
+        if (of === undefined) baselines.set(row.id, (of = {}));
+        if (row.key !== null) of[row.key] = row.price!;
+      }
+      return baselines;
     });
   }
 
@@ -147,13 +157,22 @@ export class PostgresMonitorStore implements MonitorStore {
         const writing = updates.filter((update) => required(update) || unheld.has(update.id));
         const ids = writing.map((update) => update.id);
         const { rows } = await client.query<{ id: string }>(
-          `UPDATE monitors m SET position = t.to_position, baselines = coalesce(t.baselines, m.baselines), pending_reset = m.pending_reset OR t.reset
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[]) AS t(id, from_position, to_position, baselines, reset)
-           WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position
+          `UPDATE monitors m SET position = t.to_position, pending_reset = m.pending_reset OR t.reset
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[]) AS t(id, from_position, to_position, reset)
+           WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position AND m.enabled
+             AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = m.key_digest AND k.revoked_at IS NULL)
            RETURNING m.id`,
-          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => (update.baselines === null ? null : JSON.stringify(update.baselines))), writing.map((update) => update.reset)],
+          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => update.reset)],
         );
         const moved = new Set(rows.map((row) => row.id));
+        const baselines = updates.filter((update) => moved.has(update.id)).flatMap((update) => Object.entries(update.baselines ?? {}).map(([key, price]) => ({ id: update.id, key, price })));
+        if (baselines.length > 0) {
+          await client.query(
+            `INSERT INTO monitor_baselines (monitor_id, key, price) SELECT * FROM unnest($1::text[], $2::text[], $3::double precision[])
+             ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price`,
+            [baselines.map((b) => b.id), baselines.map((b) => b.key), baselines.map((b) => b.price)],
+          );
+        }
         const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
         if (changed.length > 0) {
           // Inserted in the order given, so each monitor's changes keep the log's order in `seq`.

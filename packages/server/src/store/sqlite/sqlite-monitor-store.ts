@@ -1,6 +1,6 @@
 // SqliteMonitorStore: the MonitorStore port on node:sqlite, in the catalog database (tables of
-// migration 7: `monitors`, `monitor_changes`, `monitor_deliveries`). SQLite has one writer at a time:
-// advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
+// migrations 7 and 8: `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`).
+// SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
 // claimDue) do not wait for another process's write (an import holds the lock for a batch): they
@@ -95,6 +95,7 @@ export class SqliteMonitorStore implements MonitorStore {
     return this.#database.transaction(() => {
       this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ?').run(id);
       this.#database.statement('DELETE FROM monitor_deliveries WHERE monitor_id = ?').run(id);
+      this.#database.statement('DELETE FROM monitor_baselines WHERE monitor_id = ?').run(id);
       return Number(this.#database.statement('DELETE FROM monitors WHERE id = ?').run(id).changes) === 1;
     });
   }
@@ -124,8 +125,16 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
     if (ids.length === 0) return new Map();
-    const rows = this.#database.statement('SELECT id, baselines FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; baselines: string }[];
-    return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
+    const rows = this.#database
+      .statement('SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids)) as unknown as { id: string; key: string | null; price: number | null }[];
+    const baselines = new Map<string, Baselines>();
+    for (const row of rows) {
+      let of = baselines.get(row.id);
+      if (of === undefined) baselines.set(row.id, (of = {}));
+      if (row.key !== null) of[row.key] = row.price!;
+    }
+    return baselines;
   }
 
   /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
@@ -145,11 +154,16 @@ export class SqliteMonitorStore implements MonitorStore {
   async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
     if (updates.length === 0) return [];
     return this.#withoutWaiting(() => {
-      const move = this.#database.statement('UPDATE monitors SET position = ?, baselines = coalesce(?, baselines), pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?');
+      const move = this.#database.statement(
+        `UPDATE monitors SET position = ?, pending_reset = pending_reset OR ? WHERE id = ? AND position IS ? AND enabled = 1
+           AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = monitors.key_digest AND k.revoked_at IS NULL)`,
+      );
+      const baseline = this.#database.statement('INSERT INTO monitor_baselines (monitor_id, key, price) VALUES (?, ?, ?) ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
       const stored = updates.map((update) => {
-        const moved = move.run(update.to, update.baselines === null ? null : JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
+        const moved = move.run(update.to, update.reset ? 1 : 0, update.id, update.from);
         if (Number(moved.changes) !== 1) return false;
+        for (const [key, price] of Object.entries(update.baselines ?? {})) baseline.run(update.id, key, price);
         for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
         return true;
       });
