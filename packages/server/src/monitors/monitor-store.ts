@@ -14,7 +14,8 @@
 //   delivery at a time (the next is formed only once the previous was delivered), formed from its
 //   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
 //   attempt; a delivery is formed in the transaction that makes it due (changes stored, the previous
-//   one delivered) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
+//   one delivered; a monitor with nothing waiting gets it from the changes given, and stores only
+//   those beyond it) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
 //   LOCKED, SQLite in one IMMEDIATE transaction;
 // - a delivery whose claimant died is claimed again once its lease has run out;
 // - recordAttempts() stores the outcomes of several attempts in one transaction.

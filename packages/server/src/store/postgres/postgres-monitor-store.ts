@@ -155,14 +155,31 @@ export class PostgresMonitorStore implements MonitorStore {
         ]);
         const unheld = new Set(free.map((row) => row.id));
         const writing = updates.filter((update) => required(update) || unheld.has(update.id));
-        const ids = writing.map((update) => update.id);
+        // A monitor with nothing waiting, no delivery under way and its interval passed gets its
+        // delivery formed from the changes given, which are stored only beyond the first delivery's.
+        // Read once the locks are held: every writer of a monitor's changes and deliveries holds it.
+        const { rows: idleRows } = await client.query<{ id: string; pending_reset: boolean }>(
+          `SELECT m.id, m.pending_reset FROM monitors m WHERE m.id = ANY($1::text[]) AND m.next_delivery_at <= $2
+             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id) AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
+          [writing.filter((update) => update.changes.length > 0).map((update) => update.id), now],
+        );
+        const idle = new Map(idleRows.map((row) => [row.id, row.pending_reset]));
         const { rows } = await client.query<{ id: string }>(
-          `UPDATE monitors m SET position = t.to_position, pending_reset = m.pending_reset OR t.reset
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[]) AS t(id, from_position, to_position, reset)
+          `UPDATE monitors m SET position = t.to_position,
+             pending_reset = CASE WHEN t.direct THEN false ELSE m.pending_reset OR t.reset END,
+             next_delivery_at = CASE WHEN t.direct THEN $6 + m.min_interval_ms ELSE m.next_delivery_at END
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[], $5::boolean[]) AS t(id, from_position, to_position, reset, direct)
            WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position AND m.enabled
              AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = m.key_digest AND k.revoked_at IS NULL)
            RETURNING m.id`,
-          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => update.reset)],
+          [
+            writing.map((update) => update.id),
+            writing.map((update) => update.from),
+            writing.map((update) => update.to),
+            writing.map((update) => update.reset),
+            writing.map((update) => idle.has(update.id)),
+            now,
+          ],
         );
         const moved = new Set(rows.map((row) => row.id));
         const baselines = updates.filter((update) => moved.has(update.id)).flatMap((update) => Object.entries(update.baselines ?? {}).map(([key, price]) => ({ id: update.id, key, price })));
@@ -174,15 +191,28 @@ export class PostgresMonitorStore implements MonitorStore {
           );
         }
         const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
-        if (changed.length > 0) {
+        const formed = changed
+          .filter((update) => idle.has(update.id))
+          .map((update) => {
+            const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
+            return { id: update.id, count: first.length, ...compose(update.id, first, update.reset || idle.get(update.id) === true, now) };
+          });
+        if (formed.length > 0) {
+          await client.query(
+            'INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) SELECT *, $4::bigint, $4::bigint FROM unnest($1::text[], $2::text[], $3::text[], $5::integer[])',
+            [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), now, formed.map((f) => f.count)],
+          );
+        }
+        const waiting = changed.map((update) => ({ id: update.id, changes: idle.has(update.id) ? update.changes.slice(MAX_CHANGES_PER_DELIVERY) : update.changes })).filter((w) => w.changes.length > 0);
+        if (waiting.length > 0) {
           // Inserted in the order given, so each monitor's changes keep the log's order in `seq`.
           await client.query('INSERT INTO monitor_changes (monitor_id, change, due_at) SELECT monitor_id, change, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(monitor_id, change, n) ORDER BY n', [
-            changed.flatMap((update) => update.changes.map(() => update.id)),
-            changed.flatMap((update) => update.changes.map((change) => JSON.stringify(change))),
+            waiting.flatMap((w) => w.changes.map(() => w.id)),
+            waiting.flatMap((w) => w.changes.map((change) => JSON.stringify(change))),
             now,
           ]);
         }
-        await this.#form(client, changed.map((update) => update.id), now, compose);
+        await this.#form(client, changed.filter((update) => !idle.has(update.id)).map((update) => update.id), now, compose);
         return updates.map((update) => moved.has(update.id));
       }),
     );

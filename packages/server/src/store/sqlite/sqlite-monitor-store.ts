@@ -154,20 +154,37 @@ export class SqliteMonitorStore implements MonitorStore {
   async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
     if (updates.length === 0) return [];
     return this.#withoutWaiting(() => {
+      // A monitor with nothing waiting, no delivery under way and its interval passed gets its
+      // delivery formed from the changes given, which are stored only beyond the first delivery's.
+      const idle = this.#database.statement(
+        `SELECT pending_reset, next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+           AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id) AS idle FROM monitors m WHERE id = ?`,
+      );
       const move = this.#database.statement(
-        `UPDATE monitors SET position = ?, pending_reset = pending_reset OR ? WHERE id = ? AND position IS ? AND enabled = 1
-           AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = monitors.key_digest AND k.revoked_at IS NULL)`,
+        `UPDATE monitors SET position = ?, pending_reset = CASE WHEN ? THEN 0 ELSE pending_reset OR ? END, next_delivery_at = CASE WHEN ? THEN ? + min_interval_ms ELSE next_delivery_at END
+         WHERE id = ? AND position IS ? AND enabled = 1 AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = monitors.key_digest AND k.revoked_at IS NULL)`,
       );
       const baseline = this.#database.statement('INSERT INTO monitor_baselines (monitor_id, key, price) VALUES (?, ?, ?) ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
+      const deliver = this.#database.statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)');
+      const forming: string[] = [];
       const stored = updates.map((update) => {
-        const moved = move.run(update.to, update.reset ? 1 : 0, update.id, update.from);
+        const state = update.changes.length === 0 ? undefined : (idle.get(now, update.id) as { pending_reset: number; idle: number } | undefined);
+        const direct = state?.idle === 1 ? 1 : 0;
+        const moved = move.run(update.to, direct, update.reset ? 1 : 0, direct, now, update.id, update.from);
         if (Number(moved.changes) !== 1) return false;
         for (const [key, price] of Object.entries(update.baselines ?? {})) baseline.run(update.id, key, price);
-        for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
+        let waiting = update.changes;
+        if (direct === 1) {
+          const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
+          const { messageId, body } = compose(update.id, first, update.reset || state?.pending_reset === 1, now);
+          deliver.run(messageId, update.id, body, first.length, now, now);
+          waiting = update.changes.slice(first.length);
+        } else if (waiting.length > 0) forming.push(update.id);
+        for (const change of waiting) insert.run(update.id, JSON.stringify(change), now);
         return true;
       });
-      this.#form(updates.filter((update, n) => stored[n] && update.changes.length > 0).map((update) => update.id), now, compose);
+      this.#form(forming, now, compose);
       return stored;
     });
   }
