@@ -45,6 +45,13 @@ interface MonitorRow {
 }
 
 const ACTIVE = 'm.enabled AND k.revoked_at IS NULL';
+/**
+ * A delivery `d` whose monitor is active, checked row by row (a subquery per delivery, which the
+ * planner cannot turn into a join): the claim walks the due index in order and looks up each
+ * candidate's monitor, whatever the tables' statistics say, instead of joining every monitor and
+ * sorting every delivery, bodies included.
+ */
+const DELIVERY_ACTIVE = `(SELECT ${ACTIVE} FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = d.monitor_id)`;
 
 const VIEW = `
   SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
@@ -223,18 +230,19 @@ export class PostgresMonitorStore implements MonitorStore {
       // Most rounds find nothing due: one read instead of two transactions.
       const { rows: due } = await this.#pool.query<{ forming: boolean; due: boolean }>(
         `SELECT $2::boolean AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
-                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
+                EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}) AS due`,
         [now, formAll],
       );
       if (due[0]?.forming === true) await inTransaction(this.#pool, (client) => this.#form(client, null, now, compose));
       else if (due[0]?.due !== true) return [];
       return inTransaction(this.#pool, async (client) => {
         const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
-          `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
-           JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1
-           ORDER BY d.next_attempt_at LIMIT $2
-           FOR UPDATE OF d SKIP LOCKED`,
+          // OFFSET 0 keeps the look-up of each claimed delivery's monitor a look-up (not a join of every monitor).
+          `SELECT due.id, due.monitor_id, m.url, m.secret, due.body, due.attempts, due.first_due_at
+           FROM (SELECT d.id, d.monitor_id, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
+                 WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}
+                 ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+           CROSS JOIN LATERAL (SELECT m.url, m.secret FROM monitors m WHERE m.id = due.monitor_id OFFSET 0) m`,
           [now, limit],
         );
         if (rows.length > 0) await client.query('UPDATE monitor_deliveries SET lease_until = $1 WHERE id = ANY($2::text[])', [now + leaseMs, rows.map((row) => row.id)]);
@@ -278,7 +286,7 @@ export class PostgresMonitorStore implements MonitorStore {
       if (list === undefined) byMonitor.set(row.monitor_id, [row]);
       else list.push(row);
     }
-    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; lastSeq: number; nextDeliveryAt: number }[] = [];
+    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; seqs: number[]; nextDeliveryAt: number }[] = [];
     for (const monitor of forming) {
       // Another instance formed it between the look-up and the lock.
       const oldest = byMonitor.get(monitor.id);
@@ -286,7 +294,7 @@ export class PostgresMonitorStore implements MonitorStore {
       const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
       const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
       const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
-      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, lastSeq: oldest.at(-1)!.seq, nextDeliveryAt: now + Number(monitor.min_interval_ms) });
+      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, seqs: oldest.map((row) => row.seq), nextDeliveryAt: now + Number(monitor.min_interval_ms) });
     }
     const { rows: inserted } = await client.query<{ monitor_id: string }>(
       `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
@@ -297,10 +305,8 @@ export class PostgresMonitorStore implements MonitorStore {
     const stored = new Set(inserted.map((row) => row.monitor_id));
     const kept = formed.filter((f) => stored.has(f.id));
     if (kept.length === 0) return;
-    await client.query('DELETE FROM monitor_changes c USING unnest($1::text[], $2::bigint[]) AS t(monitor_id, last_seq) WHERE c.monitor_id = t.monitor_id AND c.seq <= t.last_seq', [
-      kept.map((f) => f.id),
-      kept.map((f) => f.lastSeq),
-    ]);
+    // By key: each row found through the primary key, whatever the statistics say.
+    await client.query('DELETE FROM monitor_changes WHERE seq = ANY($1::bigint[])', [kept.flatMap((f) => f.seqs)]);
     await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
       kept.map((f) => f.id),
       kept.map((f) => f.nextDeliveryAt),
