@@ -17,7 +17,7 @@ const tracing = await startTracing({ enabled: config.tracing, logger });
 const [{ registry }, { openPriceLog }, { openMonitorStore }, { MonitorDelivery }, { WebhookSender }] = await Promise.all([
   import('./metrics.ts'),
   import('./prices/open-price-log.ts'),
-  import('./store/open-store.ts'),
+  import('./store/open-monitor-store.ts'),
   import('./monitors/monitor-delivery.ts'),
   import('./monitors/webhook-sender.ts'),
 ]);

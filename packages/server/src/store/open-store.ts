@@ -62,13 +62,3 @@ export async function openKeyStore(url: string, logger: Logger): Promise<{ keys:
   const { keys, close } = await openCatalogStores(url, logger);
   return { keys, close };
 }
-
-/** Only the monitor store a database URL names, for the monitors' delivery thread (monitor-thread.ts). */
-export async function openMonitorStore(url: string, logger: Logger): Promise<{ monitors: MonitorStore; close(): Promise<void> }> {
-  if (url.startsWith('sqlite:')) {
-    const database = new SqliteDatabase(sqlitePath(url));
-    return { monitors: new SqliteMonitorStore(database), close: async () => database.close() };
-  }
-  const { monitors, close } = await openCatalogStores(url, logger);
-  return { monitors, close };
-}
