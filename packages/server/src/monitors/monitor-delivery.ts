@@ -18,7 +18,7 @@
 // A round reads one page of the log for every monitor at once: each event is parsed once and
 // reaches the monitors whose filter names one of its ids by look-up (stream/filtered-subscribers.ts),
 // and the round's positions, the baselines its changes set and the changes are stored by advance()
-// in slices of SLICE monitors, the event loop free between them. The reader keeps its monitors'
+// in slices of SLICE monitors, the thread's event loop free between them. The reader keeps its monitors'
 // positions and baselines in memory between rounds and reads the list of monitors every STATES_MS
 // (and after advance() refused one: another instance moved it, or it stopped). The reader wakes
 // when the log has new events (its follow()), the sender when the reader stored changes or an
@@ -41,10 +41,10 @@ import type { EventFilter } from '../stream/event-filter.ts';
 
 const READ_PAGE = 2000;
 /**
- * Monitors per advance() and filters compiled between two turns of the event loop: SQLite's work
- * runs on the event loop's thread, and the API's requests are answered between the slices.
+ * Monitors per advance() (one transaction) and filters compiled between two turns of the monitor
+ * thread's event loop: the sender's answers are taken between the slices.
  */
-const SLICE = 200;
+const SLICE = 1000;
 const MAX_IN_FLIGHT = 64;
 const DEFAULT_POLL_MS = 250;
 /** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
@@ -96,10 +96,19 @@ class Wakeable {
       this.#woken = false;
       return;
     }
-    const woken = new AbortController();
-    this.#wake = () => woken.abort();
-    await delay(ms, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => undefined);
-    this.#wake = null;
+    if (signal.aborted) return;
+    // A timer and a callback rather than an aborted delay(): a wake costs no AbortError.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#wake = done;
+    });
     this.#woken = false;
   }
 }
