@@ -163,10 +163,22 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let monitors: MonitorThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs: process.stderr.isTTY === true }, logger);
+    // The stream listener, and the price monitors' delivery (monitors/monitor-delivery.ts), each in a
+    // thread of its own, started together; either failing to start stops the other.
+    const terminalLogs = process.stderr.isTTY === true;
+    const [streamStart, monitorStart] = await Promise.allSettled([
+      startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs }, logger),
+      startMonitorThread({ ...config, terminalLogs }, logger),
+    ]);
+    if (streamStart.status === 'rejected' || monitorStart.status === 'rejected') {
+      // The one that started is closed below.
+      if (streamStart.status === 'fulfilled') stream = streamStart.value;
+      if (monitorStart.status === 'fulfilled') monitors = monitorStart.value;
+      throw streamStart.status === 'rejected' ? streamStart.reason : (monitorStart as PromiseRejectedResult).reason;
+    }
+    stream = streamStart.value;
+    monitors = monitorStart.value;
     streamAccepting = true;
-    // Price monitors: read the price log into the outbox and deliver it (monitors/monitor-delivery.ts).
-    monitors = await startMonitorThread({ ...config, terminalLogs: process.stderr.isTTY === true }, logger);
     if (config.simulatePrices > 0) {
       // As many variants as `catalog prices simulate` takes by default.
       const sampled = await stores.catalog.sampleVariants(PRICES_SIMULATE_SETTINGS.variants.default);
