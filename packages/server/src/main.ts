@@ -1,7 +1,7 @@
 // The only module that handles process signals. `startService` opens the stores, listens with the
-// API app, starts the stream listener in its own thread (stream-thread.ts), and optionally runs
-// the price simulator; `runUntilSignal` drains everything on SIGTERM/SIGINT, or when the stream
-// thread stops by itself.
+// API app, starts the stream listener (stream-thread.ts) and the price monitors' delivery
+// (monitor-thread.ts) in threads of their own, and optionally runs the price simulator;
+// `runUntilSignal` drains everything on SIGTERM/SIGINT, or when either thread stops by itself.
 //
 // Shutdown guarantees: /readyz answers 503 ("shutting down") at once, while both listeners keep
 // serving for `shutdownDelayMs` (so a load balancer stops sending first), every answer on either
@@ -28,15 +28,14 @@ import { storageFullError } from './store/storage-full.ts';
 import { sqlitePath } from './storage-url.ts';
 import { PRICES_SIMULATE_SETTINGS } from './settings.ts';
 import { startStreamThread, type StreamThread } from './stream-thread.ts';
-import { MonitorDelivery } from './monitors/monitor-delivery.ts';
-import { WebhookSender } from './monitors/webhook-sender.ts';
+import { startMonitorThread, type MonitorThread } from './monitor-thread.ts';
 
 export interface RunningService {
   apiUrl: string;
   streamUrl: string;
   /** Where /metrics is served, when --metrics-port was given. */
   metricsUrl?: string;
-  /** Settles with the reason when a part of the service (the stream thread) stops by itself. */
+  /** Settles with the reason when a part of the service (the stream or the monitor thread) stops by itself. */
   failed: Promise<Error>;
   close(): Promise<void>;
 }
@@ -55,10 +54,10 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 }
 
 /**
- * The /metrics listener: this thread's registry merged with the stream thread's (counters and
+ * The /metrics listener: this thread's registry merged with the other threads' (counters and
  * histograms summed, gauges summed: each thread holds its own part of every value).
  */
-function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>): Server {
+function createMetricsServer(threadMetrics: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>[]): Server {
   return createServer((req, res) => {
     if (req.url !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('metrics are at GET /metrics\n');
@@ -66,7 +65,7 @@ function createMetricsServer(streamMetrics: () => Promise<MetricObjectWithValues
     }
     void (async () => {
       try {
-        const merged = AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), await streamMetrics()]);
+        const merged = AggregatorRegistry.aggregate(await Promise.all([registry.getMetricsAsJSON(), ...threadMetrics()]));
         const text = await merged.metrics();
         res.writeHead(200, { 'content-type': merged.contentType, 'content-length': Buffer.byteLength(text) }).end(text);
       } catch (error) {
@@ -161,9 +160,24 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let simulation: Promise<void> | undefined;
   let apiUrl: string;
   let stream: StreamThread | undefined;
+  let monitors: MonitorThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    stream = await startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs: process.stderr.isTTY === true }, logger);
+    // The stream listener, and the price monitors' delivery (monitors/monitor-delivery.ts), each in a
+    // thread of its own, started together; either failing to start stops the other.
+    const terminalLogs = process.stderr.isTTY === true;
+    const [streamStart, monitorStart] = await Promise.allSettled([
+      startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs }, logger),
+      startMonitorThread({ ...config, terminalLogs }, logger),
+    ]);
+    if (streamStart.status === 'rejected' || monitorStart.status === 'rejected') {
+      // The one that started is closed below.
+      if (streamStart.status === 'fulfilled') stream = streamStart.value;
+      if (monitorStart.status === 'fulfilled') monitors = monitorStart.value;
+      throw streamStart.status === 'rejected' ? streamStart.reason : (monitorStart as PromiseRejectedResult).reason;
+    }
+    stream = streamStart.value;
+    monitors = monitorStart.value;
     streamAccepting = true;
     if (config.simulatePrices > 0) {
       // As many variants as `catalog prices simulate` takes by default.
@@ -176,27 +190,17 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       );
     }
   } catch (error) {
-    await Promise.allSettled([closeServer(apiServer, 0), stream?.close(), priceLog.close(), stores.close(), rateLimiter.close()]);
+    await Promise.allSettled([closeServer(apiServer, 0), stream?.close(), monitors?.close(), priceLog.close(), stores.close(), rateLimiter.close()]);
     throw error;
   }
   const streamThread = stream;
   const streamUrl = stream.url;
-  // Price monitors: read the price log into the outbox and deliver it (monitors/monitor-delivery.ts).
-  const webhookSender = new WebhookSender({ timeoutMs: config.monitors.timeoutMs, endpointConcurrency: config.monitors.endpointConcurrency, allowPrivateEndpoints: config.monitors.allowPrivateEndpoints });
-  const monitorDelivery = new MonitorDelivery({
-    store: stores.monitors,
-    log: priceLog,
-    sender: webhookSender,
-    logger,
-    retryScheduleMs: config.monitors.retryScheduleMs,
-    timeoutMs: config.monitors.timeoutMs,
-  });
-  monitorDelivery.start();
+  const monitorThread = monitors;
   let metricsServer: Server | undefined;
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
     collectProcessMetrics();
-    metricsServer = createMetricsServer(() => streamThread.metrics());
+    metricsServer = createMetricsServer(() => [streamThread.metrics(), monitorThread.metrics()]);
     metricsUrl = await listen(metricsServer, config.metricsPort, config.host);
   }
   logger.info('listening', { apiUrl, streamUrl, ...(metricsUrl === undefined ? {} : { metricsUrl }), simulatePrices: config.simulatePrices });
@@ -206,7 +210,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     apiUrl,
     streamUrl,
     ...(metricsUrl === undefined ? {} : { metricsUrl }),
-    failed: stream.failed,
+    failed: Promise.race([stream.failed, monitors.failed]),
     close: () =>
       (closing ??= (async () => {
         shuttingDown = true;
@@ -218,8 +222,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         }
         simulator.abort();
         await simulation;
-        await monitorDelivery.stop();
-        webhookSender.close();
+        await monitorThread.close();
         await Promise.all([closeServer(apiServer, config.shutdownGraceMs), streamThread.close()]);
         if (metricsServer !== undefined) await closeServer(metricsServer, 0);
         await Promise.allSettled([priceLog.close(), stores.close(), rateLimiter.close()]);
@@ -231,7 +234,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 /** Resolves once the service has drained after SIGTERM or SIGINT. */
 export function runUntilSignal(service: RunningService, logger: Logger): Promise<void> {
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals | 'stream thread stopped'): void => {
+    const stop = (signal: NodeJS.Signals | 'a service thread stopped'): void => {
       logger.info('shutting down', { signal });
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -246,7 +249,7 @@ export function runUntilSignal(service: RunningService, logger: Logger): Promise
     void service.failed.then(() => {
       // Half a service is not left running: shut down, and exit non-zero for the supervisor.
       process.exitCode = 1;
-      stop('stream thread stopped');
+      stop('a service thread stopped');
     });
   });
 }

@@ -161,7 +161,7 @@ export const SERVE_SETTINGS = {
     defaultRule: 'none (no metrics listener)',
     min: 0,
     max: 65535,
-    help: 'serve Prometheus metrics at /metrics on this port (both threads, one scrape)',
+    help: 'serve Prometheus metrics at /metrics on this port (every thread, one scrape)',
   },
   'shutdown-delay-ms': {
     kind: 'integer',

@@ -1,12 +1,12 @@
 // The stream thread's entry (see stream-thread.ts): opens the key store and the price log, serves
 // the SSE stream on the configured port, on { type: 'drain' } asks every later answer to close its
-// connection, and on { type: 'close' } ends every stream cleanly,
-// closes both and lets the thread exit. A failure to start throws, which the parent sees as the
-// thread's error.
+// connection, and on close ends every stream cleanly, closes both and lets the thread exit. A
+// failure to start throws, which the parent sees as the thread's error (service-thread.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from './config.ts';
 import { createServiceLogger } from './logger.ts';
-import type { FromStreamThread, ToStreamThread } from './stream-thread.ts';
+import { serveThread } from './service-thread.ts';
+import type { StreamThreadReady, ToStreamThread } from './stream-thread.ts';
 import { startTracing } from './tracing.ts';
 
 const port = parentPort;
@@ -53,21 +53,12 @@ const url = await listen(stream.server, config.ssePort, config.host).catch(async
   throw error;
 });
 
-port.on('message', (message: ToStreamThread) => {
-  if (message.type === 'metrics') {
-    void registry.getMetricsAsJSON().then((metrics) => port.postMessage({ type: 'metrics', id: message.id, metrics } satisfies FromStreamThread));
-    return;
-  }
-  if (message.type === 'drain') {
-    stream.drain();
-    return;
-  }
-  void (async () => {
+serveThread<StreamThreadReady, ToStreamThread>(port, { url }, {
+  registry,
+  onMessage: () => stream.drain(),
+  close: async () => {
     await stream.close();
     await Promise.allSettled([priceLog.close(), keyStore.close(), rateLimiter.close()]);
     await tracing.shutdown();
-    port.postMessage({ type: 'closed' } satisfies FromStreamThread);
-    port.close();
-  })();
+  },
 });
-port.postMessage({ type: 'listening', url } satisfies FromStreamThread);

@@ -1,4 +1,5 @@
-// The price monitors' delivery, started by `catalog serve` (main.ts) on every instance:
+// The price monitors' delivery, started by `catalog serve` on every instance, in a thread of its
+// own (monitor-thread.ts):
 //
 //   price log ──readAfter──► reader round: each enabled monitor's filter and threshold against its
 //                            baselines (price-changes.ts) ──advance──► outbox (monitor-store.ts)
@@ -16,8 +17,10 @@
 // A new monitor starts at the newest event when an instance first reads for it.
 // A round reads one page of the log for every monitor at once: each event is parsed once and
 // reaches the monitors whose filter names one of its ids by look-up (stream/filtered-subscribers.ts),
-// and the round's positions, baselines and changes are stored by advance() in slices of SLICE
-// monitors, the event loop free between them. The reader wakes
+// and the round's positions, the baselines its changes set and the changes are stored by advance()
+// in slices of SLICE monitors, the thread's event loop free between them. The reader keeps its monitors'
+// positions and baselines in memory between rounds and reads the list of monitors every STATES_MS
+// (and after advance() refused one: another instance moved it, or it stopped). The reader wakes
 // when the log has new events (its follow()), the sender when the reader stored changes or an
 // attempt ended; both also poll. Outcomes of attempts are recorded together, those that ended
 // while the previous record was being written in the next one.
@@ -31,17 +34,17 @@ import { resumePoint, type PriceLog } from '../prices/price-log.ts';
 import { FilteredSubscribers } from '../stream/filtered-subscribers.ts';
 import { generateMessageId, priceChangedBody } from './monitor.ts';
 import type { AttemptRecord, ComposeDelivery, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
-import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type ParsedPriceEvent } from './price-changes.ts';
+import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type Baselines, type ParsedPriceEvent } from './price-changes.ts';
 import { nextAttemptAt, retryAfterMs } from './retry-schedule.ts';
 import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
 import type { EventFilter } from '../stream/event-filter.ts';
 
 const READ_PAGE = 2000;
 /**
- * Monitors per advance() and filters compiled between two turns of the event loop: SQLite's work
- * runs on the event loop's thread, and the API's requests are answered between the slices.
+ * Monitors per advance() (one transaction) and filters compiled between two turns of the monitor
+ * thread's event loop: the sender's answers are taken between the slices.
  */
-const SLICE = 200;
+const SLICE = 1000;
 const MAX_IN_FLIGHT = 64;
 const DEFAULT_POLL_MS = 250;
 /** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
@@ -54,12 +57,27 @@ const FORM_ALL_MS = 1_000;
 const RECORD_RETRY_MS = 5_000;
 /** How long a monitor that no event changed may keep its stored position (see #readRound). */
 const IDLE_WRITE_MS = 2_000;
+/**
+ * How often the reader reads the enabled monitors again (new, removed, disabled, revoked). In
+ * between it keeps their positions and baselines in memory; advance() refuses a monitor that has
+ * stopped, so nothing is stored for it meanwhile.
+ */
+const STATES_MS = 1_000;
+/** The baselines kept in memory at most, over every monitor; beyond, those of monitors a round does not reach are dropped and read again when needed. */
+const MAX_BASELINE_ENTRIES = 1_000_000;
 
-/** A monitor in the reader's filter index: every topic, as its filter decides. */
-interface IndexedMonitor {
+/** What the reader keeps of an enabled monitor between rounds; in its filter index, every topic, as its filter decides. */
+interface ReaderMonitor {
   readonly topics: null;
   readonly id: string;
   readonly filter: EventFilter | null;
+  readonly minChangePercent: number;
+  /** The position in the store, as this reader last read or wrote it (advance()'s `from`); null until first read for. */
+  stored: number | null;
+  /** How far this reader has read for it: ahead of `stored` when no event since changed anything for it. */
+  read: number | null;
+  /** The stored baselines and those written since; null until an event reaches it (read then). */
+  baselines: Baselines | null;
 }
 
 /** A loop's sleep that another part of the delivery can end early. */
@@ -78,10 +96,19 @@ class Wakeable {
       this.#woken = false;
       return;
     }
-    const woken = new AbortController();
-    this.#wake = () => woken.abort();
-    await delay(ms, undefined, { signal: AbortSignal.any([signal, woken.signal]) }).catch(() => undefined);
-    this.#wake = null;
+    if (signal.aborted) return;
+    // A timer and a callback rather than an aborted delay(): a wake costs no AbortError.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.#wake = done;
+    });
     this.#woken = false;
   }
 }
@@ -105,8 +132,13 @@ export class MonitorDelivery {
   readonly #inFlight = new Set<Promise<void>>();
   /** Attempts whose outcome is not yet recorded. */
   readonly #unrecorded = new Set<Promise<void>>();
-  readonly #monitors = new Map<string, IndexedMonitor>();
-  readonly #filters = new FilteredSubscribers<IndexedMonitor>();
+  readonly #monitors = new Map<string, ReaderMonitor>();
+  readonly #filters = new FilteredSubscribers<ReaderMonitor>();
+  /** When the monitors were last read from the store; stale: read them again next round. */
+  #statesReadAt = 0;
+  #statesStale = true;
+  /** Baselines held in memory, over every monitor. */
+  #baselineEntries = 0;
   readonly #reader = new Wakeable();
   readonly #sender = new Wakeable();
   #recording: AttemptRecord[] = [];
@@ -183,25 +215,33 @@ export class MonitorDelivery {
   /** One page of the log for every enabled monitor; true when a full page was read. */
   async #readRound(): Promise<boolean> {
     const { store, log } = this.#options;
-    const states = await store.readerStates();
-    await this.#index(states);
-    if (states.length === 0) return false;
+    const startedAt = Date.now();
+    if (this.#statesStale || startedAt - this.#statesReadAt >= STATES_MS) {
+      await this.#refresh(await store.readerStates());
+      this.#statesReadAt = startedAt;
+      this.#statesStale = false;
+    }
+    if (this.#monitors.size === 0) return false;
     const bounds = await log.bounds();
     const newest = bounds?.newestId ?? 0;
-    const starting: MonitorAdvance[] = [];
-    const reading = new Map<string, { state: MonitorReaderState; cursor: number; reset: boolean; events: ParsedPriceEvent[] }>();
-    for (const state of states) {
-      if (state.position === null) {
-        starting.push({ id: state.id, from: null, to: newest, baselines: null, changes: [], reset: false });
-      } else if (state.position === 0) {
+    const starting: ReaderMonitor[] = [];
+    const reading = new Map<string, { monitor: ReaderMonitor; cursor: number; reset: boolean; events: ParsedPriceEvent[] }>();
+    for (const monitor of this.#monitors.values()) {
+      if (monitor.stored === null || monitor.read === null) starting.push(monitor);
+      else if (monitor.read === 0) {
         // The log was empty when the monitor was made: every event is new to it, none lost.
-        reading.set(state.id, { state, cursor: 0, reset: false, events: [] });
+        reading.set(monitor.id, { monitor, cursor: 0, reset: false, events: [] });
       } else {
-        const { cursor, resetOldestId } = resumePoint(state.position, bounds);
-        reading.set(state.id, { state, cursor, reset: resetOldestId !== null, events: [] });
+        const { cursor, resetOldestId } = resumePoint(monitor.read, bounds);
+        reading.set(monitor.id, { monitor, cursor, reset: resetOldestId !== null, events: [] });
       }
     }
-    await store.advance(starting, Date.now(), this.#compose);
+    const startedAll = await store.advance(
+      starting.map((monitor) => ({ id: monitor.id, from: null, to: newest, baselines: null, changes: [], reset: false })),
+      Date.now(),
+      this.#compose,
+    );
+    starting.forEach((monitor, n) => this.#settle(monitor, startedAll[n] === true, newest));
     // Nothing published since every position, and nothing lost: no page to read.
     let from = Number.POSITIVE_INFINITY;
     let behind = false;
@@ -220,59 +260,132 @@ export class MonitorDelivery {
         if (entry !== undefined && event.id > entry.cursor) entry.events.push((parsed ??= parsePriceEvent(event)));
       });
     }
-    const reached = [...reading.values()].filter((entry) => entry.events.length > 0);
-    const baselines = await store.baselinesOf(reached.map((entry) => entry.state.id));
+    await this.#loadBaselines([...reading.values()].filter((entry) => entry.events.length > 0).map((entry) => entry.monitor));
     // A monitor that no event changed keeps its stored position until the page is full or
-    // IDLE_WRITE_MS have passed: it reads those events again meanwhile, to the same effect (no
-    // change), and a round writes the monitors with changes instead of every monitor.
+    // IDLE_WRITE_MS have passed: the reader moves on in memory, and a round writes the monitors
+    // with changes instead of every monitor. A restart reads those events again, to the same
+    // effect (no change).
     const now = Date.now();
     const writeIdle = full || now - this.#idleWrittenAt >= IDLE_WRITE_MS;
     const updates: MonitorAdvance[] = [];
-    for (const { state, cursor, reset, events } of reading.values()) {
+    const written: ReaderMonitor[] = [];
+    for (const { monitor, cursor, reset, events } of reading.values()) {
       const to = Math.max(cursor, end);
-      if (to === state.position && !reset) continue;
-      const read = events.length === 0 ? null : priceChangesOf(events, this.#monitors.get(state.id)?.filter ?? null, state.minChangePercent, baselines.get(state.id) ?? {});
-      if (read !== null && read.changes.length > 0) updates.push({ id: state.id, from: state.position, to, baselines: read.baselines, changes: read.changes, reset });
-      else if (reset || writeIdle) updates.push({ id: state.id, from: state.position, to, baselines: null, changes: [], reset });
+      const read = events.length === 0 || monitor.baselines === null ? null : priceChangesOf(events, monitor.filter, monitor.minChangePercent, monitor.baselines);
+      if (read !== null && read.changes.length > 0) {
+        updates.push({ id: monitor.id, from: monitor.stored, to, baselines: read.baselines, changes: read.changes, reset });
+        written.push(monitor);
+      } else if (reset || (writeIdle && to !== monitor.stored)) {
+        updates.push({ id: monitor.id, from: monitor.stored, to, baselines: null, changes: [], reset });
+        written.push(monitor);
+      } else monitor.read = to;
     }
-    const stored: boolean[] = [];
+    let storedChanges = false;
     for (let at = 0; at < updates.length; at += SLICE) {
       if (at > 0) await yieldToIo();
-      stored.push(...(await store.advance(updates.slice(at, at + SLICE), Date.now(), this.#compose)));
+      const slice = updates.slice(at, at + SLICE);
+      const stored = await store.advance(slice, Date.now(), this.#compose);
+      slice.forEach((update, n) => {
+        const monitor = written[at + n]!;
+        this.#settle(monitor, stored[n] === true, update.to, update.baselines);
+        if (stored[n] !== true) return;
+        storedChanges ||= update.changes.length > 0;
+        if (update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
+      });
     }
     if (writeIdle) this.#idleWrittenAt = now;
-    let storedChanges = false;
-    updates.forEach((update, n) => {
-      if (!stored[n]) return;
-      storedChanges ||= update.changes.length > 0;
-      if (update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
-    });
     if (storedChanges) this.#sender.wake();
     return full;
   }
 
-  /** Keeps the filter index to the enabled monitors: a new monitor's filter read and compiled once, gone ones dropped. */
-  async #index(states: readonly MonitorReaderState[]): Promise<void> {
+  /**
+   * After advance(): a monitor written moves on with the baselines its changes set; one that was
+   * not (another instance moved it, or it stopped) is read again from the store next round.
+   */
+  #settle(monitor: ReaderMonitor, stored: boolean, to: number, baselines: Baselines | null = null): void {
+    if (!stored) {
+      this.#unindex(monitor);
+      this.#statesStale = true;
+      return;
+    }
+    monitor.stored = monitor.read = to;
+    if (baselines === null || monitor.baselines === null) return;
+    for (const [key, price] of Object.entries(baselines)) {
+      if (monitor.baselines[key] === undefined) this.#baselineEntries += 1;
+      monitor.baselines[key] = price;
+    }
+  }
+
+  /** Reads the stored baselines of those of `monitors` whose baselines are not in memory. */
+  async #loadBaselines(monitors: readonly ReaderMonitor[]): Promise<void> {
+    if (this.#baselineEntries > MAX_BASELINE_ENTRIES) {
+      // Over the budget: keep only those this round needs.
+      const needed = new Set(monitors);
+      for (const monitor of this.#monitors.values()) if (!needed.has(monitor)) this.#dropBaselines(monitor);
+    }
+    const missing = monitors.filter((monitor) => monitor.baselines === null);
+    for (let at = 0; at < missing.length; at += SLICE) {
+      if (at > 0) await yieldToIo();
+      const slice = missing.slice(at, at + SLICE);
+      const read = await this.#options.store.baselinesOf(slice.map((monitor) => monitor.id));
+      for (const monitor of slice) {
+        const baselines = read.get(monitor.id);
+        // Gone since the monitors were read: priceChangesOf is not run for it (baselines stay null).
+        if (baselines === undefined) continue;
+        monitor.baselines = baselines;
+        this.#baselineEntries += Object.keys(baselines).length;
+      }
+    }
+  }
+
+  #dropBaselines(monitor: ReaderMonitor): void {
+    if (monitor.baselines === null) return;
+    this.#baselineEntries -= Object.keys(monitor.baselines).length;
+    monitor.baselines = null;
+  }
+
+  /**
+   * Keeps the reader's monitors to the enabled ones the store lists: a new monitor's filter read
+   * and compiled once; one whose stored position is not the one the reader last wrote (another
+   * instance moved it) read afresh; gone ones dropped.
+   */
+  async #refresh(states: readonly MonitorReaderState[]): Promise<void> {
     const current = new Set<string>();
-    const unknown: string[] = [];
+    const unknown: MonitorReaderState[] = [];
     for (const state of states) {
       current.add(state.id);
-      if (!this.#monitors.has(state.id)) unknown.push(state.id);
+      const known = this.#monitors.get(state.id);
+      if (known === undefined) unknown.push(state);
+      else if (known.stored !== state.position) {
+        known.stored = known.read = state.position;
+        this.#dropBaselines(known);
+      }
     }
+    for (const monitor of this.#monitors.values()) if (!current.has(monitor.id)) this.#unindex(monitor);
     for (let at = 0; at < unknown.length; at += SLICE) {
       if (at > 0) await yieldToIo();
-      const filters = await this.#options.store.filtersOf(unknown.slice(at, at + SLICE));
-      for (const [id, text] of filters) {
-        const monitor: IndexedMonitor = { topics: null, id, filter: compileMonitorFilter(text) };
-        this.#monitors.set(id, monitor);
+      const slice = unknown.slice(at, at + SLICE);
+      const filters = await this.#options.store.filtersOf(slice.map((state) => state.id));
+      for (const state of slice) {
+        const text = filters.get(state.id);
+        if (text === undefined) continue;
+        const monitor: ReaderMonitor = {
+          topics: null,
+          id: state.id,
+          filter: compileMonitorFilter(text),
+          minChangePercent: state.minChangePercent,
+          stored: state.position,
+          read: state.position,
+          baselines: null,
+        };
+        this.#monitors.set(monitor.id, monitor);
         if (monitor.filter !== null) this.#filters.add(monitor, monitor.filter);
       }
     }
-    if (current.size === this.#monitors.size) return;
-    for (const monitor of this.#monitors.values()) if (!current.has(monitor.id)) this.#unindex(monitor);
   }
 
-  #unindex(monitor: IndexedMonitor): void {
+  #unindex(monitor: ReaderMonitor): void {
+    this.#dropBaselines(monitor);
     this.#monitors.delete(monitor.id);
     this.#filters.delete(monitor);
   }

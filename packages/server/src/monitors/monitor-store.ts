@@ -6,14 +6,16 @@
 // - a monitor belongs to one Pro key; a revoked key's monitors are neither read for nor delivered
 //   (they stay listed, and a revoked key is never valid again);
 // - advance() is the outbox's one write from the price log: for each monitor of a round, its new
-//   log position, its baselines and the changes due, all in one transaction, each monitor's only
-//   when its position is still the one the caller read (another instance, or an earlier round, may
-//   have moved it), so each change is stored once whatever number of instances read the log;
+//   log position, the baselines its changes set and the changes due, all in one transaction, each
+//   monitor's only when its position is still the one the caller read (another instance, or an
+//   earlier round, may have moved it) and it is still enabled with its key active, so each change
+//   is stored once whatever number of instances read the log, and none after a monitor stopped;
 // - claimDue() hands each due delivery to one caller for `leaseMs`: a monitor has at most one
 //   delivery at a time (the next is formed only once the previous was delivered), formed from its
 //   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
 //   attempt; a delivery is formed in the transaction that makes it due (changes stored, the previous
-//   one delivered) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
+//   one delivered; a monitor with nothing waiting gets it from the changes given, and stores only
+//   those beyond it) or, after a minimum interval, by claimDue; PostgreSQL claims with FOR UPDATE SKIP
 //   LOCKED, SQLite in one IMMEDIATE transaction;
 // - a delivery whose claimant died is claimed again once its lease has run out;
 // - recordAttempts() stores the outcomes of several attempts in one transaction.
@@ -35,7 +37,7 @@ export interface MonitorAdvance {
   /** The position the caller read the state at: the write happens only if it is still the same. */
   from: number | null;
   to: number;
-  /** The baselines after `changes`; null keeps the stored ones (nothing was delivered to it). */
+  /** The baselines `changes` set (priceChangesOf); the monitor's others are kept. Null: none. */
   baselines: Baselines | null;
   changes: readonly PriceChange[];
   /** Events the monitor had not read were lost (the stream's `reset`): the next delivery says so. */
@@ -102,8 +104,8 @@ export interface MonitorStore {
   /** The stored baselines of these monitors (read only for those an event reached); a monitor that is gone is left out. */
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
   /**
-   * See the module's guarantees; per update, false when its position had moved and nothing of it
-   * was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
+   * See the module's guarantees; per update, false when its position had moved, or the monitor
+   * stopped, and nothing of it was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
    * another transaction holds the monitor). The changes are due at `now`; a monitor given changes that has no delivery under
    * way gets one formed (`compose`).
    */

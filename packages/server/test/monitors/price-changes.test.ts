@@ -23,11 +23,15 @@ describe('priceChangesOf', () => {
 
   it('keeps a baseline per variant, source and market, and skips what the filter does not match', () => {
     const events = [stored({ price: 100 }), stored({ source: 'marketplaceb', price: 100 }), stored({ market: 'UK', price: 1 }), stored({ variant_id: 'v2', price: 50 })];
-    const { changes } = priceChangesOf(events, us, 5, { 'v1|marketplacea|US': 100 });
+    const before = { 'v1|marketplacea|US': 100, 'v3|marketplacea|US': 7 };
+    const { changes, baselines } = priceChangesOf(events, us, 5, before);
     expect(changes.map((change) => [change.variant_id, change.source, change.previous_price])).toEqual([
       ['v1', 'marketplaceb', null],
       ['v2', 'marketplacea', null],
     ]);
+    // Only the baselines the changes set; the ones given are left as they were.
+    expect(baselines).toEqual({ 'v1|marketplaceb|US': 100, 'v2|marketplacea|US': 50 });
+    expect(before).toEqual({ 'v1|marketplacea|US': 100, 'v3|marketplacea|US': 7 });
   });
 
   it('with 0 %, delivers every change of price but not a repeat of the same price', () => {

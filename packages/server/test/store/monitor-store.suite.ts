@@ -90,6 +90,27 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         expect((await monitors.listMonitors(proKey))[0]!.delivery.backlog).toBe(1);
       });
 
+      it('writes the baselines given over the stored ones, keeping the others', async () => {
+        const id = await readyMonitor();
+        await monitors.advance([{ id, from: 0, to: 1, baselines: { a: 1, b: 1 }, changes: [buildPriceChange({ stream_id: 1 })], reset: false }], 1_000, compose);
+        await monitors.advance([{ id, from: 1, to: 2, baselines: { a: 2, c: 3 }, changes: [buildPriceChange({ stream_id: 2 })], reset: false }], 1_000, compose);
+        expect(await monitors.baselinesOf([id])).toEqual(new Map([[id, { a: 2, b: 1, c: 3 }]]));
+      });
+
+      it('writes nothing for a disabled monitor or one whose key is revoked', async () => {
+        const disabled = await readyMonitor();
+        await monitors.advance([{ id: disabled, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_000, compose);
+        const [first] = await monitors.claimDue(1_000, 10, 30_000, compose);
+        await monitors.recordAttempts([{ delivery: first!, outcome: { result: 'disabled', at: 1_001, reason: 'the endpoint answered 410 Gone' } }], 1_001, compose);
+        expect(await monitors.advance([{ id: disabled, from: 1, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).toEqual([false]);
+        const other = await stores.keys.createKey('pro');
+        const { monitor: revoked } = await monitors.addMonitor(other, settings(), 0);
+        await stores.keys.revokeKey(other);
+        expect(await monitors.advance([{ id: revoked.id, from: 0, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).toEqual([false]);
+        expect(await monitors.baselinesOf([disabled, revoked.id])).toEqual(new Map([[disabled, {}], [revoked.id, {}]]));
+        expect(await monitors.deliveryTotals()).toMatchObject({ backlog: 0 });
+      });
+
       it('stores each monitor of a round whose position is still the one read, keeping the baselines of those given none', async () => {
         const [moved, kept, stale] = [await readyMonitor(), await readyMonitor(), await readyMonitor()];
         await monitors.advance([{ id: kept, from: 0, to: 3, baselines: { b: 2 }, changes: [buildPriceChange({ stream_id: 3 })], reset: false }], 1_000, compose);

@@ -1,8 +1,10 @@
 // PostgresMonitorStore against the PostgreSQL on 127.0.0.1:5432: the shared conformance suite on
 // one throw-away database, emptied before each test.
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
+import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { openPostgresStores } from '../../src/store/postgres/open-postgres-stores.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-test-database.ts';
 import { describeMonitorStoreConformance } from './monitor-store.suite.ts';
@@ -17,9 +19,34 @@ describeMonitorStoreConformance('PostgresMonitorStore', async () => {
   const opened = await openPostgresStores(database.url(), silentLogger);
   const pool = new pg.Pool({ connectionString: database.url(), max: 1 });
   try {
-    await pool.query('TRUNCATE api_keys, monitors, monitor_changes, monitor_deliveries RESTART IDENTITY');
+    await pool.query('TRUNCATE api_keys, monitors, monitor_baselines, monitor_changes, monitor_deliveries RESTART IDENTITY');
   } finally {
     await pool.end();
   }
   return { monitors: opened.monitors, keys: opened.keys, cleanup: () => opened.close() };
+});
+
+describe('migratePostgres', () => {
+  it("moves each monitor's baselines from its row's JSON to a row each in monitor_baselines", async () => {
+    const upgraded = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: upgraded.url() });
+    try {
+      await migratePostgres(pool, silentLogger, POSTGRES_MIGRATIONS.filter((migration) => migration.version <= 10));
+      await pool.query("INSERT INTO api_keys (digest, plan, label, created_at) VALUES ('\\x01', 'pro', 'k', now())");
+      await pool.query(
+        `INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at, baselines)
+         VALUES ('mon_a', '\\x01', 'https://h.example/', 'market = "US"', 5, 0, 'whsec_x', 0, '{"v1|marketplacea|US": 12.5, "v2|marketplaceb|UK": 3}'),
+                ('mon_b', '\\x01', 'https://h.example/', 'market = "US"', 5, 0, 'whsec_x', 0, '{}')`,
+      );
+      expect(await migratePostgres(pool, silentLogger)).toEqual([11]);
+      const { rows } = await pool.query('SELECT monitor_id, key, price FROM monitor_baselines ORDER BY monitor_id, key');
+      expect(rows).toEqual([
+        { monitor_id: 'mon_a', key: 'v1|marketplacea|US', price: 12.5 },
+        { monitor_id: 'mon_a', key: 'v2|marketplaceb|UK', price: 3 },
+      ]);
+    } finally {
+      await pool.end();
+      await upgraded.drop();
+    }
+  });
 });

@@ -314,6 +314,23 @@ CREATE TABLE monitor_deliveries (
 CREATE INDEX monitor_deliveries_due ON monitor_deliveries (next_attempt_at);
 `,
   },
+  {
+    version: 11,
+    name: "monitors' baselines in a table of their own",
+    sql: `
+-- One row per (monitor, variant|source|market): a change writes its own baseline instead of
+-- rewriting the monitor's row with the whole set.
+CREATE TABLE monitor_baselines (
+  monitor_id text NOT NULL REFERENCES monitors (id) ON DELETE CASCADE,
+  key text NOT NULL,
+  price double precision NOT NULL,
+  PRIMARY KEY (monitor_id, key)
+);
+INSERT INTO monitor_baselines (monitor_id, key, price)
+  SELECT m.id, b.key, b.value::double precision FROM monitors m, jsonb_each_text(m.baselines::jsonb) b;
+ALTER TABLE monitors DROP COLUMN baselines;
+`,
+  },
 ];
 
 /**

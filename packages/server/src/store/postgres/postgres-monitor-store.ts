@@ -1,9 +1,10 @@
-// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migration 10: `monitors`,
-// `monitor_changes`, `monitor_deliveries`). Several instances share it: advance() writes only
-// when the monitor's position is still the one read (an UPDATE … WHERE position IS NOT DISTINCT
-// FROM, which waits for a concurrent one and then finds the position moved; an update of the
-// position alone is left out, false, when another transaction holds the monitor), and claimDue() forms
-// and claims deliveries under FOR UPDATE SKIP LOCKED, so each delivery is made by one instance.
+// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migrations 10 and 11:
+// `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`). Several instances
+// share it: advance() writes only when the monitor's position is still the one read (an UPDATE …
+// WHERE position IS NOT DISTINCT FROM, which waits for a concurrent one and then finds the
+// position moved; an update of the position alone is left out, false, when another transaction
+// holds the monitor), and claimDue() forms and claims deliveries under FOR UPDATE SKIP LOCKED, so
+// each delivery is made by one instance.
 // Times are epoch milliseconds. Failure modes: database unreachable → ServiceUnavailable.
 import type pg from 'pg';
 import type { PriceChange } from '@catalog/contract';
@@ -44,6 +45,13 @@ interface MonitorRow {
 }
 
 const ACTIVE = 'm.enabled AND k.revoked_at IS NULL';
+/**
+ * A delivery `d` whose monitor is active, checked row by row (a subquery per delivery, which the
+ * planner cannot turn into a join): the claim walks the due index in order and looks up each
+ * candidate's monitor, whatever the tables' statistics say, instead of joining every monitor and
+ * sorting every delivery, bodies included.
+ */
+const DELIVERY_ACTIVE = `(SELECT ${ACTIVE} FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = d.monitor_id)`;
 
 const VIEW = `
   SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
@@ -127,8 +135,17 @@ export class PostgresMonitorStore implements MonitorStore {
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
     if (ids.length === 0) return Promise.resolve(new Map());
     return unavailableOnOutage(WHAT, async () => {
-      const { rows } = await this.#pool.query<{ id: string; baselines: string }>('SELECT id, baselines FROM monitors WHERE id = ANY($1::text[])', [ids]);
-      return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
+      const { rows } = await this.#pool.query<{ id: string; key: string | null; price: number | null }>(
+        'SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id = ANY($1::text[])',
+        [ids],
+      );
+      const baselines = new Map<string, Baselines>();
+      for (const row of rows) {
+        let of = baselines.get(row.id);
+        if (of === undefined) baselines.set(row.id, (of = {}));
+        if (row.key !== null) of[row.key] = row.price!;
+      }
+      return baselines;
     });
   }
 
@@ -145,25 +162,64 @@ export class PostgresMonitorStore implements MonitorStore {
         ]);
         const unheld = new Set(free.map((row) => row.id));
         const writing = updates.filter((update) => required(update) || unheld.has(update.id));
-        const ids = writing.map((update) => update.id);
+        // A monitor with nothing waiting, no delivery under way and its interval passed gets its
+        // delivery formed from the changes given, which are stored only beyond the first delivery's.
+        // Read once the locks are held: every writer of a monitor's changes and deliveries holds it.
+        const { rows: idleRows } = await client.query<{ id: string; pending_reset: boolean }>(
+          `SELECT m.id, m.pending_reset FROM monitors m WHERE m.id = ANY($1::text[]) AND m.next_delivery_at <= $2
+             AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id) AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
+          [writing.filter((update) => update.changes.length > 0).map((update) => update.id), now],
+        );
+        const idle = new Map(idleRows.map((row) => [row.id, row.pending_reset]));
         const { rows } = await client.query<{ id: string }>(
-          `UPDATE monitors m SET position = t.to_position, baselines = coalesce(t.baselines, m.baselines), pending_reset = m.pending_reset OR t.reset
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[]) AS t(id, from_position, to_position, baselines, reset)
-           WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position
+          `UPDATE monitors m SET position = t.to_position,
+             pending_reset = CASE WHEN t.direct THEN false ELSE m.pending_reset OR t.reset END,
+             next_delivery_at = CASE WHEN t.direct THEN $6 + m.min_interval_ms ELSE m.next_delivery_at END
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[], $5::boolean[]) AS t(id, from_position, to_position, reset, direct)
+           WHERE m.id = t.id AND m.position IS NOT DISTINCT FROM t.from_position AND m.enabled
+             AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = m.key_digest AND k.revoked_at IS NULL)
            RETURNING m.id`,
-          [ids, writing.map((update) => update.from), writing.map((update) => update.to), writing.map((update) => (update.baselines === null ? null : JSON.stringify(update.baselines))), writing.map((update) => update.reset)],
+          [
+            writing.map((update) => update.id),
+            writing.map((update) => update.from),
+            writing.map((update) => update.to),
+            writing.map((update) => update.reset),
+            writing.map((update) => idle.has(update.id)),
+            now,
+          ],
         );
         const moved = new Set(rows.map((row) => row.id));
+        const baselines = updates.filter((update) => moved.has(update.id)).flatMap((update) => Object.entries(update.baselines ?? {}).map(([key, price]) => ({ id: update.id, key, price })));
+        if (baselines.length > 0) {
+          await client.query(
+            `INSERT INTO monitor_baselines (monitor_id, key, price) SELECT * FROM unnest($1::text[], $2::text[], $3::double precision[])
+             ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price`,
+            [baselines.map((b) => b.id), baselines.map((b) => b.key), baselines.map((b) => b.price)],
+          );
+        }
         const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
-        if (changed.length > 0) {
+        const formed = changed
+          .filter((update) => idle.has(update.id))
+          .map((update) => {
+            const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
+            return { id: update.id, count: first.length, ...compose(update.id, first, update.reset || idle.get(update.id) === true, now) };
+          });
+        if (formed.length > 0) {
+          await client.query(
+            'INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) SELECT *, $4::bigint, $4::bigint FROM unnest($1::text[], $2::text[], $3::text[], $5::integer[])',
+            [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), now, formed.map((f) => f.count)],
+          );
+        }
+        const waiting = changed.map((update) => ({ id: update.id, changes: idle.has(update.id) ? update.changes.slice(MAX_CHANGES_PER_DELIVERY) : update.changes })).filter((w) => w.changes.length > 0);
+        if (waiting.length > 0) {
           // Inserted in the order given, so each monitor's changes keep the log's order in `seq`.
           await client.query('INSERT INTO monitor_changes (monitor_id, change, due_at) SELECT monitor_id, change, $3 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(monitor_id, change, n) ORDER BY n', [
-            changed.flatMap((update) => update.changes.map(() => update.id)),
-            changed.flatMap((update) => update.changes.map((change) => JSON.stringify(change))),
+            waiting.flatMap((w) => w.changes.map(() => w.id)),
+            waiting.flatMap((w) => w.changes.map((change) => JSON.stringify(change))),
             now,
           ]);
         }
-        await this.#form(client, changed.map((update) => update.id), now, compose);
+        await this.#form(client, changed.filter((update) => !idle.has(update.id)).map((update) => update.id), now, compose);
         return updates.map((update) => moved.has(update.id));
       }),
     );
@@ -174,18 +230,19 @@ export class PostgresMonitorStore implements MonitorStore {
       // Most rounds find nothing due: one read instead of two transactions.
       const { rows: due } = await this.#pool.query<{ forming: boolean; due: boolean }>(
         `SELECT $2::boolean AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
-                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1) AS due`,
+                EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}) AS due`,
         [now, formAll],
       );
       if (due[0]?.forming === true) await inTransaction(this.#pool, (client) => this.#form(client, null, now, compose));
       else if (due[0]?.due !== true) return [];
       return inTransaction(this.#pool, async (client) => {
         const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
-          `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
-           JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND d.next_attempt_at <= $1 AND d.lease_until <= $1
-           ORDER BY d.next_attempt_at LIMIT $2
-           FOR UPDATE OF d SKIP LOCKED`,
+          // OFFSET 0 keeps the look-up of each claimed delivery's monitor a look-up (not a join of every monitor).
+          `SELECT due.id, due.monitor_id, m.url, m.secret, due.body, due.attempts, due.first_due_at
+           FROM (SELECT d.id, d.monitor_id, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
+                 WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}
+                 ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+           CROSS JOIN LATERAL (SELECT m.url, m.secret FROM monitors m WHERE m.id = due.monitor_id OFFSET 0) m`,
           [now, limit],
         );
         if (rows.length > 0) await client.query('UPDATE monitor_deliveries SET lease_until = $1 WHERE id = ANY($2::text[])', [now + leaseMs, rows.map((row) => row.id)]);
@@ -229,7 +286,7 @@ export class PostgresMonitorStore implements MonitorStore {
       if (list === undefined) byMonitor.set(row.monitor_id, [row]);
       else list.push(row);
     }
-    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; lastSeq: number; nextDeliveryAt: number }[] = [];
+    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; seqs: number[]; nextDeliveryAt: number }[] = [];
     for (const monitor of forming) {
       // Another instance formed it between the look-up and the lock.
       const oldest = byMonitor.get(monitor.id);
@@ -237,7 +294,7 @@ export class PostgresMonitorStore implements MonitorStore {
       const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
       const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
       const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
-      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, lastSeq: oldest.at(-1)!.seq, nextDeliveryAt: now + Number(monitor.min_interval_ms) });
+      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, seqs: oldest.map((row) => row.seq), nextDeliveryAt: now + Number(monitor.min_interval_ms) });
     }
     const { rows: inserted } = await client.query<{ monitor_id: string }>(
       `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
@@ -248,10 +305,8 @@ export class PostgresMonitorStore implements MonitorStore {
     const stored = new Set(inserted.map((row) => row.monitor_id));
     const kept = formed.filter((f) => stored.has(f.id));
     if (kept.length === 0) return;
-    await client.query('DELETE FROM monitor_changes c USING unnest($1::text[], $2::bigint[]) AS t(monitor_id, last_seq) WHERE c.monitor_id = t.monitor_id AND c.seq <= t.last_seq', [
-      kept.map((f) => f.id),
-      kept.map((f) => f.lastSeq),
-    ]);
+    // By key: each row found through the primary key, whatever the statistics say.
+    await client.query('DELETE FROM monitor_changes WHERE seq = ANY($1::bigint[])', [kept.flatMap((f) => f.seqs)]);
     await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
       kept.map((f) => f.id),
       kept.map((f) => f.nextDeliveryAt),

@@ -225,6 +225,22 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX monitor_deliveries_due ON monitor_deliveries (next_attempt_at);
     `,
   },
+  {
+    version: 8,
+    name: "monitors' baselines in a table of their own",
+    // One row per (monitor, variant|source|market): a change writes its own baseline instead of
+    // the monitor's whole set. Removing a monitor removes its rows (SqliteMonitorStore).
+    sql: `
+      CREATE TABLE monitor_baselines (
+        monitor_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        price REAL NOT NULL,
+        PRIMARY KEY (monitor_id, key)
+      ) WITHOUT ROWID;
+      INSERT INTO monitor_baselines (monitor_id, key, price) SELECT m.id, b.key, b.value FROM monitors m, json_each(m.baselines) b;
+      ALTER TABLE monitors DROP COLUMN baselines;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;

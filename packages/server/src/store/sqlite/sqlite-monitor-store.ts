@@ -1,6 +1,6 @@
 // SqliteMonitorStore: the MonitorStore port on node:sqlite, in the catalog database (tables of
-// migration 7: `monitors`, `monitor_changes`, `monitor_deliveries`). SQLite has one writer at a time:
-// advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
+// migrations 7 and 8: `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`).
+// SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
 // claimDue) do not wait for another process's write (an import holds the lock for a batch): they
@@ -95,6 +95,7 @@ export class SqliteMonitorStore implements MonitorStore {
     return this.#database.transaction(() => {
       this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ?').run(id);
       this.#database.statement('DELETE FROM monitor_deliveries WHERE monitor_id = ?').run(id);
+      this.#database.statement('DELETE FROM monitor_baselines WHERE monitor_id = ?').run(id);
       return Number(this.#database.statement('DELETE FROM monitors WHERE id = ?').run(id).changes) === 1;
     });
   }
@@ -124,8 +125,16 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
     if (ids.length === 0) return new Map();
-    const rows = this.#database.statement('SELECT id, baselines FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; baselines: string }[];
-    return new Map(rows.map((row) => [row.id, JSON.parse(row.baselines) as Baselines]));
+    const rows = this.#database
+      .statement('SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids)) as unknown as { id: string; key: string | null; price: number | null }[];
+    const baselines = new Map<string, Baselines>();
+    for (const row of rows) {
+      let of = baselines.get(row.id);
+      if (of === undefined) baselines.set(row.id, (of = {}));
+      if (row.key !== null) of[row.key] = row.price!;
+    }
+    return baselines;
   }
 
   /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
@@ -145,15 +154,37 @@ export class SqliteMonitorStore implements MonitorStore {
   async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
     if (updates.length === 0) return [];
     return this.#withoutWaiting(() => {
-      const move = this.#database.statement('UPDATE monitors SET position = ?, baselines = coalesce(?, baselines), pending_reset = pending_reset OR ? WHERE id = ? AND position IS ?');
+      // A monitor with nothing waiting, no delivery under way and its interval passed gets its
+      // delivery formed from the changes given, which are stored only beyond the first delivery's.
+      const idle = this.#database.statement(
+        `SELECT pending_reset, next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+           AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id) AS idle FROM monitors m WHERE id = ?`,
+      );
+      const move = this.#database.statement(
+        `UPDATE monitors SET position = ?, pending_reset = CASE WHEN ? THEN 0 ELSE pending_reset OR ? END, next_delivery_at = CASE WHEN ? THEN ? + min_interval_ms ELSE next_delivery_at END
+         WHERE id = ? AND position IS ? AND enabled = 1 AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = monitors.key_digest AND k.revoked_at IS NULL)`,
+      );
+      const baseline = this.#database.statement('INSERT INTO monitor_baselines (monitor_id, key, price) VALUES (?, ?, ?) ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
+      const deliver = this.#database.statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)');
+      const forming: string[] = [];
       const stored = updates.map((update) => {
-        const moved = move.run(update.to, update.baselines === null ? null : JSON.stringify(update.baselines), update.reset ? 1 : 0, update.id, update.from);
+        const state = update.changes.length === 0 ? undefined : (idle.get(now, update.id) as { pending_reset: number; idle: number } | undefined);
+        const direct = state?.idle === 1 ? 1 : 0;
+        const moved = move.run(update.to, direct, update.reset ? 1 : 0, direct, now, update.id, update.from);
         if (Number(moved.changes) !== 1) return false;
-        for (const change of update.changes) insert.run(update.id, JSON.stringify(change), now);
+        for (const [key, price] of Object.entries(update.baselines ?? {})) baseline.run(update.id, key, price);
+        let waiting = update.changes;
+        if (direct === 1) {
+          const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
+          const { messageId, body } = compose(update.id, first, update.reset || state?.pending_reset === 1, now);
+          deliver.run(messageId, update.id, body, first.length, now, now);
+          waiting = update.changes.slice(first.length);
+        } else if (waiting.length > 0) forming.push(update.id);
+        for (const change of waiting) insert.run(update.id, JSON.stringify(change), now);
         return true;
       });
-      this.#form(updates.filter((update, n) => stored[n] && update.changes.length > 0).map((update) => update.id), now, compose);
+      this.#form(forming, now, compose);
       return stored;
     });
   }

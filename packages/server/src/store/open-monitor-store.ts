@@ -1,0 +1,18 @@
+// Opens only the monitor store a database URL names, for the monitors' delivery thread
+// (monitor-thread.ts): on SQLite without loading the catalog's modules (open-store.ts), which that
+// thread never uses; PostgreSQL through openCatalogStores, loaded only then.
+import type { Logger } from '../logger.ts';
+import type { MonitorStore } from '../monitors/monitor-store.ts';
+import { sqlitePath } from '../storage-url.ts';
+import { SqliteDatabase } from './sqlite/sqlite-database.ts';
+import { SqliteMonitorStore } from './sqlite/sqlite-monitor-store.ts';
+
+export async function openMonitorStore(url: string, logger: Logger): Promise<{ monitors: MonitorStore; close(): Promise<void> }> {
+  if (url.startsWith('sqlite:')) {
+    const database = new SqliteDatabase(sqlitePath(url));
+    return { monitors: new SqliteMonitorStore(database), close: async () => database.close() };
+  }
+  const { openCatalogStores } = await import('./open-store.ts');
+  const { monitors, close } = await openCatalogStores(url, logger);
+  return { monitors, close };
+}
