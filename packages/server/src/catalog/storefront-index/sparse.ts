@@ -155,7 +155,7 @@ function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefi
 }
 
 /** Whether a slot matches `node`, by the columns; undefined where some leaf has no column check. */
-export function slotCheck(columns: StorefrontColumns, node: FilterExpr): ColumnCheck | undefined {
+function slotCheck(columns: StorefrontColumns, node: FilterExpr): ColumnCheck | undefined {
   switch (node.type) {
     case 'and':
     case 'or': {
