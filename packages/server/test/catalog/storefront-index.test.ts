@@ -654,7 +654,7 @@ describe('StorefrontIndex', () => {
     for (let round = 0; round < 3; round += 1) {
       const before = index.sparseAnswers;
       let searches = 0;
-      for (let i = 0; i < 200; i += 1) {
+      for (let i = 0; i < 120; i += 1) {
         const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 2) * 3, limit: random.int(1, 10) };
         const lead = leading();
         search.filter = random.chance(0.6) ? { type: 'and', operands: [lead, buildFilter(random, rows)] } : lead;
