@@ -5,9 +5,11 @@
 // AND of the bitsets read as they are, where there are more than three sources). At hand: a kept
 // leaf, word or shop, `available`, or a range leaf whose bucket's "under" bitset is kept
 // (RangeIndex.split: that bitset, read flipped for `>` and `>=`, plus the members of the value's
-// bucket that pass, each checked against the other operands); at most three such range leaves. An AND of two range leaves on different number columns
-// (and `available = true`) whose pair table is built is counted by the table instead, and its page
-// walked in the listing's order against the two columns where that walk is short.
+// bucket that pass, each checked against the other operands); at most three such range leaves.
+// Counted with no bitset instead: an AND of bounds on one number column (by its range index's
+// bucket counts and members), and an AND of bounds on two number columns (and `available = true`)
+// whose pair table is built (by the table); their pages walked in the listing's order against the
+// columns where that walk is short.
 import type { FilterExpr } from '../filter/ast.ts';
 import { wordsOf } from '../text.ts';
 import { andAll, complement, copyBits, countAll, hasBit, setBit } from './bits.ts';
