@@ -621,6 +621,29 @@ describe('StorefrontIndex', () => {
     }
   });
 
+  it('makes a column\'s bucket members of the column as it is when the task runs, after writes that grew it into a new array', async () => {
+    const random = createRandom(`${SEED}:members-late`);
+    let cursor = 17_000_000_000_000_000;
+    const fresh = (n: number): StorefrontIndexRow[] => Array.from({ length: n }, () => ({ ...buildRow(random, (cursor += 1024), random.uuid()), price_display: random.int(0, 5000) / 10 }));
+    let rows = fresh(3_000);
+    const index = new StorefrontIndex();
+    index.upsert(rows);
+    // Built and trimmed to the products held: the next products move the column to a larger array.
+    index.prepare();
+    const bounded = (value: number, operator: '<' | '>='): StorefrontSearch => ({ sort: 'cursor:asc', offset: 0, limit: 5, filter: { type: 'compare', field: 'price_display', operator, value } });
+    // The first count asks for the members, to be made between requests; writes come first.
+    expect(await index.search(bounded(100, '<'))).toStrictEqual(plainSearch(rows, bounded(100, '<')));
+    const added = fresh(1_000);
+    const rewritten = rows.slice(0, 500).map((row) => ({ ...row, price_display: random.int(0, 5000) / 10 }));
+    index.upsert([...rewritten, ...added]);
+    rows = [...rewritten, ...rows.slice(500), ...added];
+    await index.idle();
+    for (let i = 0; i < 60; i += 1) {
+      const search = bounded(random.int(0, 5000) / 10, pick(random, ['<', '>='] as const));
+      expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
+    }
+  });
+
   it(`answers a search led by short posting lists from those lists alone, like a plain evaluation, through rewrites (seed ${SEED})`, async () => {
     // Many products of common brands, shops and tags, and a few of rare ones: a search led by a
     // rare one costs its few entries, not a pass over the catalog.

@@ -216,7 +216,8 @@ export class ReadyPage {
     const size = columns.size;
     if (!range.hasMembers) {
       // The buckets' members are made between requests (once per column asked of), as a keep is.
-      this.#parts.work.later(`members\u0000${field}`, () => range.buildMembers(column, columns.size), () => columns.builtRangeIndex(field) === range, membersCost(size));
+      // The column as it is when the task runs: a write may have grown it into a new array since.
+      this.#parts.work.later(`members\u0000${field}`, () => range.buildMembers(columns.numbers[field].data, columns.size), () => columns.builtRangeIndex(field) === range, membersCost(size));
       return undefined;
     }
     const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value)!;
