@@ -120,3 +120,21 @@ export interface MonitorStore {
   recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void>;
   deliveryTotals(): Promise<DeliveryTotals>;
 }
+
+/** A row of monitors LEFT JOIN monitor_baselines: a monitor with no baseline comes with key null. */
+export interface BaselineRow {
+  id: string;
+  key: string | null;
+  price: number | null;
+}
+
+/** Each monitor's baselines (empty for one with none), from its rows of BaselineRow. */
+export function baselinesByMonitor(rows: readonly BaselineRow[]): Map<string, Baselines> {
+  const baselines = new Map<string, Baselines>();
+  for (const row of rows) {
+    let of = baselines.get(row.id);
+    if (of === undefined) baselines.set(row.id, (of = {}));
+    if (row.key !== null) of[row.key] = row.price!;
+  }
+  return baselines;
+}

@@ -12,7 +12,9 @@ import type { Baselines } from '../../monitors/price-changes.ts';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
 import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, type Monitor, type MonitorSettings, type MonitorView } from '../../monitors/monitor.ts';
 import {
+  baselinesByMonitor,
   MonitorKeyRefused,
+  type BaselineRow,
   type AttemptRecord,
   type ComposeDelivery,
   type DeliveryOutcome,
@@ -135,17 +137,11 @@ export class PostgresMonitorStore implements MonitorStore {
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>> {
     if (ids.length === 0) return Promise.resolve(new Map());
     return unavailableOnOutage(WHAT, async () => {
-      const { rows } = await this.#pool.query<{ id: string; key: string | null; price: number | null }>(
+      const { rows } = await this.#pool.query<BaselineRow>(
         'SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id = ANY($1::text[])',
         [ids],
       );
-      const baselines = new Map<string, Baselines>();
-      for (const row of rows) {
-        let of = baselines.get(row.id);
-        if (of === undefined) baselines.set(row.id, (of = {}));
-        if (row.key !== null) of[row.key] = row.price!;
-      }
-      return baselines;
+      return baselinesByMonitor(rows);
     });
   }
 

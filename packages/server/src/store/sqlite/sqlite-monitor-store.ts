@@ -12,7 +12,9 @@ import type { Baselines } from '../../monitors/price-changes.ts';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
 import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, type Monitor, type MonitorSettings, type MonitorView } from '../../monitors/monitor.ts';
 import {
+  baselinesByMonitor,
   MonitorKeyRefused,
+  type BaselineRow,
   type AttemptRecord,
   type ComposeDelivery,
   type DeliveryOutcome,
@@ -127,14 +129,8 @@ export class SqliteMonitorStore implements MonitorStore {
     if (ids.length === 0) return new Map();
     const rows = this.#database
       .statement('SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id IN (SELECT value FROM json_each(?))')
-      .all(JSON.stringify(ids)) as unknown as { id: string; key: string | null; price: number | null }[];
-    const baselines = new Map<string, Baselines>();
-    for (const row of rows) {
-      let of = baselines.get(row.id);
-      if (of === undefined) baselines.set(row.id, (of = {}));
-      if (row.key !== null) of[row.key] = row.price!;
-    }
-    return baselines;
+      .all(JSON.stringify(ids)) as unknown as BaselineRow[];
+    return baselinesByMonitor(rows);
   }
 
   /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
