@@ -13,6 +13,21 @@ import { valueOrder } from './ordering.ts';
 export const SORTED_FIELDS = ['updated_at', 'product_published_at'] as const;
 export type SortedField = (typeof SORTED_FIELDS)[number];
 
+/** The column a sort orders by and whether it descends; undefined for the cursor sorts. */
+export function sortKeyOf(sort: StorefrontSort): { field: SortedField; descending: boolean } | undefined {
+  switch (sort) {
+    case 'cursor:asc':
+    case 'cursor:desc':
+      return undefined;
+    case 'updated_at:asc':
+    case 'updated_at:desc':
+      return { field: 'updated_at', descending: sort === 'updated_at:desc' };
+    case 'published_at:asc':
+    case 'published_at:desc':
+      return { field: 'product_published_at', descending: sort === 'published_at:desc' };
+  }
+}
+
 /** Largest write batch that moves slots within the sort orders one by one instead of merging them. */
 const INCREMENTAL_ORDER_MAX = 256;
 
@@ -55,23 +70,11 @@ export class SortOrders {
   /** Position → slot for a sort. */
   order(sort: StorefrontSort, columns: Record<SortedField, Float64Array>, size: number): (position: number) => number {
     const last = size - 1;
-    switch (sort) {
-      case 'cursor:asc':
-        return (position) => position;
-      case 'cursor:desc':
-        return (position) => last - position;
-      case 'updated_at:asc':
-      case 'published_at:asc': {
-        const permutation = this.permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at', columns, size);
-        return (position) => permutation[position]!;
-      }
-      case 'updated_at:desc':
-      case 'published_at:desc': {
-        const permutation = this.permutation(sort.startsWith('updated') ? 'updated_at' : 'product_published_at', columns, size);
-        // Descending by key, ties by cursor descending: the ascending order read backwards.
-        return (position) => permutation[last - position]!;
-      }
-    }
+    const key = sortKeyOf(sort);
+    if (key === undefined) return sort === 'cursor:asc' ? (position) => position : (position) => last - position;
+    const permutation = this.permutation(key.field, columns, size);
+    // Descending by key, ties by cursor descending: the ascending order read backwards.
+    return key.descending ? (position) => permutation[last - position]! : (position) => permutation[position]!;
   }
 
   /** Takes the orders a snapshot kept (slots of every sorted field, in SORTED_FIELDS order). */

@@ -11,7 +11,6 @@
 // operand with no column check (a range bound that is not a number, `cursor`, `available` other
 // than an equality) sends the search to the dense path.
 import type { FilterExpr, FilterLiteral } from '../filter/ast.ts';
-import type { StorefrontSort } from '../model.ts';
 import { foldText, wordsOf } from '../text.ts';
 import { hasBit, wordsFor } from './bits.ts';
 import type { CodedField, StorefrontColumns } from './columns.ts';
@@ -19,6 +18,7 @@ import { columnCheck, sparseCheckCost, wordColumnCheck, type ColumnCheck } from 
 import { availableSide } from './leaf-keys.ts';
 import type { SearchTerms } from './evaluator.ts';
 import type { PageRequest } from './page.ts';
+import { sortKeyOf } from './sort-orders.ts';
 
 /** Slots read from posting lists: how many entries reading them goes through, and the reading. */
 interface Driver {
@@ -73,7 +73,7 @@ export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & P
   });
   let matches: Int32Array = found.subarray(0, count);
   if (driver.repeats || !isAscending(matches)) matches = distinctAscending(matches);
-  const key = sortKey(search.sort);
+  const key = sortKeyOf(search.sort);
   // The sort orders place a value that is not a number by slot alone: left to them.
   if (key !== undefined && matches.some((slot) => Number.isNaN(columns.numbers[key.field].data[slot]))) return undefined;
   return pageOfSlots(columns, search, matches, key);
@@ -194,27 +194,12 @@ function distinctAscending(slots: Int32Array): Int32Array {
   return sorted.subarray(0, kept);
 }
 
-/** The field a sort orders by, other than the cursor, and whether it descends. */
-function sortKey(sort: StorefrontSort): { field: 'updated_at' | 'product_published_at'; descending: boolean } | undefined {
-  switch (sort) {
-    case 'cursor:asc':
-    case 'cursor:desc':
-      return undefined;
-    case 'updated_at:asc':
-    case 'updated_at:desc':
-      return { field: 'updated_at', descending: sort === 'updated_at:desc' };
-    case 'published_at:asc':
-    case 'published_at:desc':
-      return { field: 'product_published_at', descending: sort === 'published_at:desc' };
-  }
-}
-
 /**
  * The page of `matches` (distinct slots, ascending) in the search's order: by cursor, or by the
  * sort's column with ties by cursor (a descending sort is the ascending order read backwards, as
  * sort-orders.ts reads it).
  */
-function pageOfSlots(columns: StorefrontColumns, search: PageRequest, matches: Int32Array, key: ReturnType<typeof sortKey>): { cursors: number[]; total: number } {
+function pageOfSlots(columns: StorefrontColumns, search: PageRequest, matches: Int32Array, key: ReturnType<typeof sortKeyOf>): { cursors: number[]; total: number } {
   const total = matches.length;
   const end = Math.min(total, search.offset + search.limit);
   const cursorOf = columns.cursor.data;
