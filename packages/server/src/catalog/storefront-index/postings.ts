@@ -69,7 +69,7 @@ export class Postings {
     this.forEach(term, (slot) => setBit(bits, slot), holds);
   }
 
-  /** Calls `each` with every slot that holds `term` (log entries after the block's). */
+  /** Calls `each` once with every slot that holds `term` (log entries after the block's). */
   forEach(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
     const checked = this.stale > 0;
     if (term < this.#terms) {
@@ -85,28 +85,43 @@ export class Postings {
   }
 
   #forEachLogged(term: number, each: (slot: number) => void, holds: (slot: number, term: number) => boolean): void {
-    const positions = this.#logIndex().get(term);
-    if (positions === undefined) return;
-    const logSlots = this.#logSlots.data;
-    // A slot may have been logged twice for one term (dropped, then taken again): `holds` is
-    // asked for each, and setting a bit twice is harmless.
-    for (const position of positions) {
-      const slot = logSlots[position]!;
-      if (holds(slot, term)) each(slot);
-    }
+    const slots = this.#logIndex().get(term);
+    if (slots === undefined) return;
+    for (const slot of slots) if (holds(slot, term)) each(slot);
   }
 
+  /**
+   * Per term, the slots logged for it, each once and none the block lists for it: a slot that
+   * dropped a term and took it again is logged again, and is still one slot.
+   */
   #logIndex(): Map<number, number[]> {
     if (this.#logByTerm !== undefined) return this.#logByTerm;
-    const byTerm = new Map<number, number[]>();
+    const byTerm = new Map<number, Set<number>>();
     const terms = this.#logTerms.data;
+    const logSlots = this.#logSlots.data;
     for (let i = 0; i < this.#logTerms.length; i += 1) {
-      let positions = byTerm.get(terms[i]!);
-      if (positions === undefined) byTerm.set(terms[i]!, (positions = []));
-      positions.push(i);
+      const term = terms[i]!;
+      const slot = logSlots[i]!;
+      if (this.#inBlock(term, slot)) continue;
+      let slots = byTerm.get(term);
+      if (slots === undefined) byTerm.set(term, (slots = new Set()));
+      slots.add(slot);
     }
-    this.#logByTerm = byTerm;
-    return byTerm;
+    this.#logByTerm = new Map([...byTerm].map(([term, slots]) => [term, [...slots]]));
+    return this.#logByTerm;
+  }
+
+  /** Whether the block lists `slot` for `term` (its slots ascend: a binary search). */
+  #inBlock(term: number, slot: number): boolean {
+    if (term >= this.#terms) return false;
+    let low = this.#offsets[term]!;
+    let high = this.#offsets[term + 1]!;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.#slots[middle]! < slot) low = middle + 1;
+      else high = middle;
+    }
+    return low < this.#offsets[term + 1]! && this.#slots[low] === slot;
   }
 
   /**

@@ -257,17 +257,11 @@ export class RangeIndex {
     let under = 0;
     for (let k = 0; k < bucket; k += 1) under += counts[k]!;
     if (members.due) this.buildMembers(column, size);
-    // A slot that left the bucket and came back is listed twice (the block and the log, or the log
-    // twice): counted once.
-    const seen = this.#members!.clean ? undefined : new Set<number>();
     let passing = 0;
+    // Each member once (Postings.forEach), a slot that left the bucket and came back included.
     this.#members!.forEach(
       bucket,
       (slot) => {
-        if (seen !== undefined) {
-          if (seen.has(slot)) return;
-          seen.add(slot);
-        }
         if (compares(column[slot]!, operator, value)) passing += 1;
       },
       (slot, held) => this.#bucket(column[slot]!) === held,
