@@ -135,6 +135,24 @@ describe('LeafCache', () => {
       const keyed = keyedOf(random);
       if (!kept.has(keyed.key)) keep(keyed);
     }
+    /** Checks every kept bitset against the same leaf made afresh; how many were still kept. */
+    const expectKeptFollowed = (after: string): number => {
+      let checked = 0;
+      const scope = pool.begin(columns.size);
+      for (const [key, keyed] of kept) {
+        // Made first: making the slots under a bucket may build the range index again, which forgets the kept ones.
+        const expected = keyed.make(columns, bits, scope);
+        const held = cache.kept(key);
+        // The slots under a bucket go when their range index is built again (its column doubled).
+        if (held === undefined && key.includes('\u0000under\u0000')) continue;
+        expect(held, key).toBeDefined();
+        expect(held!.length, key).toBeGreaterThanOrEqual(wordsFor(columns.size));
+        expect(slotsOf(held!), `${key} ${after}`).toStrictEqual(slotsOf(expected));
+        checked += 1;
+      }
+      pool.end(scope);
+      return checked;
+    };
     let followed = 0;
     for (let round = 0; round < 40; round += 1) {
       const kind = random.int(0, 3);
@@ -145,35 +163,14 @@ describe('LeafCache', () => {
         : kind === 2 ? Array.from({ length: random.int(2, 40) }, rewrite)
         : [...Array.from({ length: random.int(0, 30) }, rewrite), ...Array.from({ length: random.int(1, 60) }, () => rowOf((cursor += 8)))];
       write(batch);
-      const scope = pool.begin(columns.size);
-      for (const [key, keyed] of kept) {
-        const expected = keyed.make(columns, bits, scope);
-        const held = cache.kept(key);
-        // The slots under a bucket go when their range index is built again (its column doubled).
-        if (held === undefined && key.includes('\u0000under\u0000')) continue;
-        expect(held, key).toBeDefined();
-        expect(held!.length, key).toBeGreaterThanOrEqual(wordsFor(columns.size));
-        expect(slotsOf(held!), `${key} after round ${round}`).toStrictEqual(slotsOf(expected));
-        followed += 1;
-      }
-      pool.end(scope);
+      followed += expectKeptFollowed(`after round ${round}`);
       for (const [key, keyed] of kept) if (!cache.has(key)) keep(keyed);
     }
     expect(followed).toBeGreaterThan(2_000);
     // Past the room the kept bitsets had (8,192 slots past the products held when kept): widened, exact.
     for (let round = 0; round < 3; round += 1) {
       write(Array.from({ length: 4_000 }, () => rowOf((cursor += 8))));
-      const scope = pool.begin(columns.size);
-      for (const [key, keyed] of kept) {
-        // Made first: making the slots under a bucket may build the range index again, which forgets the kept ones.
-        const expected = keyed.make(columns, bits, scope);
-        const held = cache.kept(key);
-        if (held === undefined && key.includes('\u0000under\u0000')) continue;
-        expect(held, key).toBeDefined();
-        expect(held!.length, key).toBeGreaterThanOrEqual(wordsFor(columns.size));
-        expect(slotsOf(held!), `${key} after ${columns.size} products`).toStrictEqual(slotsOf(expected));
-      }
-      pool.end(scope);
+      expectKeptFollowed(`after ${columns.size} products`);
     }
     // More new products than a sixteenth of those held, and at least 4096: nothing is kept after.
     write(Array.from({ length: 4_200 }, () => rowOf((cursor += 8))));
