@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateMonitorSecret } from '../../src/monitors/monitor.ts';
-import { isPrivateAddress, WebhookSender } from '../../src/monitors/webhook-sender.ts';
+import { Webhook } from 'standardwebhooks';
+import { isPrivateAddress, signWebhook, WebhookSender } from '../../src/monitors/webhook-sender.ts';
 
 describe('WebhookSender', () => {
   const servers: Server[] = [];
@@ -34,6 +35,28 @@ describe('WebhookSender', () => {
   }
 
   const attempt = (url: string) => ({ url, secret: generateMonitorSecret(), messageId: 'msg_test', body: '{"type":"price.changed"}', at: Date.now() });
+
+  it("signs exactly as the standardwebhooks package does, and the package verifies what it sent", async () => {
+    for (const body of ['{"type":"price.changed"}', '{"title":"Été – 😀 naïve","price":1e-7}', '', 'x'.repeat(70_000)]) {
+      const secret = generateMonitorSecret();
+      const at = 1_765_000_123_456;
+      expect(signWebhook(secret, 'msg_2abc', at, body)).toBe(new Webhook(secret).sign('msg_2abc', new Date(at), body));
+    }
+    let heard: { headers: Record<string, string>; body: string } | undefined;
+    const server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => {
+        heard = { headers: req.headers as Record<string, string>, body };
+        res.writeHead(204).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const sent = { ...attempt(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`), body: '{"type":"price.changed","data":{"title":"Été"}}' };
+    expect(await new WebhookSender({ timeoutMs: 1_000, endpointConcurrency: 1, allowPrivateEndpoints: true }).send(sent)).toEqual({ outcome: 'delivered', status: 204 });
+    expect(new Webhook(sent.secret).verify(heard!.body, heard!.headers)).toEqual({ type: 'price.changed', data: { title: 'Été' } });
+    expect(() => new Webhook(generateMonitorSecret()).verify(heard!.body, heard!.headers)).toThrow('No matching signature found');
+  });
 
   it('refuses loopback and private endpoints, by address or by name, before connecting', async () => {
     const endpoint = await receiver();
