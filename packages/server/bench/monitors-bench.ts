@@ -392,6 +392,8 @@ async function runEngine(engine: string, dir: string): Promise<EngineRun> {
       const now = (await askAll({ type: 'count' }, 'count')).reduce((total, reply) => total + reply.deliveries, 0);
       quiet = now === last ? quiet + 1 : 0;
       last = now;
+      // Quiet receivers with changes still stored: the sender is holding back while the reader catches up.
+      if (quiet === 8 && (await admin.monitors.deliveryTotals()).backlog > 0) quiet = 0;
     }
     const drainMs = performance.now() - drainStart - 2000;
     const cpuAfterDrain = cpuMsOf(running.pid);

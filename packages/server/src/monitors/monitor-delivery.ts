@@ -3,7 +3,8 @@
 //
 //   price log ──readAfter──► reader round: each enabled monitor's filter and threshold against its
 //                            baselines (price-changes.ts) ──advance──► outbox (monitor-store.ts)
-//   outbox ──claimDue──► signed POST (webhook-sender.ts) ──recordAttempt──► delivered | retried | disabled
+//   outbox ──claimDue──► signed POST (webhook-sender.ts) ──recordAttempts──► delivered | retried | disabled
+//   advance, recordAttempts ──the deliveries they form, claimed──► signed POST
 //
 // Guarantees: at least once and in log order per monitor (the store forms a monitor's next
 // delivery only once the previous one was delivered, and keeps each delivery's id and body for
@@ -21,19 +22,23 @@
 // in slices of SLICE monitors, the thread's event loop free between them. The reader keeps its monitors'
 // positions and baselines in memory between rounds and reads the list of monitors every STATES_MS
 // (and after advance() refused one: another instance moved it, or it stopped). The reader wakes
-// when the log has new events (its follow()), the sender when the reader stored changes or an
-// attempt ended; both also poll. Outcomes of attempts are recorded together, those that ended
-// while the previous record was being written in the next one.
+// when the log has new events (its follow()); both also poll. A delivery formed by advance() or
+// recordAttempts() (the next one of a monitor whose delivery was delivered) is claimed in that
+// write and sent at once while there is room for attempts; claimDue takes the rest, retries whose
+// time has come and claims whose instance died, woken when a write left deliveries unclaimed.
+// Outcomes of attempts are recorded together, at most one write every RECORD_SPACING_MS, those
+// that ended while the previous record was being written in the next one.
 // Limits: a round reads at most READ_PAGE events (more rounds follow at once); at most
 // MAX_IN_FLIGHT attempts being sent at a time per instance, `endpointConcurrency` per endpoint; an
-// attempt's slot is free once its answer is in, while its outcome waits to be recorded.
+// attempt's slot is free once its answer is in, while its outcome waits to be recorded; none
+// starts while the reader is a full page behind (#readerCaughtUp).
 import { setImmediate as yieldToIo, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { monitorMetrics } from '../metrics.ts';
 import { resumePoint, type PriceLog } from '../prices/price-log.ts';
 import { FilteredSubscribers } from '../stream/filtered-subscribers.ts';
 import { generateMessageId, priceChangedBody } from './monitor.ts';
-import type { AttemptRecord, ComposeDelivery, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
+import type { AttemptRecord, Claim, ComposeDelivery, DeliveryOutcome, DueDelivery, MonitorAdvance, MonitorReaderState, MonitorStore } from './monitor-store.ts';
 import { compileMonitorFilter, parsePriceEvent, priceChangesOf, type Baselines, type ParsedPriceEvent } from './price-changes.ts';
 import { nextAttemptAt, retryAfterMs } from './retry-schedule.ts';
 import type { AttemptResult, WebhookAttempt } from './webhook-sender.ts';
@@ -45,7 +50,7 @@ const READ_PAGE = 2000;
  * thread's event loop: the sender's answers are taken between the slices.
  */
 const SLICE = 1000;
-const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 256;
 const DEFAULT_POLL_MS = 250;
 /** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
 const FIRST_RETRY_MS = 10;
@@ -55,6 +60,11 @@ const READ_SPACING_MS = 100;
 const FORM_ALL_MS = 1_000;
 /** How long the outcomes of attempts are tried to be stored before those attempts count as unrecorded. */
 const RECORD_RETRY_MS = 5_000;
+/**
+ * The least time from one write of outcomes to the next: the outcomes that end meanwhile share a
+ * transaction (and a commit), at the cost of this long more before a monitor's next delivery.
+ */
+const RECORD_SPACING_MS = 10;
 /** How long a monitor that no event changed may keep its stored position (see #readRound). */
 const IDLE_WRITE_MS = 2_000;
 /**
@@ -144,6 +154,11 @@ export class MonitorDelivery {
   #recording: AttemptRecord[] = [];
   #recorded: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   #recordingUnderWay = false;
+  /** A write claimed as many deliveries as it could: more may be due for claimDue. */
+  #unclaimed = false;
+  #recordStartedAt = 0;
+  /** The reader's last round read a full page: it is behind, and no attempt starts until it has caught up. */
+  #readerBehind = false;
   #idleWrittenAt = 0;
   #formedAllAt = 0;
   readonly #compose: ComposeDelivery = (monitorId, changes, reset, at) => ({ messageId: generateMessageId(), body: priceChangedBody(monitorId, changes, reset, at) });
@@ -236,7 +251,7 @@ export class MonitorDelivery {
         reading.set(monitor.id, { monitor, cursor, reset: resetOldestId !== null, events: [] });
       }
     }
-    const startedAll = await store.advance(
+    const { stored: startedAll } = await store.advance(
       starting.map((monitor) => ({ id: monitor.id, from: null, to: newest, baselines: null, changes: [], reset: false })),
       Date.now(),
       this.#compose,
@@ -249,10 +264,11 @@ export class MonitorDelivery {
       from = Math.min(from, cursor);
       behind ||= reset || cursor < newest;
     }
-    if (!behind) return false;
+    if (!behind) return this.#readerCaughtUp(false);
     const page = await log.readAfter(from, READ_PAGE);
     const end = page.at(-1)?.id ?? from;
     const full = page.length === READ_PAGE;
+    this.#readerBehind ||= full;
     for (const event of page) {
       let parsed: ParsedPriceEvent | null = null;
       this.#filters.forEachMatch(event, (monitor) => {
@@ -280,21 +296,35 @@ export class MonitorDelivery {
         written.push(monitor);
       } else monitor.read = to;
     }
-    let storedChanges = false;
     for (let at = 0; at < updates.length; at += SLICE) {
       if (at > 0) await yieldToIo();
       const slice = updates.slice(at, at + SLICE);
-      const stored = await store.advance(slice, Date.now(), this.#compose);
+      const claim = this.#claim();
+      const { stored, claimed } = await store.advance(slice, Date.now(), this.#compose, claim);
+      this.#startAll(claimed, claim, false);
       slice.forEach((update, n) => {
         const monitor = written[at + n]!;
-        this.#settle(monitor, stored[n] === true, update.to, update.baselines);
-        if (stored[n] !== true) return;
-        storedChanges ||= update.changes.length > 0;
-        if (update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
+        this.#settle(monitor, stored[n] === true, update.to, update.baselines, update.changes.length === 0 && !update.reset);
+        if (stored[n] === true && update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
       });
     }
     if (writeIdle) this.#idleWrittenAt = now;
-    if (storedChanges) this.#sender.wake();
+    return this.#readerCaughtUp(full);
+  }
+
+  /**
+   * Reading comes first: events the log prunes before the reader reaches them are lost to the
+   * monitors (a reset), while a delivery waiting in the outbox is only late. So from a round that
+   * reads a full page (the reader is READ_PAGE events or more behind) until one that does not, the
+   * sender starts no attempt (those under way finish), leaving the thread and the store to the
+   * reader; the changes wait and leave in bigger batches. Even a few attempts in flight took enough
+   * of the thread on SQLite for the reader to lose events at the issue's figures. Returns `full`.
+   */
+  #readerCaughtUp(full: boolean): boolean {
+    if (!full && this.#readerBehind) {
+      this.#readerBehind = false;
+      this.#sender.wake();
+    }
     return full;
   }
 
@@ -302,7 +332,14 @@ export class MonitorDelivery {
    * After advance(): a monitor written moves on with the baselines its changes set; one that was
    * not (another instance moved it, or it stopped) is read again from the store next round.
    */
-  #settle(monitor: ReaderMonitor, stored: boolean, to: number, baselines: Baselines | null = null): void {
+  #settle(monitor: ReaderMonitor, stored: boolean, to: number, baselines: Baselines | null = null, positionOnly = false): void {
+    if (!stored && positionOnly) {
+      // A position alone may be left out only because another transaction held the monitor: read
+      // on in memory, write it later. Had it moved or stopped, the next write that matters is
+      // refused, or the next reading of the monitors shows it.
+      monitor.read = to;
+      return;
+    }
     if (!stored) {
       this.#unindex(monitor);
       this.#statesStale = true;
@@ -390,38 +427,58 @@ export class MonitorDelivery {
     this.#filters.delete(monitor);
   }
 
+  /**
+   * What a write may claim of the deliveries it forms: the room left for attempts (none once
+   * stopping). A claim outlives the attempt's timeout, so a live instance's attempt is never taken over.
+   */
+  #claim(): Claim {
+    const room = this.#stopped.signal.aborted || this.#readerBehind ? 0 : Math.max(0, MAX_IN_FLIGHT - this.#inFlight.size);
+    return { limit: room, leaseMs: this.#options.timeoutMs * 2 + 5_000 };
+  }
+
   /** Claims what is due and starts its attempts; true when it claimed as many as it could take. */
   async #deliverRound(): Promise<boolean> {
-    const room = MAX_IN_FLIGHT - this.#inFlight.size;
-    if (room <= 0) return false;
+    const claim = this.#claim();
+    if (claim.limit <= 0) return false;
     const now = Date.now();
-    // A claim outlives the attempt's timeout, so a live instance's attempt is never taken over.
-    const leaseMs = this.#options.timeoutMs * 2 + 5_000;
     // Every delivery is formed as it becomes due but one whose minimum interval has since passed: those are looked for every FORM_ALL_MS.
     const formAll = now - this.#formedAllAt >= FORM_ALL_MS;
-    const due = await this.#options.store.claimDue(now, room, leaseMs, this.#compose, formAll);
+    const due = await this.#options.store.claimDue(now, claim.limit, claim.leaseMs, this.#compose, formAll);
     if (formAll) this.#formedAllAt = now;
-    for (const delivery of due) {
-      let answered!: () => void;
-      const sending = new Promise<void>((resolve) => (answered = resolve));
-      const attempt = this.#attempt(delivery, () => answered()).catch((error: unknown) =>
-        this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }),
-      );
-      this.#inFlight.add(sending);
-      this.#unrecorded.add(attempt);
-      void sending.then(() => {
-        this.#inFlight.delete(sending);
-        // Room for more attempts, claimed together once half the room is free.
-        if (this.#inFlight.size <= MAX_IN_FLIGHT / 2) this.#sender.wake();
-      });
-      void attempt.finally(() => {
-        answered();
-        this.#unrecorded.delete(attempt);
-        // The monitor's next delivery may have been formed.
-        this.#sender.wake();
-      });
-    }
-    return due.length === room;
+    this.#startAll(due, claim, true);
+    return due.length === claim.limit;
+  }
+
+  /**
+   * Starts the attempts of deliveries claimed within `claim`. When it was used up, more may be due,
+   * for the sender to claim once there is room; when not, and the write claimed whatever was due
+   * (`claimedDue`), nothing is left for it but what comes due later (the poll).
+   */
+  #startAll(claimed: readonly DueDelivery[], claim: Claim, claimedDue: boolean): void {
+    for (const delivery of claimed) this.#start(delivery);
+    if (claimed.length >= claim.limit) {
+      this.#unclaimed = true;
+      this.#sender.wake();
+    } else if (claimedDue) this.#unclaimed = false;
+  }
+
+  #start(delivery: DueDelivery): void {
+    let answered!: () => void;
+    const sending = new Promise<void>((resolve) => (answered = resolve));
+    const attempt = this.#attempt(delivery, () => answered()).catch((error: unknown) =>
+      this.#logger.error('monitor delivery attempt not recorded; retried when its claim ends', { monitor: delivery.monitorId, webhook_id: delivery.messageId, error }),
+    );
+    this.#inFlight.add(sending);
+    this.#unrecorded.add(attempt);
+    void sending.then(() => {
+      this.#inFlight.delete(sending);
+      // Room for attempts at deliveries left due, claimed together once half the room is free.
+      if (this.#unclaimed && this.#inFlight.size <= MAX_IN_FLIGHT / 2) this.#sender.wake();
+    });
+    void attempt.finally(() => {
+      answered();
+      this.#unrecorded.delete(attempt);
+    });
   }
 
   /** Stores an attempt's outcome with the others that end meanwhile (one recordAttempts); resolves once stored. */
@@ -445,13 +502,19 @@ export class MonitorDelivery {
     let failingSince: number | null = null;
     let failures = 0;
     while (this.#recording.length > 0 || records.length > 0) {
+      const early = this.#recordStartedAt + RECORD_SPACING_MS - Date.now();
+      if (early > 0 && !this.#stopped.signal.aborted) await delay(early);
+      this.#recordStartedAt = Date.now();
       records = records.concat(this.#recording);
       waiting = waiting.concat(this.#recorded);
       this.#recording = [];
       this.#recorded = [];
       try {
-        await this.#options.store.recordAttempts(records, Date.now(), this.#compose);
+        const claim = this.#claim();
+        const next = await this.#options.store.recordAttempts(records, Date.now(), this.#compose, claim);
         for (const { resolve } of waiting) resolve();
+        // The next deliveries of the monitors whose delivery was delivered, and others due.
+        this.#startAll(next, claim, true);
       } catch (error) {
         failingSince ??= Date.now();
         failures += 1;

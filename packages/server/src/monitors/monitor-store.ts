@@ -10,7 +10,10 @@
 //   monitor's only when its position is still the one the caller read (another instance, or an
 //   earlier round, may have moved it) and it is still enabled with its key active, so each change
 //   is stored once whatever number of instances read the log, and none after a monitor stopped;
-// - claimDue() hands each due delivery to one caller for `leaseMs`: a monitor has at most one
+// - claimDue() hands each due delivery to one caller for `leaseMs` (a claim moves the delivery's
+//   next attempt to the lease's end: the time it is tried again should the claimant die), and
+//   advance() and recordAttempts() hand those they form to their caller the same way, up to the
+//   caller's `Claim` limit (the rest are due for claimDue): a monitor has at most one
 //   delivery at a time (the next is formed only once the previous was delivered), formed from its
 //   oldest changes, so deliveries follow the log's order; a delivery keeps its id and body on every
 //   attempt; a delivery is formed in the transaction that makes it due (changes stored, the previous
@@ -55,6 +58,54 @@ export interface DueDelivery {
   attempts: number;
   /** When the delivery was formed (its first attempt was due). */
   firstDueAt: number;
+}
+
+/** How many of the deliveries a write forms are claimed for its caller at once, and for how long. */
+export interface Claim {
+  limit: number;
+  leaseMs: number;
+}
+
+/** What advance() did: per update, whether it was stored; the deliveries it formed and claimed for the caller. */
+export interface Advanced {
+  stored: boolean[];
+  claimed: DueDelivery[];
+}
+
+/** The deliveries a write forms, claimed for its caller up to the claim's limit. */
+export class Claiming {
+  readonly now: number;
+  readonly claimed: DueDelivery[] = [];
+  readonly #claim: Claim | undefined;
+
+  constructor(now: number, claim?: Claim) {
+    this.now = now;
+    this.#claim = claim;
+  }
+
+  /** How many more deliveries may be claimed. */
+  get room(): number {
+    return this.#claim === undefined ? 0 : Math.max(0, this.#claim.limit - this.claimed.length);
+  }
+
+  /** The end of a lease taken now; also the claimed delivery's next attempt: when it is tried again should its claimant die. */
+  get leaseEnd(): number {
+    return this.now + (this.#claim?.leaseMs ?? 0);
+  }
+
+  /** Claims `delivery` when there is room: the end of its lease; null when it is left due. */
+  take(delivery: DueDelivery): number | null {
+    if (this.room === 0) return null;
+    this.claimed.push(delivery);
+    return this.leaseEnd;
+  }
+
+  /** Keeps only the claimed deliveries that were stored after all. */
+  keep(stored: (delivery: DueDelivery) => boolean): void {
+    const kept = this.claimed.filter(stored);
+    this.claimed.length = 0;
+    this.claimed.push(...kept);
+  }
 }
 
 /** Builds a delivery's body from a monitor's oldest changes (monitor.ts priceChangedBody). */
@@ -107,17 +158,21 @@ export interface MonitorStore {
    * See the module's guarantees; per update, false when its position had moved, or the monitor
    * stopped, and nothing of it was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
    * another transaction holds the monitor). The changes are due at `now`; a monitor given changes that has no delivery under
-   * way gets one formed (`compose`).
+   * way gets one formed (`compose`), claimed for the caller within `claim` (none without).
    */
-  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]>;
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<Advanced>;
   /**
    * Claims up to `limit` due deliveries for `leaseMs`; with `formAll` (the default) it first forms
    * every delivery that is due and not yet formed (those advance() and recordAttempts() did not:
    * a minimum interval that has passed since), which reads every monitor with changes.
    */
   claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll?: boolean): Promise<DueDelivery[]>;
-  /** Records the outcomes of attempts at claimed deliveries; a monitor whose delivery was delivered gets its next formed, at `now`, when due (`compose`). */
-  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void>;
+  /**
+   * Records the outcomes of attempts at claimed deliveries; a monitor whose delivery was delivered
+   * gets its next formed, at `now`, when due (`compose`). Returns the deliveries claimed for the
+   * caller within `claim` (none without): those formed, then others due, oldest first (as claimDue).
+   */
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<DueDelivery[]>;
   deliveryTotals(): Promise<DeliveryTotals>;
 }
 

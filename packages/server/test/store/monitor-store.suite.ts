@@ -39,7 +39,7 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
     /** A monitor of the Pro key, read once by the log reader (position 0). */
     async function readyMonitor(overrides: Partial<MonitorSettings> = {}): Promise<string> {
       const { monitor } = await monitors.addMonitor(proKey, settings(overrides));
-      expect(await monitors.advance([{ id: monitor.id, from: null, to: 0, baselines: {}, changes: [], reset: false }], 0, compose)).toEqual([true]);
+      expect((await monitors.advance([{ id: monitor.id, from: null, to: 0, baselines: {}, changes: [], reset: false }], 0, compose)).stored).toEqual([true]);
       return monitor.id;
     }
 
@@ -80,9 +80,9 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
       it('stores the position, baselines and changes only when the position is still the one read', async () => {
         const id = await readyMonitor();
         const change = buildPriceChange({ stream_id: 7 });
-        expect(await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 1 }, changes: [change], reset: false }], 1_000, compose)).toEqual([true]);
+        expect((await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 1 }, changes: [change], reset: false }], 1_000, compose)).stored).toEqual([true]);
         // A second reader that read position 0 too writes nothing.
-        expect(await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 2 }, changes: [change], reset: false }], 1_000, compose)).toEqual([false]);
+        expect((await monitors.advance([{ id, from: 0, to: 7, baselines: { a: 2 }, changes: [change], reset: false }], 1_000, compose)).stored).toEqual([false]);
         const [state] = await monitors.readerStates();
         expect(state).toEqual({ id, minChangePercent: 5, position: 7 });
         expect(await monitors.filtersOf([id, 'mon_gone'])).toEqual(new Map([[id, 'market = "US"']]));
@@ -102,11 +102,11 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         await monitors.advance([{ id: disabled, from: 0, to: 1, baselines: {}, changes: [buildPriceChange()], reset: false }], 1_000, compose);
         const [first] = await monitors.claimDue(1_000, 10, 30_000, compose);
         await monitors.recordAttempts([{ delivery: first!, outcome: { result: 'disabled', at: 1_001, reason: 'the endpoint answered 410 Gone' } }], 1_001, compose);
-        expect(await monitors.advance([{ id: disabled, from: 1, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).toEqual([false]);
+        expect((await monitors.advance([{ id: disabled, from: 1, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).stored).toEqual([false]);
         const other = await stores.keys.createKey('pro');
         const { monitor: revoked } = await monitors.addMonitor(other, settings(), 0);
         await stores.keys.revokeKey(other);
-        expect(await monitors.advance([{ id: revoked.id, from: 0, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).toEqual([false]);
+        expect((await monitors.advance([{ id: revoked.id, from: 0, to: 2, baselines: { a: 1 }, changes: [buildPriceChange()], reset: false }], 1_002, compose)).stored).toEqual([false]);
         expect(await monitors.baselinesOf([disabled, revoked.id])).toEqual(new Map([[disabled, {}], [revoked.id, {}]]));
         expect(await monitors.deliveryTotals()).toMatchObject({ backlog: 0 });
       });
@@ -116,11 +116,13 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         await monitors.advance([{ id: kept, from: 0, to: 3, baselines: { b: 2 }, changes: [buildPriceChange({ stream_id: 3 })], reset: false }], 1_000, compose);
         const changes = [buildPriceChange({ stream_id: 8 }), buildPriceChange({ stream_id: 9 })];
         expect(
-          await monitors.advance([
-            { id: moved, from: 0, to: 9, baselines: { a: 1 }, changes, reset: false },
-            { id: kept, from: 3, to: 9, baselines: null, changes: [], reset: false },
-            { id: stale, from: 4, to: 9, baselines: { c: 3 }, changes, reset: false },
-          ], 1_000, compose),
+          (
+            await monitors.advance([
+              { id: moved, from: 0, to: 9, baselines: { a: 1 }, changes, reset: false },
+              { id: kept, from: 3, to: 9, baselines: null, changes: [], reset: false },
+              { id: stale, from: 4, to: 9, baselines: { c: 3 }, changes, reset: false },
+            ], 1_000, compose)
+          ).stored,
         ).toEqual([true, true, false]);
         const states = new Map((await monitors.readerStates()).map((state) => [state.id, state]));
         const baselines = await monitors.baselinesOf([moved, kept, stale]);
@@ -158,6 +160,37 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         expect(changesOf(next!.body).map((change) => change.stream_id)).toEqual([MAX_CHANGES_PER_DELIVERY + 1, MAX_CHANGES_PER_DELIVERY + 2]);
         const [view] = await monitors.listMonitors(proKey);
         expect(view!.delivery).toMatchObject({ lastSuccessAt: 31_002, backlog: 2 });
+      });
+
+      it('hands the deliveries a write forms to its caller, claimed, up to its limit; the rest wait for claimDue', async () => {
+        const [a, b] = [await readyMonitor(), await readyMonitor()];
+        const claim = { limit: 1, leaseMs: 30_000 };
+        const { stored, claimed } = await monitors.advance(
+          [
+            { id: a, from: 0, to: 3, baselines: {}, changes: [buildPriceChange({ stream_id: 1 }), buildPriceChange({ stream_id: 3 })], reset: false },
+            { id: b, from: 0, to: 3, baselines: {}, changes: [buildPriceChange({ stream_id: 2 })], reset: false },
+          ],
+          1_000,
+          compose,
+          claim,
+        );
+        expect(stored).toEqual([true, true]);
+        expect(claimed).toEqual([expect.objectContaining({ monitorId: a, url: 'https://hooks.example.com/prices', attempts: 0, firstDueAt: 1_000, secret: expect.stringMatching(/^whsec_/) })]);
+        expect(changesOf(claimed[0]!.body).map((change) => change.stream_id)).toEqual([1, 3]);
+        // Beyond the limit: due for any caller; the claimed one is nobody else's until its lease ends.
+        expect((await monitors.claimDue(1_000, 10, 30_000, compose)).map((due) => due.monitorId)).toEqual([b]);
+        const [again] = await monitors.claimDue(31_000, 10, 30_000, compose);
+        expect(again).toMatchObject({ monitorId: a, messageId: claimed[0]!.messageId, body: claimed[0]!.body });
+        // Delivered with more waiting: the next one comes back claimed from the record.
+        await monitors.advance([{ id: a, from: 3, to: 4, baselines: {}, changes: [buildPriceChange({ stream_id: 4 })], reset: false }], 31_001, compose);
+        const next = await monitors.recordAttempts([{ delivery: again!, outcome: { result: 'delivered', at: 31_002 } }], 31_002, compose, claim);
+        expect(next).toEqual([expect.objectContaining({ monitorId: a, attempts: 0, firstDueAt: 31_001 })]);
+        expect(changesOf(next[0]!.body).map((change) => change.stream_id)).toEqual([4]);
+        expect(await monitors.claimDue(31_003, 10, 30_000, compose)).toEqual([]);
+        // Without a claim, what a record forms is due for claimDue.
+        await monitors.advance([{ id: a, from: 4, to: 5, baselines: {}, changes: [buildPriceChange({ stream_id: 5 })], reset: false }], 31_004, compose);
+        expect(await monitors.recordAttempts([{ delivery: next[0]!, outcome: { result: 'delivered', at: 31_005 } }], 31_005, compose)).toEqual([]);
+        expect((await monitors.claimDue(31_006, 10, 30_000, compose)).map((due) => due.monitorId)).toEqual([a]);
       });
 
       it('forms the next delivery no sooner than the minimum interval after the last', async () => {

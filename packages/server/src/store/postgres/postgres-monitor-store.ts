@@ -14,8 +14,11 @@ import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, typ
 import {
   baselinesByMonitor,
   MonitorKeyRefused,
+  type Advanced,
   type BaselineRow,
   type AttemptRecord,
+  type Claim,
+  Claiming,
   type ComposeDelivery,
   type DeliveryOutcome,
   type DeliveryTotals,
@@ -145,10 +148,11 @@ export class PostgresMonitorStore implements MonitorStore {
     });
   }
 
-  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
-    if (updates.length === 0) return Promise.resolve([]);
+  advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<Advanced> {
+    if (updates.length === 0) return Promise.resolve({ stored: [], claimed: [] });
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
+        const claiming = new Claiming(now, claim);
         const required = (update: MonitorAdvance): boolean => update.changes.length > 0 || update.reset;
         // Locked in one order, so instances advancing the same monitors wait for each other instead of deadlocking;
         // a position alone is not worth a wait (the sender holds a monitor while it records or forms): it is written next time.
@@ -161,12 +165,12 @@ export class PostgresMonitorStore implements MonitorStore {
         // A monitor with nothing waiting, no delivery under way and its interval passed gets its
         // delivery formed from the changes given, which are stored only beyond the first delivery's.
         // Read once the locks are held: every writer of a monitor's changes and deliveries holds it.
-        const { rows: idleRows } = await client.query<{ id: string; pending_reset: boolean }>(
-          `SELECT m.id, m.pending_reset FROM monitors m WHERE m.id = ANY($1::text[]) AND m.next_delivery_at <= $2
+        const { rows: idleRows } = await client.query<{ id: string; pending_reset: boolean; url: string; secret: string }>(
+          `SELECT m.id, m.pending_reset, m.url, m.secret FROM monitors m WHERE m.id = ANY($1::text[]) AND m.next_delivery_at <= $2
              AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id) AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
           [writing.filter((update) => update.changes.length > 0).map((update) => update.id), now],
         );
-        const idle = new Map(idleRows.map((row) => [row.id, row.pending_reset]));
+        const idle = new Map(idleRows.map((row) => [row.id, row]));
         const { rows } = await client.query<{ id: string }>(
           `UPDATE monitors m SET position = t.to_position,
              pending_reset = CASE WHEN t.direct THEN false ELSE m.pending_reset OR t.reset END,
@@ -198,14 +202,11 @@ export class PostgresMonitorStore implements MonitorStore {
           .filter((update) => idle.has(update.id))
           .map((update) => {
             const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
-            return { id: update.id, count: first.length, ...compose(update.id, first, update.reset || idle.get(update.id) === true, now) };
+            const monitor = idle.get(update.id)!;
+            const { messageId, body } = compose(update.id, first, update.reset || monitor.pending_reset, now);
+            return { delivery: { messageId, monitorId: update.id, url: monitor.url, secret: monitor.secret, body, attempts: 0, firstDueAt: now }, changes: first.length };
           });
-        if (formed.length > 0) {
-          await client.query(
-            'INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) SELECT *, $4::bigint, $4::bigint FROM unnest($1::text[], $2::text[], $3::text[], $5::integer[])',
-            [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), now, formed.map((f) => f.count)],
-          );
-        }
+        await insertDeliveries(client, claiming, formed);
         const waiting = changed.map((update) => ({ id: update.id, changes: idle.has(update.id) ? update.changes.slice(MAX_CHANGES_PER_DELIVERY) : update.changes })).filter((w) => w.changes.length > 0);
         if (waiting.length > 0) {
           // Inserted in the order given, so each monitor's changes keep the log's order in `seq`.
@@ -215,53 +216,53 @@ export class PostgresMonitorStore implements MonitorStore {
             now,
           ]);
         }
-        await this.#form(client, changed.filter((update) => !idle.has(update.id)).map((update) => update.id), now, compose);
-        return updates.map((update) => moved.has(update.id));
+        await this.#form(client, changed.filter((update) => !idle.has(update.id)).map((update) => update.id), now, compose, claiming);
+        return { stored: updates.map((update) => moved.has(update.id)), claimed: claiming.claimed };
       }),
     );
   }
 
   claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
     return unavailableOnOutage(WHAT, async () => {
-      // Most rounds find nothing due: one read instead of two transactions.
-      const { rows: due } = await this.#pool.query<{ forming: boolean; due: boolean }>(
-        `SELECT $2::boolean AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
-                EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}) AS due`,
-        [now, formAll],
-      );
-      if (due[0]?.forming === true) await inTransaction(this.#pool, (client) => this.#form(client, null, now, compose));
-      else if (due[0]?.due !== true) return [];
+      // Most rounds find nothing due: a read instead of a transaction. The second read, of every
+      // monitor with changes waiting, only when asked.
+      const { rows: due } = await this.#pool.query<{ due: boolean }>(`SELECT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}) AS due`, [now]);
+      const forming =
+        formAll &&
+        (
+          await this.#pool.query<{ forming: boolean }>(
+            `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= $1 AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming`,
+            [now],
+          )
+        ).rows[0]?.forming === true;
+      if (!forming && due[0]?.due !== true) return [];
       return inTransaction(this.#pool, async (client) => {
-        const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
-          // OFFSET 0 keeps the look-up of each claimed delivery's monitor a look-up (not a join of every monitor).
-          `SELECT due.id, due.monitor_id, m.url, m.secret, due.body, due.attempts, due.first_due_at
-           FROM (SELECT d.id, d.monitor_id, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
-                 WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}
-                 ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
-           CROSS JOIN LATERAL (SELECT m.url, m.secret FROM monitors m WHERE m.id = due.monitor_id OFFSET 0) m`,
-          [now, limit],
-        );
-        if (rows.length > 0) await client.query('UPDATE monitor_deliveries SET lease_until = $1 WHERE id = ANY($2::text[])', [now + leaseMs, rows.map((row) => row.id)]);
-        return rows.map((row) => ({ messageId: row.id, monitorId: row.monitor_id, url: row.url, secret: row.secret, body: row.body, attempts: row.attempts, firstDueAt: row.first_due_at }));
+        const claiming = new Claiming(now, { limit, leaseMs });
+        if (forming) await this.#form(client, null, now, compose, claiming);
+        await claimDueIn(client, claiming);
+        return claiming.claimed;
       });
     });
   }
 
-  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
-  async #form(client: pg.PoolClient, ids: readonly string[] | null, now: number, compose: ComposeDelivery): Promise<void> {
+  /**
+   * Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under
+   * way and its interval passed, claimed for the caller while `claiming` has room; inside a transaction.
+   */
+  async #form(client: pg.PoolClient, ids: readonly string[] | null, now: number, compose: ComposeDelivery, claiming: Claiming): Promise<void> {
     if (ids?.length === 0) return;
     const { rows: forming } =
       ids === null
-    ? await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
-        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+    ? await client.query<{ id: string; url: string; secret: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
          JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
          WHERE ${ACTIVE} AND m.next_delivery_at <= $1
            AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
          FOR UPDATE OF m SKIP LOCKED`,
         [now],
       )
-    : await client.query<{ id: string; min_interval_ms: number; pending_reset: boolean }>(
-        `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+    : await client.query<{ id: string; url: string; secret: string; min_interval_ms: number; pending_reset: boolean }>(
+        `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
          WHERE m.id = ANY($2::text[]) AND ${ACTIVE} AND m.next_delivery_at <= $1
            AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
            AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)
@@ -282,7 +283,7 @@ export class PostgresMonitorStore implements MonitorStore {
       if (list === undefined) byMonitor.set(row.monitor_id, [row]);
       else list.push(row);
     }
-    const formed: { id: string; messageId: string; body: string; changes: number; firstDueAt: number; seqs: number[]; nextDeliveryAt: number }[] = [];
+    const formed: { delivery: DueDelivery; changes: number; seqs: number[]; nextDeliveryAt: number }[] = [];
     for (const monitor of forming) {
       // Another instance formed it between the look-up and the lock.
       const oldest = byMonitor.get(monitor.id);
@@ -290,29 +291,25 @@ export class PostgresMonitorStore implements MonitorStore {
       const changes = oldest.map((row) => JSON.parse(row.change) as PriceChange);
       const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset, now);
       const firstDueAt = Math.min(...oldest.map((row) => Number(row.due_at)));
-      formed.push({ id: monitor.id, messageId, body, changes: changes.length, firstDueAt, seqs: oldest.map((row) => row.seq), nextDeliveryAt: now + Number(monitor.min_interval_ms) });
+      const delivery = { messageId, monitorId: monitor.id, url: monitor.url, secret: monitor.secret, body, attempts: 0, firstDueAt };
+      formed.push({ delivery, changes: changes.length, seqs: oldest.map((row) => row.seq), nextDeliveryAt: now + Number(monitor.min_interval_ms) });
     }
-    const { rows: inserted } = await client.query<{ monitor_id: string }>(
-      `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[])
-       ON CONFLICT (monitor_id) DO NOTHING RETURNING monitor_id`,
-      [formed.map((f) => f.messageId), formed.map((f) => f.id), formed.map((f) => f.body), formed.map((f) => f.changes), formed.map((f) => f.firstDueAt), formed.map(() => now)],
-    );
-    const stored = new Set(inserted.map((row) => row.monitor_id));
-    const kept = formed.filter((f) => stored.has(f.id));
+    const stored = await insertDeliveries(client, claiming, formed);
+    const kept = formed.filter((f) => stored.has(f.delivery.monitorId));
     if (kept.length === 0) return;
     // By key: each row found through the primary key, whatever the statistics say.
     await client.query('DELETE FROM monitor_changes WHERE seq = ANY($1::bigint[])', [kept.flatMap((f) => f.seqs)]);
     await client.query('UPDATE monitors m SET pending_reset = false, next_delivery_at = t.next_delivery_at FROM unnest($1::text[], $2::bigint[]) AS t(id, next_delivery_at) WHERE m.id = t.id', [
-      kept.map((f) => f.id),
+      kept.map((f) => f.delivery.monitorId),
       kept.map((f) => f.nextDeliveryAt),
     ]);
   }
 
-  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
+  recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<DueDelivery[]> {
+    if (records.length === 0) return Promise.resolve([]);
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
+        const claiming = new Claiming(now, claim);
         // The advance's lock order, so the two never wait on each other in a cycle.
         await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [records.map((record) => record.delivery.monitorId)]);
         const of = (result: DeliveryOutcome['result']) => records.filter((record) => record.outcome.result === result);
@@ -346,7 +343,9 @@ export class PostgresMonitorStore implements MonitorStore {
               break;
           }
         }
-        await this.#form(client, delivered.map((record) => record.delivery.monitorId), now, compose);
+        await this.#form(client, delivered.map((record) => record.delivery.monitorId), now, compose, claiming);
+        await claimDueIn(client, claiming);
+        return claiming.claimed;
       }),
     );
   }
@@ -365,6 +364,51 @@ export class PostgresMonitorStore implements MonitorStore {
       return { backlog: Number(row.backlog), oldestDueAt: row.oldest_due_at, disabledMonitors: Number(row.disabled) };
     });
   }
+}
+
+/** Claims deliveries due at `claiming.now`, oldest due first, while it has room; inside a transaction. */
+async function claimDueIn(client: pg.PoolClient, claiming: Claiming): Promise<void> {
+  if (claiming.room === 0) return;
+  const { rows } = await client.query<{ id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }>(
+    // OFFSET 0 keeps the look-up of each claimed delivery's monitor a look-up (not a join of every monitor).
+    `SELECT due.id, due.monitor_id, m.url, m.secret, due.body, due.attempts, due.first_due_at
+     FROM (SELECT d.id, d.monitor_id, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
+           WHERE d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ${DELIVERY_ACTIVE}
+           ORDER BY d.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+     CROSS JOIN LATERAL (SELECT m.url, m.secret FROM monitors m WHERE m.id = due.monitor_id OFFSET 0) m`,
+    [claiming.now, claiming.room],
+  );
+  if (rows.length === 0) return;
+  for (const row of rows) claiming.take({ messageId: row.id, monitorId: row.monitor_id, url: row.url, secret: row.secret, body: row.body, attempts: row.attempts, firstDueAt: row.first_due_at });
+  // The next attempt moves to the lease's end too: the due index's walk meets only what is due.
+  await client.query('UPDATE monitor_deliveries SET lease_until = $1, next_attempt_at = $1 WHERE id = ANY($2::text[])', [claiming.leaseEnd, rows.map((row) => row.id)]);
+}
+
+/**
+ * Stores deliveries just formed, each claimed for the caller while `claiming` has room, else due at
+ * once; one whose monitor already has one (another instance formed it meanwhile) is left out, and
+ * not claimed. Returns the monitors whose delivery was stored.
+ */
+async function insertDeliveries(client: pg.PoolClient, claiming: Claiming, formed: readonly { delivery: DueDelivery; changes: number }[]): Promise<Set<string>> {
+  if (formed.length === 0) return new Set();
+  const leases = formed.map(({ delivery }) => claiming.take(delivery));
+  const { rows } = await client.query<{ monitor_id: string }>(
+    `INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at, lease_until)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[], $6::bigint[], $7::bigint[])
+     ON CONFLICT (monitor_id) DO NOTHING RETURNING monitor_id`,
+    [
+      formed.map((f) => f.delivery.messageId),
+      formed.map((f) => f.delivery.monitorId),
+      formed.map((f) => f.delivery.body),
+      formed.map((f) => f.changes),
+      formed.map((f) => f.delivery.firstDueAt),
+      leases.map((lease) => lease ?? claiming.now),
+      leases.map((lease) => lease ?? 0),
+    ],
+  );
+  const stored = new Set(rows.map((row) => row.monitor_id));
+  claiming.keep((delivery) => stored.has(delivery.monitorId));
+  return stored;
 }
 
 function monitorOf(row: MonitorRow): Monitor {

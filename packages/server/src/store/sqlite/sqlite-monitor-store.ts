@@ -1,5 +1,8 @@
 // SqliteMonitorStore: the MonitorStore port on node:sqlite, in the catalog database (tables of
-// migrations 7 and 8: `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`).
+// migrations 7 to 10: `monitors`, `monitor_filters`, `monitor_baselines` and
+// `monitor_baseline_log`, `monitor_changes`, `monitor_deliveries`). A round's baselines are
+// appended to the log and folded into monitor_baselines once the log holds FOLD_ROWS rows: a round
+// writes a few pages instead of a page per monitor (migration 10 says why).
 // SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
@@ -14,8 +17,11 @@ import { generateMonitorId, generateMonitorSecret, MAX_CHANGES_PER_DELIVERY, typ
 import {
   baselinesByMonitor,
   MonitorKeyRefused,
+  type Advanced,
   type BaselineRow,
   type AttemptRecord,
+  type Claim,
+  Claiming,
   type ComposeDelivery,
   type DeliveryOutcome,
   type DeliveryTotals,
@@ -47,16 +53,24 @@ interface MonitorRow {
 }
 
 const SQLITE_BUSY = 5;
+/**
+ * The baseline log's length at which advance() folds it into monitor_baselines, in the same
+ * transaction: a fold rewrites the pages of every monitor it names once; reading a monitor's
+ * baselines scans the log (it has no index by monitor), which this bounds.
+ */
+const FOLD_ROWS = 200_000;
 
 /** Enabled monitors of keys that are not revoked. */
 const ACTIVE = 'm.enabled = 1 AND k.revoked_at IS NULL';
+/** Whether delivery `d`'s monitor is active: its monitor looked up by key, for a walk led by the deliveries. */
+const DELIVERY_ACTIVE = `(SELECT ${ACTIVE} FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = d.monitor_id)`;
 
 const VIEW = `
-  SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, m.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
+  SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, f.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
          m.last_success_at, m.last_failure_at, m.last_failure_reason,
          (SELECT count(*) FROM monitor_changes c WHERE c.monitor_id = m.id) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
          (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c WHERE c.monitor_id = m.id UNION ALL SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
-  FROM monitors m JOIN api_keys k ON k.digest = m.key_digest`;
+  FROM monitors m JOIN api_keys k ON k.digest = m.key_digest JOIN monitor_filters f ON f.monitor_id = m.id`;
 
 export class SqliteMonitorStore implements MonitorStore {
   readonly #database: SqliteDatabase;
@@ -78,9 +92,12 @@ export class SqliteMonitorStore implements MonitorStore {
     if (key.plan !== 'pro') throw new MonitorKeyRefused(`key ${keyIdOf(key.digest)} is on the ${key.plan} plan; monitors need a pro key`);
     const monitor: Monitor = { ...settings, id: generateMonitorId(), keyId: keyIdOf(key.digest), enabled: true, disabledReason: null, createdAt: Date.now() };
     const secret = generateMonitorSecret();
-    this.#database
-      .statement('INSERT INTO monitors (id, key_digest, url, filter, min_change_percent, min_interval_ms, secret, created_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(monitor.id, key.digest, monitor.url, monitor.filter, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt, position);
+    this.#database.transaction(() => {
+      this.#database
+        .statement('INSERT INTO monitors (id, key_digest, url, min_change_percent, min_interval_ms, secret, created_at, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(monitor.id, key.digest, monitor.url, monitor.minChangePercent, monitor.minIntervalMs, secret, monitor.createdAt, position);
+      this.#database.statement('INSERT INTO monitor_filters (monitor_id, filter) VALUES (?, ?)').run(monitor.id, monitor.filter);
+    });
     return { monitor, secret };
   }
 
@@ -98,6 +115,8 @@ export class SqliteMonitorStore implements MonitorStore {
       this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ?').run(id);
       this.#database.statement('DELETE FROM monitor_deliveries WHERE monitor_id = ?').run(id);
       this.#database.statement('DELETE FROM monitor_baselines WHERE monitor_id = ?').run(id);
+      this.#database.statement('DELETE FROM monitor_baseline_log WHERE monitor_id = ?').run(id);
+      this.#database.statement('DELETE FROM monitor_filters WHERE monitor_id = ?').run(id);
       return Number(this.#database.statement('DELETE FROM monitors WHERE id = ?').run(id).changes) === 1;
     });
   }
@@ -121,7 +140,7 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async filtersOf(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = this.#database.statement('SELECT id, filter FROM monitors WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; filter: string }[];
+    const rows = this.#database.statement('SELECT monitor_id AS id, filter FROM monitor_filters WHERE monitor_id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as unknown as { id: string; filter: string }[];
     return new Map(rows.map((row) => [row.id, row.filter]));
   }
 
@@ -130,7 +149,15 @@ export class SqliteMonitorStore implements MonitorStore {
     const rows = this.#database
       .statement('SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify(ids)) as unknown as BaselineRow[];
-    return baselinesByMonitor(rows);
+    const baselines = baselinesByMonitor(rows);
+    const logged = this.#database
+      .statement('SELECT monitor_id, key, price FROM monitor_baseline_log WHERE monitor_id IN (SELECT value FROM json_each(?)) ORDER BY seq')
+      .all(JSON.stringify(ids)) as unknown as { monitor_id: string; key: string; price: number }[];
+    for (const row of logged) {
+      const of = baselines.get(row.monitor_id);
+      if (of !== undefined) of[row.key] = row.price;
+    }
+    return baselines;
   }
 
   /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
@@ -147,25 +174,25 @@ export class SqliteMonitorStore implements MonitorStore {
     }
   }
 
-  async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery): Promise<boolean[]> {
-    if (updates.length === 0) return [];
+  async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<Advanced> {
+    if (updates.length === 0) return { stored: [], claimed: [] };
     return this.#withoutWaiting(() => {
+      const claiming = new Claiming(now, claim);
       // A monitor with nothing waiting, no delivery under way and its interval passed gets its
       // delivery formed from the changes given, which are stored only beyond the first delivery's.
       const idle = this.#database.statement(
-        `SELECT pending_reset, next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
+        `SELECT pending_reset, url, secret, next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
            AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id) AS idle FROM monitors m WHERE id = ?`,
       );
       const move = this.#database.statement(
         `UPDATE monitors SET position = ?, pending_reset = CASE WHEN ? THEN 0 ELSE pending_reset OR ? END, next_delivery_at = CASE WHEN ? THEN ? + min_interval_ms ELSE next_delivery_at END
          WHERE id = ? AND position IS ? AND enabled = 1 AND EXISTS (SELECT 1 FROM api_keys k WHERE k.digest = monitors.key_digest AND k.revoked_at IS NULL)`,
       );
-      const baseline = this.#database.statement('INSERT INTO monitor_baselines (monitor_id, key, price) VALUES (?, ?, ?) ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price');
+      const baseline = this.#database.statement('INSERT INTO monitor_baseline_log (monitor_id, key, price) VALUES (?, ?, ?)');
       const insert = this.#database.statement('INSERT INTO monitor_changes (monitor_id, change, due_at) VALUES (?, ?, ?)');
-      const deliver = this.#database.statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)');
       const forming: string[] = [];
       const stored = updates.map((update) => {
-        const state = update.changes.length === 0 ? undefined : (idle.get(now, update.id) as { pending_reset: number; idle: number } | undefined);
+        const state = update.changes.length === 0 ? undefined : (idle.get(now, update.id) as { pending_reset: number; url: string; secret: string; idle: number } | undefined);
         const direct = state?.idle === 1 ? 1 : 0;
         const moved = move.run(update.to, direct, update.reset ? 1 : 0, direct, now, update.id, update.from);
         if (Number(moved.changes) !== 1) return false;
@@ -173,81 +200,127 @@ export class SqliteMonitorStore implements MonitorStore {
         let waiting = update.changes;
         if (direct === 1) {
           const first = update.changes.slice(0, MAX_CHANGES_PER_DELIVERY);
-          const { messageId, body } = compose(update.id, first, update.reset || state?.pending_reset === 1, now);
-          deliver.run(messageId, update.id, body, first.length, now, now);
+          const { messageId, body } = compose(update.id, first, update.reset || state!.pending_reset === 1, now);
+          this.#insertDelivery(claiming, { messageId, monitorId: update.id, url: state!.url, secret: state!.secret, body, attempts: 0, firstDueAt: now }, first.length);
           waiting = update.changes.slice(first.length);
         } else if (waiting.length > 0) forming.push(update.id);
         for (const change of waiting) insert.run(update.id, JSON.stringify(change), now);
         return true;
       });
-      this.#form(forming, now, compose);
-      return stored;
+      this.#form(forming, now, compose, claiming);
+      this.#foldBaselines();
+      return { stored, claimed: claiming.claimed };
     });
+  }
+
+  /** Folds the baseline log into monitor_baselines once it holds FOLD_ROWS rows; inside a transaction. */
+  #foldBaselines(): void {
+    const { first, last } = this.#database.statement('SELECT min(seq) AS first, max(seq) AS last FROM monitor_baseline_log').get() as { first: number | null; last: number | null };
+    if (first === null || last === null || last - first + 1 < FOLD_ROWS) return;
+    // In key order, each monitor's pages are written once; a key's newest row comes last and wins.
+    // (The WHERE keeps SQLite from reading ON CONFLICT as a join's ON.)
+    this.#database
+      .statement(
+        `INSERT INTO monitor_baselines (monitor_id, key, price)
+         SELECT monitor_id, key, price FROM monitor_baseline_log WHERE seq <= ?1 ORDER BY monitor_id, key, seq
+         ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price`,
+      )
+      .run(last);
+    this.#database.statement('DELETE FROM monitor_baseline_log WHERE seq <= ?').run(last);
+  }
+
+  /** Stores a delivery just formed: claimed for the caller while `claiming` has room, else due at once. */
+  #insertDelivery(claiming: Claiming, delivery: DueDelivery, changes: number): void {
+    const leaseUntil = claiming.take(delivery);
+    this.#database
+      .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(delivery.messageId, delivery.monitorId, delivery.body, changes, delivery.firstDueAt, leaseUntil ?? claiming.now, leaseUntil ?? 0);
   }
 
   async claimDue(now: number, limit: number, leaseMs: number, compose: ComposeDelivery, formAll = true): Promise<DueDelivery[]> {
-    const anything = this.#database
-      .statement(
-        `SELECT ? AND EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming,
-                EXISTS (SELECT 1 FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ?) AS due`,
-      )
-      .get(formAll ? 1 : 0, now, now, now) as { forming: number; due: number };
-    if (anything.forming === 0 && anything.due === 0) return [];
+    // Two reads, the second only when asked: the first walks the due index, the second every monitor with changes waiting.
+    const due = this.#database.statement(`SELECT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.next_attempt_at <= ?1 AND d.lease_until <= ?1 AND ${DELIVERY_ACTIVE}) AS due`).get(now) as { due: number };
+    const forming =
+      formAll &&
+      (
+        this.#database
+          .statement(
+            `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming`,
+          )
+          .get(now) as { forming: number }
+      ).forming === 1;
+    if (!forming && due.due === 0) return [];
     return this.#withoutWaiting(() => {
-      if (anything.forming === 1) this.#form(null, now, compose);
-      const due = this.#database
-        .statement(
-          `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
-           JOIN monitors m ON m.id = d.monitor_id JOIN api_keys k ON k.digest = m.key_digest
-           WHERE ${ACTIVE} AND d.next_attempt_at <= ? AND d.lease_until <= ? ORDER BY d.next_attempt_at LIMIT ?`,
-        )
-        .all(now, now, limit) as unknown as { id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }[];
-      const lease = this.#database.statement('UPDATE monitor_deliveries SET lease_until = ? WHERE id = ?');
-      for (const row of due) lease.run(now + leaseMs, row.id);
-      return due.map((row) => ({ messageId: row.id, monitorId: row.monitor_id, url: row.url, secret: row.secret, body: row.body, attempts: row.attempts, firstDueAt: row.first_due_at }));
+      const claiming = new Claiming(now, { limit, leaseMs });
+      if (forming) this.#form(null, now, compose, claiming);
+      this.#claimDueIn(claiming);
+      return claiming.claimed;
     });
   }
 
-  /** Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under way and its interval passed; inside a transaction. */
-  #form(ids: readonly string[] | null, now: number, compose: ComposeDelivery): void {
+  /** Claims deliveries due at `claiming.now`, oldest due first, while it has room; inside a transaction. */
+  #claimDueIn(claiming: Claiming): void {
+    if (claiming.room === 0) return;
+    // CROSS JOIN: the due index leads (a claimed delivery's next attempt is its lease's end, so
+    // the walk meets only what is due), each candidate's monitor looked up by its key.
+    const due = this.#database
+      .statement(
+        `SELECT d.id, d.monitor_id, m.url, m.secret, d.body, d.attempts, d.first_due_at FROM monitor_deliveries d
+         CROSS JOIN monitors m ON m.id = d.monitor_id CROSS JOIN api_keys k ON k.digest = m.key_digest
+         WHERE ${ACTIVE} AND d.next_attempt_at <= ?1 AND d.lease_until <= ?1 ORDER BY d.next_attempt_at LIMIT ?2`,
+      )
+      .all(claiming.now, claiming.room) as unknown as { id: string; monitor_id: string; url: string; secret: string; body: string; attempts: number; first_due_at: number }[];
+    const lease = this.#database.statement('UPDATE monitor_deliveries SET lease_until = ?1, next_attempt_at = ?1 WHERE id = ?2');
+    for (const row of due) {
+      lease.run(claiming.take({ messageId: row.id, monitorId: row.monitor_id, url: row.url, secret: row.secret, body: row.body, attempts: row.attempts, firstDueAt: row.first_due_at }), row.id);
+    }
+  }
+
+  /**
+   * Forms the next delivery of each of `ids` (every monitor when null) that has changes, none under
+   * way and its interval passed, claimed for the caller while `claiming` has room; inside a transaction.
+   */
+  #form(ids: readonly string[] | null, now: number, compose: ComposeDelivery, claiming: Claiming): void {
     if (ids?.length === 0) return;
     const forming = (
       ids === null
         ? this.#database
             .statement(
-              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
                JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
                WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)`,
             )
             .all(now)
         : this.#database
             .statement(
-              `SELECT m.id, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
                WHERE m.id IN (SELECT value FROM json_each(?)) AND ${ACTIVE} AND m.next_delivery_at <= ?
                  AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
                  AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
             )
             .all(JSON.stringify(ids), now)
-    ) as unknown as { id: string; min_interval_ms: number; pending_reset: number }[];
+    ) as unknown as { id: string; url: string; secret: string; min_interval_ms: number; pending_reset: number }[];
     for (const monitor of forming) {
       const rows = this.#database
         .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
         .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
       const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
       const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
-      this.#database
-        .statement('INSERT INTO monitor_deliveries (id, monitor_id, body, changes, first_due_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(messageId, monitor.id, body, changes.length, Math.min(...rows.map((row) => row.due_at)), now);
+      const firstDueAt = Math.min(...rows.map((row) => row.due_at));
+      this.#insertDelivery(claiming, { messageId, monitorId: monitor.id, url: monitor.url, secret: monitor.secret, body, attempts: 0, firstDueAt }, changes.length);
       this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
       this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
     }
   }
 
-  async recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery): Promise<void> {
-    if (records.length === 0) return;
-    this.#withoutWaiting(() => {
+  async recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<DueDelivery[]> {
+    if (records.length === 0) return [];
+    return this.#withoutWaiting(() => {
+      const claiming = new Claiming(now, claim);
       for (const { delivery, outcome } of records) this.#record(delivery, outcome);
-      this.#form(records.filter((record) => record.outcome.result === 'delivered').map((record) => record.delivery.monitorId), now, compose);
+      this.#form(records.filter((record) => record.outcome.result === 'delivered').map((record) => record.delivery.monitorId), now, compose, claiming);
+      this.#claimDueIn(claiming);
+      return claiming.claimed;
     });
   }
 
