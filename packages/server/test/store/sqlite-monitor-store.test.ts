@@ -75,11 +75,13 @@ describe('SqliteMonitorStore', () => {
       const database = new SqliteDatabase(path);
       try {
         const monitors = new SqliteMonitorStore(database);
-        expect(await monitors.filtersOf(ids)).toEqual(new Map(ids.map((id, n) => [id, filters[n]])));
-        expect((await monitors.listMonitors()).map((monitor) => [monitor.id, monitor.filter])).toEqual(ids.map((id, n) => [id, filters[n]]));
+        // Sorted: two monitors made in the same millisecond are listed in the order of their random ids.
+        const expected = ids.map((id, n) => [id, filters[n]]).sort();
+        expect([...(await monitors.filtersOf(ids))].sort()).toEqual(expected);
+        expect((await monitors.listMonitors()).map((monitor) => [monitor.id, monitor.filter]).sort()).toEqual(expected);
         expect((await monitors.readerStates()).map((state) => state.position)).toEqual([7, 7]);
         expect(await monitors.removeMonitor(ids[0]!)).toBe(true);
-        expect(await monitors.filtersOf(ids)).toEqual(new Map([[ids[1], filters[1]]]));
+        expect([...(await monitors.filtersOf(ids))]).toEqual([[ids[1], filters[1]]]);
       } finally {
         database.close();
       }
