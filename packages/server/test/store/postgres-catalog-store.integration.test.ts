@@ -29,7 +29,7 @@ describeCatalogStoreConformance('PostgresCatalogStore', async () => {
   const opened = await openPostgresStores(suiteDatabase.url(), silentLogger);
   const pool = new pg.Pool({ connectionString: suiteDatabase.url(), max: 1 });
   try {
-    await pool.query('TRUNCATE catalog_products, catalog_variants, catalog_gtin_fragments, storefront_products, api_keys, monitors, monitor_baselines, monitor_changes, monitor_deliveries RESTART IDENTITY');
+    await pool.query('TRUNCATE catalog_products, catalog_variants, catalog_gtin_fragments, storefront_products, api_keys, monitors, monitor_baselines, monitor_baseline_log, monitor_changes, monitor_deliveries RESTART IDENTITY');
     await pool.query('ALTER SEQUENCE storefront_cursor_seq RESTART');
   } finally {
     await pool.end();

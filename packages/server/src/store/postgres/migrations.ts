@@ -331,6 +331,22 @@ INSERT INTO monitor_baselines (monitor_id, key, price)
 ALTER TABLE monitors DROP COLUMN baselines;
 `,
   },
+  {
+    version: 12,
+    name: "monitors' baselines written as a log, folded into their table",
+    sql: `
+-- A round moves the baselines of every monitor its changes reach. Upserted one by one, each is a
+-- new row version on a page of its own; appended, a round's fill a few pages at the log's end.
+-- The log is folded into monitor_baselines once it is long (PostgresMonitorStore); a monitor's
+-- baselines are its rows of monitor_baselines overlaid by its log rows in order.
+CREATE TABLE monitor_baseline_log (
+  seq bigserial PRIMARY KEY,
+  monitor_id text NOT NULL REFERENCES monitors (id) ON DELETE CASCADE,
+  key text NOT NULL,
+  price double precision NOT NULL
+);
+`,
+  },
 ];
 
 /**

@@ -1,5 +1,7 @@
-// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migrations 10 and 11:
-// `monitors`, `monitor_baselines`, `monitor_changes`, `monitor_deliveries`). Several instances
+// PostgresMonitorStore: the MonitorStore port on PostgreSQL (tables of migrations 10 to 12:
+// `monitors`, `monitor_baselines` and `monitor_baseline_log`, `monitor_changes`,
+// `monitor_deliveries`). A round's baselines are appended to the log and folded into
+// monitor_baselines once the log holds FOLD_ROWS rows (migration 12 says why). Several instances
 // share it: advance() writes only when the monitor's position is still the one read (an UPDATE …
 // WHERE position IS NOT DISTINCT FROM, which waits for a concurrent one and then finds the
 // position moved; an update of the position alone is left out, false, when another transaction
@@ -30,6 +32,14 @@ import {
 import { inTransaction, unavailableOnOutage } from './pg-pool.ts';
 
 const WHAT = 'monitor store';
+/**
+ * The baseline log's length at which advance() folds it into monitor_baselines, in the same
+ * transaction (one instance at a time: FOLD_LOCK); reading a monitor's baselines scans the log (it
+ * has no index by monitor), which this bounds.
+ */
+const FOLD_ROWS = 200_000;
+/** The transaction-level advisory lock an instance folds the baseline log under. */
+const FOLD_LOCK = 5_117_051;
 
 interface MonitorRow {
   id: string;
@@ -144,7 +154,16 @@ export class PostgresMonitorStore implements MonitorStore {
         'SELECT m.id, b.key, b.price FROM monitors m LEFT JOIN monitor_baselines b ON b.monitor_id = m.id WHERE m.id = ANY($1::text[])',
         [ids],
       );
-      return baselinesByMonitor(rows);
+      const baselines = baselinesByMonitor(rows);
+      const { rows: logged } = await this.#pool.query<{ monitor_id: string; key: string; price: number }>(
+        'SELECT monitor_id, key, price FROM monitor_baseline_log WHERE monitor_id = ANY($1::text[]) ORDER BY seq',
+        [ids],
+      );
+      for (const row of logged) {
+        const of = baselines.get(row.monitor_id);
+        if (of !== undefined) of[row.key] = row.price;
+      }
+      return baselines;
     });
   }
 
@@ -191,11 +210,12 @@ export class PostgresMonitorStore implements MonitorStore {
         const moved = new Set(rows.map((row) => row.id));
         const baselines = updates.filter((update) => moved.has(update.id)).flatMap((update) => Object.entries(update.baselines ?? {}).map(([key, price]) => ({ id: update.id, key, price })));
         if (baselines.length > 0) {
-          await client.query(
-            `INSERT INTO monitor_baselines (monitor_id, key, price) SELECT * FROM unnest($1::text[], $2::text[], $3::double precision[])
-             ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price`,
-            [baselines.map((b) => b.id), baselines.map((b) => b.key), baselines.map((b) => b.price)],
-          );
+          await client.query('INSERT INTO monitor_baseline_log (monitor_id, key, price) SELECT * FROM unnest($1::text[], $2::text[], $3::double precision[])', [
+            baselines.map((b) => b.id),
+            baselines.map((b) => b.key),
+            baselines.map((b) => b.price),
+          ]);
+          await foldBaselines(client);
         }
         const changed = updates.filter((update) => moved.has(update.id) && update.changes.length > 0);
         const formed = changed
@@ -364,6 +384,27 @@ export class PostgresMonitorStore implements MonitorStore {
       return { backlog: Number(row.backlog), oldestDueAt: row.oldest_due_at, disabledMonitors: Number(row.disabled) };
     });
   }
+}
+
+/**
+ * Folds the baseline log into monitor_baselines once it holds FOLD_ROWS rows, unless another
+ * instance is folding it; inside a transaction. The rows folded are exactly those deleted; a row
+ * committed meanwhile stays for the next fold, and cannot be older than a folded row of its
+ * monitor (a monitor's writers hold its row). A key's newest row wins.
+ */
+async function foldBaselines(client: pg.PoolClient): Promise<void> {
+  const { rows } = await client.query<{ last: string | null; length: string | null }>('SELECT max(seq) AS last, max(seq) - min(seq) + 1 AS length FROM monitor_baseline_log');
+  const [{ last, length } = { last: null, length: null }] = rows;
+  if (last === null || Number(length) < FOLD_ROWS) return;
+  const { rows: lock } = await client.query<{ held: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS held', [FOLD_LOCK]);
+  if (lock[0]?.held !== true) return;
+  await client.query(
+    `WITH folded AS (DELETE FROM monitor_baseline_log WHERE seq <= $1 RETURNING seq, monitor_id, key, price)
+     INSERT INTO monitor_baselines (monitor_id, key, price)
+     SELECT DISTINCT ON (monitor_id, key) monitor_id, key, price FROM folded ORDER BY monitor_id, key, seq DESC
+     ON CONFLICT (monitor_id, key) DO UPDATE SET price = excluded.price`,
+    [last],
+  );
 }
 
 /** Claims deliveries due at `claiming.now`, oldest due first, while it has room; inside a transaction. */
