@@ -214,6 +214,37 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     }
   });
 
+  it('reads first: with more than a page of events behind it, starts no attempt until the reader has caught up, and loses none', async () => {
+    const endpoint = await receiver();
+    const newest = (await engine.log.bounds())?.newestId ?? 0;
+    const { monitor: added } = await engine.monitors.addMonitor(proKey, { url: endpoint.url, filter: 'product_id = "p1" AND market = "US"', minChangePercent: 0, minIntervalMs: 0 }, newest);
+    // More than the reader's page (2,000 events), every one a change.
+    const published = (await engine.log.append(Array.from({ length: 2_500 }, (_, n) => price({ variant_id: `v${n % 50}`, price: 100 + n })))).map((event) => event.id);
+    const sender = new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true });
+    const positionsAtSends: (number | null)[] = [];
+    const delivery = new MonitorDelivery({
+      store: engine.monitors,
+      log: engine.log,
+      sender: {
+        async send(attempt) {
+          positionsAtSends.push((await engine.monitors.readerStates()).find((state) => state.id === added.id)?.position ?? null);
+          return sender.send(attempt);
+        },
+      },
+      logger: silentLogger,
+      retryScheduleMs: [0],
+      timeoutMs: 2_000,
+      pollMs: 20,
+    });
+    delivery.start();
+    running.push(delivery);
+    await until(async () => changesOf(endpoint.received), (changes) => changes.length >= published.length, 20_000);
+    expect(changesOf(endpoint.received).map((change) => change.stream_id)).toEqual(published);
+    // The first page was stored before any attempt, and the first attempt waited for the second.
+    expect(positionsAtSends[0]).toBe(published.at(-1));
+    expect(endpoint.received.some((received) => (JSON.parse(received.body) as PriceChangedWebhook).data.reset)).toBe(false);
+  });
+
   it.runIf(engineName === 'postgres')('after the price log lost its data, resumes at the oldest event left and says reset', async () => {
     const endpoint = await receiver();
     startDelivery();
