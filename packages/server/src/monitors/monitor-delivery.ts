@@ -296,9 +296,7 @@ export class MonitorDelivery {
         written.push(monitor);
       } else monitor.read = to;
     }
-    for (let at = 0; at < updates.length; at += SLICE) {
-      if (at > 0) await yieldToIo();
-      const slice = updates.slice(at, at + SLICE);
+    await inSlices(updates, async (slice, at) => {
       const claim = this.#claim();
       const { stored, claimed } = await store.advance(slice, Date.now(), this.#compose, claim);
       this.#startAll(claimed, claim, false);
@@ -307,7 +305,7 @@ export class MonitorDelivery {
         this.#settle(monitor, stored[n] === true, update.to, update.baselines, update.changes.length === 0 && !update.reset);
         if (stored[n] === true && update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
       });
-    }
+    });
     if (writeIdle) this.#idleWrittenAt = now;
     return this.#readerCaughtUp(full);
   }
@@ -361,9 +359,7 @@ export class MonitorDelivery {
       for (const monitor of this.#monitors.values()) if (!needed.has(monitor)) this.#dropBaselines(monitor);
     }
     const missing = monitors.filter((monitor) => monitor.baselines === null);
-    for (let at = 0; at < missing.length; at += SLICE) {
-      if (at > 0) await yieldToIo();
-      const slice = missing.slice(at, at + SLICE);
+    await inSlices(missing, async (slice) => {
       const read = await this.#options.store.baselinesOf(slice.map((monitor) => monitor.id));
       for (const monitor of slice) {
         const baselines = read.get(monitor.id);
@@ -372,7 +368,7 @@ export class MonitorDelivery {
         monitor.baselines = baselines;
         this.#baselineEntries += Object.keys(baselines).length;
       }
-    }
+    });
   }
 
   #dropBaselines(monitor: ReaderMonitor): void {
@@ -399,9 +395,7 @@ export class MonitorDelivery {
       }
     }
     for (const monitor of this.#monitors.values()) if (!current.has(monitor.id)) this.#unindex(monitor);
-    for (let at = 0; at < unknown.length; at += SLICE) {
-      if (at > 0) await yieldToIo();
-      const slice = unknown.slice(at, at + SLICE);
+    await inSlices(unknown, async (slice) => {
       const filters = await this.#options.store.filtersOf(slice.map((state) => state.id));
       for (const state of slice) {
         const text = filters.get(state.id);
@@ -418,7 +412,7 @@ export class MonitorDelivery {
         this.#monitors.set(monitor.id, monitor);
         if (monitor.filter !== null) this.#filters.add(monitor, monitor.filter);
       }
-    }
+    });
   }
 
   #unindex(monitor: ReaderMonitor): void {
@@ -568,6 +562,14 @@ export class MonitorDelivery {
         return;
       }
     }
+  }
+}
+
+/** Runs `work` on `items` SLICE at a time (`at`: the slice's first index), the thread's event loop free between slices. */
+async function inSlices<T>(items: readonly T[], work: (slice: readonly T[], at: number) => Promise<void>): Promise<void> {
+  for (let at = 0; at < items.length; at += SLICE) {
+    if (at > 0) await yieldToIo();
+    await work(items.slice(at, at + SLICE), at);
   }
 }
 
