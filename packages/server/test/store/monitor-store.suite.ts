@@ -10,6 +10,8 @@ import type { KeyAdministration } from '../../src/store/key-store.ts';
 export interface OpenedMonitorStores {
   monitors: MonitorStore;
   keys: KeyAdministration;
+  /** The rows of the adapter's baseline log (advance() appends a round's baselines there and folds them into their table once it is long). */
+  baselineLogRows(): Promise<number>;
   cleanup(): Promise<void>;
 }
 
@@ -95,6 +97,22 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
         await monitors.advance([{ id, from: 0, to: 1, baselines: { a: 1, b: 1 }, changes: [buildPriceChange({ stream_id: 1 })], reset: false }], 1_000, compose);
         await monitors.advance([{ id, from: 1, to: 2, baselines: { a: 2, c: 3 }, changes: [buildPriceChange({ stream_id: 2 })], reset: false }], 1_000, compose);
         expect(await monitors.baselinesOf([id])).toEqual(new Map([[id, { a: 2, b: 1, c: 3 }]]));
+      });
+
+      it('folds the baseline log into the baselines once it is long, the newest price of a key winning', async () => {
+        const [a, b] = [await readyMonitor(), await readyMonitor()];
+        await monitors.advance([{ id: a, from: 0, to: 1, baselines: { x: 1, y: 1 }, changes: [], reset: false }, { id: b, from: 0, to: 1, baselines: { x: 5 }, changes: [], reset: false }], 1_000, compose);
+        expect(await stores.baselineLogRows()).toBe(3);
+        const many = Object.fromEntries(Array.from({ length: 200_000 }, (_, n) => [`k${n}`, n]));
+        expect((await monitors.advance([{ id: a, from: 1, to: 2, baselines: { ...many, x: 3 }, changes: [], reset: false }], 1_001, compose)).stored).toEqual([true]);
+        expect(await stores.baselineLogRows()).toBe(0);
+        await monitors.advance([{ id: b, from: 1, to: 2, baselines: { x: 6, z: 7 }, changes: [], reset: false }], 1_002, compose);
+        const baselines = await monitors.baselinesOf([a, b]);
+        expect(Object.keys(baselines.get(a)!)).toHaveLength(200_002);
+        expect(baselines.get(a)).toMatchObject({ x: 3, y: 1, k0: 0, k199999: 199_999 });
+        expect(baselines.get(b)).toEqual({ x: 6, z: 7 });
+        await monitors.removeMonitor(b);
+        expect(await stores.baselineLogRows()).toBe(0);
       });
 
       it('writes nothing for a disabled monitor or one whose key is revoked', async () => {

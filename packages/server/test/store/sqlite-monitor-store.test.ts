@@ -19,6 +19,7 @@ describeMonitorStoreConformance('SqliteMonitorStore', async () => {
   return {
     monitors: new SqliteMonitorStore(database),
     keys: new SqliteKeyStore(database),
+    baselineLogRows: async () => (database.connection().prepare('SELECT count(*) AS n FROM monitor_baseline_log').get() as { n: number }).n,
     cleanup: async () => {
       database.close();
       rmSync(dir, { recursive: true, force: true });
@@ -29,33 +30,6 @@ describeMonitorStoreConformance('SqliteMonitorStore', async () => {
 
 const compose: ComposeDelivery = (id, changes, reset, now) => ({ messageId: `msg_${randomBytes(4).toString('hex')}`, body: priceChangedBody(id, changes, reset, now) });
 describe('SqliteMonitorStore', () => {
-  it('folds the baseline log into the baselines once it is long, the newest price of a key winning', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'monitor-store-fold-'));
-    const database = new SqliteDatabase(join(dir, 'catalog.db'));
-    try {
-      const monitors = new SqliteMonitorStore(database);
-      const key = await new SqliteKeyStore(database).createKey('pro');
-      const settings = { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 0, minIntervalMs: 0 };
-      const [{ monitor: a }, { monitor: b }] = [await monitors.addMonitor(key, settings, 0), await monitors.addMonitor(key, settings, 0)];
-      const logRows = () => (database.connection().prepare('SELECT count(*) AS n FROM monitor_baseline_log').get() as { n: number }).n;
-      await monitors.advance([{ id: a.id, from: 0, to: 1, baselines: { x: 1, y: 1 }, changes: [], reset: false }, { id: b.id, from: 0, to: 1, baselines: { x: 5 }, changes: [], reset: false }], 1_000, compose);
-      expect(logRows()).toBe(3);
-      const many = Object.fromEntries(Array.from({ length: 200_000 }, (_, n) => [`k${n}`, n]));
-      expect((await monitors.advance([{ id: a.id, from: 1, to: 2, baselines: { ...many, x: 3 }, changes: [], reset: false }], 1_001, compose)).stored).toEqual([true]);
-      expect(logRows()).toBe(0);
-      await monitors.advance([{ id: b.id, from: 1, to: 2, baselines: { x: 6, z: 7 }, changes: [], reset: false }], 1_002, compose);
-      const baselines = await monitors.baselinesOf([a.id, b.id]);
-      expect(Object.keys(baselines.get(a.id)!)).toHaveLength(200_002);
-      expect(baselines.get(a.id)).toMatchObject({ x: 3, y: 1, k0: 0, k199999: 199_999 });
-      expect(baselines.get(b.id)).toEqual({ x: 6, z: 7 });
-      await monitors.removeMonitor(b.id);
-      expect(logRows()).toBe(0);
-    } finally {
-      database.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
   it("moves the filters of a file made before migration 9 into their own table, and keeps every monitor's", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitor-store-migrate-'));
     const path = join(dir, 'catalog.db');
