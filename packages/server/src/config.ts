@@ -2,6 +2,7 @@
 // which calls configFrom), become one typed, validated Config. Anything invalid stops start-up
 // with a message naming the flag. Every default, bound and choice is the settings table's
 // (settings.ts).
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { LogLevel } from './logger.ts';
 import { parseRetrySchedule } from './monitors/retry-schedule.ts';
@@ -53,6 +54,8 @@ export interface Config {
   terminalLogs?: boolean;
   /** Where storefront index snapshots live; undefined: the engine's default place; 'none': off. */
   indexSnapshotDir?: string;
+  /** Threads reading storefront documents from a SQLite catalog (store/sqlite/document-readers.ts). */
+  documentReaders: number;
   /** The absolute path of the operator's middleware module (http/operator-middleware.ts); none when undefined. */
   middleware?: string;
   /** OpenTelemetry tracing (tracing.ts): on or off as asked; undefined lets the OTEL_* variables decide. */
@@ -171,6 +174,7 @@ export function configFrom(values: SettingValues): Config {
     shutdownDelayMs: integer('shutdown-delay-ms'),
     ...(metricsPort === undefined ? {} : { metricsPort }),
     ...(indexSnapshotDir === undefined ? {} : { indexSnapshotDir }),
+    documentReaders: numeric('document-readers', given('document-readers'), 'optional') ?? Math.min(4, Math.max(1, availableParallelism() - 1)),
     ...(middleware === undefined ? {} : { middleware: resolve(middleware) }),
     ...(tracing === undefined ? {} : { tracing: tracing === 'on' }),
     maxConnections: integer('max-connections'),

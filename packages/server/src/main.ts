@@ -77,7 +77,7 @@ function createMetricsServer(threadMetrics: () => Promise<MetricObjectWithValues
 
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const stores = await openCatalogStores(config.databaseUrl, logger, { indexSnapshotDir: config.indexSnapshotDir ?? 'default' }).catch((error: unknown) => {
+  const stores = await openCatalogStores(config.databaseUrl, logger, { indexSnapshotDir: config.indexSnapshotDir ?? 'default', documentReaders: config.documentReaders }).catch((error: unknown) => {
     // A full disk is said as such, naming it, rather than as the engine's "disk I/O error".
     throw storageFullError('catalog database', config.databaseUrl.startsWith('sqlite:') ? sqlitePath(config.databaseUrl) : undefined, error) ?? error;
   });

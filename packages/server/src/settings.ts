@@ -199,6 +199,16 @@ export const SERVE_SETTINGS = {
     max: 1_073_741_824,
     help: 'bytes held for one stream subscriber (queued, buffered and unacknowledged) before it is disconnected',
   },
+  'document-readers': {
+    kind: 'integer',
+    value: '<n>',
+    env: 'DOCUMENT_READERS',
+    default: null,
+    defaultRule: 'one less than the cores, at least 1 and at most 4',
+    min: 0,
+    max: 64,
+    help: "threads that read storefront listings' documents from a SQLite catalog, beside the API's thread (0: the API's thread reads them); PostgreSQL ignores it",
+  },
   'index-snapshot-dir': {
     kind: 'text',
     value: '<dir>',

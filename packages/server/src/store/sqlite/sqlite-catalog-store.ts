@@ -32,7 +32,9 @@ import type {
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
 import type { ImportReport, VariantQuery } from '../../catalog/catalog-store.ts';
 import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type StorefrontChange } from '../catalog-store.ts';
+import type { DocumentReaders } from './document-readers.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
+import { cursorList, readStorefrontPage } from './storefront-pages.ts';
 import {
   deferGtinIndex,
   GtinIndexWriter,
@@ -50,8 +52,12 @@ export class SqliteCatalogStore implements CatalogEngine {
   readonly changePollMs = 0;
   private readonly database: SqliteDatabase;
 
-  constructor(database: SqliteDatabase) {
+  readonly #readers: DocumentReaders | undefined;
+
+  /** With `readers`, storefront pages' documents are read by those threads (document-readers.ts). */
+  constructor(database: SqliteDatabase, readers?: DocumentReaders) {
     this.database = database;
+    this.#readers = readers;
   }
 
   async catalogVersion(): Promise<string> {
@@ -92,17 +98,9 @@ export class SqliteCatalogStore implements CatalogEngine {
 
   async storefrontDocuments(cursors: readonly number[]): Promise<RawJsonBytes<StorefrontProduct[]> | RawJson<StorefrontProduct[]>> {
     if (cursors.length === 0) return NO_DOCUMENTS;
-    // Joined by SQLite into one flat text, read as a BLOB: its UTF-8 bytes as they are, with no
-    // string per document, no join in JavaScript and no string of the page to decode and re-encode.
-    // CROSS JOIN makes the cursors the outer loop, so the documents reach group_concat in the
-    // order given (an ORDER BY inside it would copy every document through a sorter).
-    const row = this.database
-      .statement(
-        `SELECT CAST('[' || coalesce(group_concat(d.doc, ','), '') || ']' AS BLOB) AS page
-         FROM json_each(?) j CROSS JOIN storefront_documents d ON d.cursor = j.value`,
-      )
-      .get(`[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`) as { page: Uint8Array };
-    return storedJsonBytes(row.page);
+    const list = cursorList(cursors);
+    const read = this.#readers?.read(list);
+    return storedJsonBytes(read === undefined ? readStorefrontPage(this.database, list) : await read);
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
@@ -322,6 +320,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async close(): Promise<void> {
+    await this.#readers?.close();
     this.database.close();
   }
 }

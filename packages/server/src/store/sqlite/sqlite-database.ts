@@ -26,8 +26,19 @@ export class SqliteDatabase {
   private dataVersion = 0;
   private dataVersionReadAt = -Infinity;
 
-  constructor(path: string) {
+  /**
+   * Opens (and creates, migrating it) the database at `path`. With `reader`, a read-only
+   * connection to a database another connection of the process opened first: no migration, no
+   * write settings.
+   */
+  constructor(path: string, options: { reader?: boolean } = {}) {
     this.path = path;
+    if (options.reader === true) {
+      const db = new DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
+      SqliteDatabase.#readSettings(db);
+      this.db = db;
+      return;
+    }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     // Large pages hold a whole product document (a few KB) without overflow chains; only takes effect on a new file.
@@ -36,12 +47,17 @@ export class SqliteDatabase {
     db.exec('PRAGMA synchronous = NORMAL');
     // Checkpoint every ~64 MiB of WAL rather than 16 MiB: a bulk import rewrites hot index pages far less often.
     db.exec('PRAGMA wal_autocheckpoint = 4096');
+    SqliteDatabase.#readSettings(db);
+    migrateSqlite(db);
+    this.db = db;
+  }
+
+  /** What every connection, reader or not, is opened with. */
+  static #readSettings(db: DatabaseSync): void {
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec('PRAGMA temp_store = MEMORY');
     db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
     db.exec('PRAGMA mmap_size = 268435456');
-    migrateSqlite(db);
-    this.db = db;
   }
 
   /** The open connection; ServiceUnavailable once closed. */
