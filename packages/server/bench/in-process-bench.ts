@@ -7,6 +7,7 @@
 //   node bench/in-process-bench.ts --db sqlite:/tmp/catalog.db --key ck_… (--ids FILE | --paths FILE)
 //       [--checkout /path/to/worktree] [--requests 20000] [--rounds 2] [--log-level info|warn] [--index-snapshots none|default]
 //       [--cpu-prof DIR]   (a CPU profile per workload and round, of its requests only: not of the start or the warm-up)
+//       [--document-readers N]   (SQLite: storefront documents read by N threads, as `serve` does; their CPU counts in the process's)
 // --ids: one product id per line (getProduct over them, and over the first one: a cache hit);
 // --paths: one request path per line (e.g. storefront listings), taken in turn; several files
 // (comma-separated) are measured one after the other, a line each (bench/shapes-bench.ts
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     'index-snapshots': { type: 'string', default: 'none' },
     'cpu-prof': { type: 'string' },
+    'document-readers': { type: 'string', default: '0' },
   },
 });
 if (values.db === undefined || values.key === undefined || (values.ids === undefined) === (values.paths === undefined)) {
@@ -54,7 +56,7 @@ const { openCatalogStores } = await load('src/store/open-store.ts');
 const shell = await load('src/http/express-shell.ts').catch(() => ({}) as Module);
 
 const logger = values['log-level'] === 'info' ? createServiceLogger!('info' as never, { terminal: false, fd: openSync('/dev/null', 'w') } as never) : silentLogger;
-const stores = (await openCatalogStores!(values.db as never, silentLogger as never, { indexSnapshotDir: values['index-snapshots'] } as never)) as {
+const stores = (await openCatalogStores!(values.db as never, silentLogger as never, { indexSnapshotDir: values['index-snapshots'], documentReaders: Number(values['document-readers']) } as never)) as {
   catalog: { warm?: () => Promise<unknown> };
   keys: unknown;
 };
@@ -99,15 +101,17 @@ function send(path: string): Promise<void> {
 }
 
 /** `count` requests from `pick`, each on a turn of its own (work the server does between requests runs). */
-async function run(count: number, pick: (at: number) => string): Promise<{ cpu: number; wall: number }> {
+async function run(count: number, pick: (at: number) => string): Promise<{ cpu: number; thread: number; wall: number }> {
   const cpuBefore = process.cpuUsage();
+  const threadBefore = process.threadCpuUsage();
   const started = performance.now();
   for (let at = 0; at < count; at += 1) {
     await send(pick(at));
     await new Promise(setImmediate);
   }
   const cpu = process.cpuUsage(cpuBefore);
-  return { cpu: (cpu.user + cpu.system) / count, wall: ((performance.now() - started) * 1000) / count };
+  const thread = process.threadCpuUsage(threadBefore);
+  return { cpu: (cpu.user + cpu.system) / count, thread: (thread.user + thread.system) / count, wall: ((performance.now() - started) * 1000) / count };
 }
 
 /** Each call the next of `list`'s paths, in turn. */
@@ -138,12 +142,12 @@ if (profiler !== undefined) {
 for (let round = 1; round <= Number(values.rounds); round += 1) {
   for (const [at, workload] of workloads.entries()) {
     await profiler?.post('Profiler.start');
-    const { cpu, wall } = await run(requests, workload.pick);
+    const { cpu, thread, wall } = await run(requests, workload.pick);
     if (profiler !== undefined) {
       const name = `${basename(pathFiles[at] ?? 'getProduct')}.${at}.round-${round}.cpuprofile`;
       writeFileSync(join(profiles!, name), JSON.stringify((await profiler.post('Profiler.stop')).profile));
     }
-    console.log(`round ${round}  ${workload.name.padEnd(36)} ${cpu.toFixed(1)} µs CPU per request, ${wall.toFixed(1)} µs wall`);
+    console.log(`round ${round}  ${workload.name.padEnd(36)} ${cpu.toFixed(1)} µs CPU per request (${thread.toFixed(1)} on the API thread), ${wall.toFixed(1)} µs wall`);
   }
 }
 process.exit(0);

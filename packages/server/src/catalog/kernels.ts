@@ -20,6 +20,8 @@ interface Kernels {
   combine(into: number, from: number, words: number, flip: number, orAll: number): void;
   and3(into: number, a: number, b: number, c: number, words: number, fresh: number): number;
   count3(a: number, b: number, c: number, words: number, fa: number, fb: number, fc: number): number;
+  next3(a: number, b: number, c: number, words: number, fa: number, fb: number, fc: number, from: number): number;
+  prev3(a: number, b: number, c: number, fa: number, fb: number, fc: number, before: number): number;
   fill(bits: number, words: number, byte: number): void;
   copy(into: number, from: number, words: number): void;
   invert(bits: number, words: number): void;

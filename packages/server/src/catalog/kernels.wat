@@ -7,7 +7,8 @@
 ;; Contract: every address is a byte offset into the imported memory, a multiple of 4 (blocks start
 ;; on 64 bytes; a digit bitset inside a block may not be 16-byte aligned, which vector loads allow
 ;; at some cost); `words` is a count of 32-bit words. Each function reads and writes exactly `words` words from each address
-;; (a scalar loop takes the last words that do not fill a vector). Nothing here allocates.
+;; (a scalar loop takes the last words that do not fill a vector), but next3 and prev3, which stop at
+;; the first word they look for. Nothing here allocates.
 (module
   (import "env" "memory" (memory 1 65536 shared))
 
@@ -140,6 +141,76 @@
         (local.set $c (i32.add (local.get $c) (i32.const 4)))
         (br $tail)))
     (local.get $total))
+
+  ;; The first word at or after `from` (and before `words`) where a ^ fa, b ^ fb and c ^ fc share a
+  ;; set bit; `words` when there is none. Reads only the words it passes.
+  (func (export "next3") (param $a i32) (param $b i32) (param $c i32) (param $words i32) (param $fa i32) (param $fb i32) (param $fc i32) (param $from i32) (result i32)
+    (local $va v128) (local $vb v128) (local $vc v128) (local $off i32)
+    (local.set $va (i32x4.splat (local.get $fa)))
+    (local.set $vb (i32x4.splat (local.get $fb)))
+    (local.set $vc (i32x4.splat (local.get $fc)))
+    (block $vectorsDone
+      (loop $vectors
+        (br_if $vectorsDone (i32.gt_u (i32.add (local.get $from) (i32.const 4)) (local.get $words)))
+        (local.set $off (i32.shl (local.get $from) (i32.const 2)))
+        (br_if $vectorsDone
+          (v128.any_true
+            (v128.and
+              (v128.and
+                (v128.xor (v128.load (i32.add (local.get $a) (local.get $off))) (local.get $va))
+                (v128.xor (v128.load (i32.add (local.get $b) (local.get $off))) (local.get $vb)))
+              (v128.xor (v128.load (i32.add (local.get $c) (local.get $off))) (local.get $vc)))))
+        (local.set $from (i32.add (local.get $from) (i32.const 4)))
+        (br $vectors)))
+    ;; The word within the four found, or among the last words that do not fill a vector.
+    (block $found
+      (loop $words
+        (br_if $found (i32.ge_u (local.get $from) (local.get $words)))
+        (local.set $off (i32.shl (local.get $from) (i32.const 2)))
+        (br_if $found
+          (i32.and
+            (i32.and
+              (i32.xor (i32.load (i32.add (local.get $a) (local.get $off))) (local.get $fa))
+              (i32.xor (i32.load (i32.add (local.get $b) (local.get $off))) (local.get $fb)))
+            (i32.xor (i32.load (i32.add (local.get $c) (local.get $off))) (local.get $fc))))
+        (local.set $from (i32.add (local.get $from) (i32.const 1)))
+        (br $words)))
+    (local.get $from))
+
+  ;; The last word before `before` where a ^ fa, b ^ fb and c ^ fc share a set bit; -1 when there
+  ;; is none. Reads only the words it passes.
+  (func (export "prev3") (param $a i32) (param $b i32) (param $c i32) (param $fa i32) (param $fb i32) (param $fc i32) (param $before i32) (result i32)
+    (local $va v128) (local $vb v128) (local $vc v128) (local $off i32)
+    (local.set $va (i32x4.splat (local.get $fa)))
+    (local.set $vb (i32x4.splat (local.get $fb)))
+    (local.set $vc (i32x4.splat (local.get $fc)))
+    (block $vectorsDone
+      (loop $vectors
+        (br_if $vectorsDone (i32.lt_s (local.get $before) (i32.const 4)))
+        (local.set $off (i32.shl (i32.sub (local.get $before) (i32.const 4)) (i32.const 2)))
+        (br_if $vectorsDone
+          (v128.any_true
+            (v128.and
+              (v128.and
+                (v128.xor (v128.load (i32.add (local.get $a) (local.get $off))) (local.get $va))
+                (v128.xor (v128.load (i32.add (local.get $b) (local.get $off))) (local.get $vb)))
+              (v128.xor (v128.load (i32.add (local.get $c) (local.get $off))) (local.get $vc)))))
+        (local.set $before (i32.sub (local.get $before) (i32.const 4)))
+        (br $vectors)))
+    ;; The word within the four found, or among the first words that do not fill a vector.
+    (block $found
+      (loop $words
+        (local.set $before (i32.sub (local.get $before) (i32.const 1)))
+        (br_if $found (i32.lt_s (local.get $before) (i32.const 0)))
+        (local.set $off (i32.shl (local.get $before) (i32.const 2)))
+        (br_if $found
+          (i32.and
+            (i32.and
+              (i32.xor (i32.load (i32.add (local.get $a) (local.get $off))) (local.get $fa))
+              (i32.xor (i32.load (i32.add (local.get $b) (local.get $off))) (local.get $fb)))
+            (i32.xor (i32.load (i32.add (local.get $c) (local.get $off))) (local.get $fc))))
+        (br $words)))
+    (local.get $before))
 
   ;; Every byte of the words set to `byte` (0 or 255): a TypedArray's fill on shared memory writes
   ;; element by element (relaxed atomics), several times slower than this memset.

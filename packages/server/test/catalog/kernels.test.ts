@@ -2,7 +2,7 @@
 // operations on the same bits, once in arena bitsets (which the kernels take) and once in
 // ordinary arrays (which the loops take), for lengths with and without a partial last vector.
 import { describe, expect, it } from 'vitest';
-import { andAll, andInto, andNotInto, arenaCopy, complement, countAll, isEmpty, orInto, popcount, wordsFor } from '../../src/catalog/storefront-index/bits.ts';
+import { andAll, andInto, andNotInto, arenaCopy, complement, countAll, isEmpty, nextShared, orInto, popcount, previousShared, threeSources, wordsFor } from '../../src/catalog/storefront-index/bits.ts';
 import { type RangeOperator } from '../../src/catalog/storefront-index/ordering.ts';
 import { RangeIndex } from '../../src/catalog/storefront-index/range-index.ts';
 import { arenaBits, arenaStats, inArena, releaseBits } from '../../src/catalog/kernels.ts';
@@ -83,6 +83,32 @@ describe('bitset kernels', () => {
             expect(countAll(from, size, flips), `${what}, flips ${flips.join()}, size ${size}`).toBe(flipped);
             expect(countAll(arenaFrom, size, flips), `${what}, flips ${flips.join()}, size ${size}`).toBe(flipped);
           }
+        }
+      }
+    }
+  });
+
+  it(`finds the next and the previous word three bitsets share a bit in, any of them read flipped, from every place, as the JavaScript loops do (seed ${SEED})`, () => {
+    const random = createRandom(`${SEED}-next-shared`);
+    for (const words of [0, 1, 3, 4, 5, 8, 9, 33, 130]) {
+      for (const density of [0, 0.002, 0.05, 0.6]) {
+        const from = Array.from({ length: 1 + random.int(0, 2) }, () => randomWords(random, words, density));
+        // A flipped source is mostly ones, so the flipped bitset is mostly zeros when read.
+        const flips = from.map(() => (random.chance(0.3) ? -1 : 0));
+        for (const [k, bits] of from.entries()) if (flips[k] === -1) for (let i = 0; i < words; i += 1) bits[i] = ~bits[i]!;
+        const plain = threeSources(from, flips);
+        const [a, b, c, fa, fb, fc] = plain;
+        const shared = (at: number): boolean => ((a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc)) !== 0;
+        const arena = threeSources(from.map(arenaCopy), flips);
+        expect(inArena(arena[0]) && !inArena(plain[0])).toBe(true);
+        for (let at = 0; at <= words; at += 1) {
+          let next = at;
+          while (next < words && !shared(next)) next += 1;
+          let previous = at - 1;
+          while (previous >= 0 && !shared(previous)) previous -= 1;
+          const what = `${from.length} sources of ${words} words at ${at}, density ${density}, flips ${flips.join()}`;
+          expect([nextShared(plain, words, at), nextShared(arena, words, at)], what).toStrictEqual([next, next]);
+          expect([previousShared(plain, at), previousShared(arena, at)], what).toStrictEqual([previous, previous]);
         }
       }
     }

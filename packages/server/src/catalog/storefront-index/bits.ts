@@ -130,13 +130,37 @@ export function countAll(from: readonly Uint32Array[], size: number, flips: read
   return total;
 }
 
+/**
+ * The first word at or after `from` (before `words`) where the three sources (as threeSources
+ * gives them) share a set bit; `words` when none does. Reads only the words it passes.
+ */
+export function nextShared(three: ThreeSources, words: number, from: number): number {
+  const [a, b, c, fa, fb, fc] = three;
+  if (inArena(a) && inArena(b) && inArena(c) && a.length >= words && b.length >= words && c.length >= words) {
+    return kernels.next3(a.byteOffset, b.byteOffset, c.byteOffset, words, fa, fb, fc, from);
+  }
+  while (from < words && ((a[from]! ^ fa) & (b[from]! ^ fb) & (c[from]! ^ fc)) === 0) from += 1;
+  return from;
+}
+
+/** The last word before `before` where the three sources share a set bit; -1 when none does. */
+export function previousShared(three: ThreeSources, before: number): number {
+  const [a, b, c, fa, fb, fc] = three;
+  if (inArena(a) && inArena(b) && inArena(c)) return kernels.prev3(a.byteOffset, b.byteOffset, c.byteOffset, fa, fb, fc, before);
+  let at = before - 1;
+  while (at >= 0 && ((a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc)) === 0) at -= 1;
+  return at;
+}
+
 const NO_FLIPS: readonly number[] = [];
 
 /**
  * One to three bitsets as three, with their flips (0 where `flips` has none): the first, with its
  * flip, stands in for the missing ones (ANDing a source twice changes nothing).
  */
-export function threeSources(from: readonly Uint32Array[], flips: readonly number[]): [Uint32Array, Uint32Array, Uint32Array, number, number, number] {
+export type ThreeSources = [Uint32Array, Uint32Array, Uint32Array, number, number, number];
+
+export function threeSources(from: readonly Uint32Array[], flips: readonly number[]): ThreeSources {
   if (from.length < 1 || from.length > 3) throw new Error('one to three bitsets');
   const at = (k: number): number => (k < from.length ? k : 0);
   return [from[at(0)]!, from[at(1)]!, from[at(2)]!, flips[at(0)] ?? 0, flips[at(1)] ?? 0, flips[at(2)] ?? 0];

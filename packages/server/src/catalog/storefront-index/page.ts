@@ -7,7 +7,7 @@
 // another sort walks its order slot by slot until the page is full.
 import type { StorefrontSort } from '../model.ts';
 import { compares, type RangeOperator } from './ordering.ts';
-import { countAll, threeSources, wordsFor } from './bits.ts';
+import { countAll, nextShared, previousShared, threeSources, wordsFor } from './bits.ts';
 import type { StorefrontColumns } from './columns.ts';
 import { Growable } from './growable.ts';
 
@@ -19,6 +19,8 @@ export interface PageRequest {
 }
 
 export const NO_EXTRA = new Int32Array(0);
+/** Empty words in a row after which a cursor walk looks for the next set one with a kernel. */
+const EMPTY_RUN = 8;
 
 /** Scratch of pageOf, where it marks extra slots: all clear between calls. */
 let EXTRA = new Uint32Array(0);
@@ -44,7 +46,8 @@ export function pageOf(
     for (let i = search.offset; i < Math.min(end, columns.size); i += 1) cursors.push(columns.cursor.data[order(i)]!);
     return { cursors, total: columns.size };
   }
-  const [a, b, c, fa, fb, fc] = threeSources(matches, flips);
+  const three = threeSources(matches, flips);
+  const [a, b, c, fa, fb, fc] = three;
   const size = columns.size;
   const words = wordsFor(size);
   const total = counted ?? countAll(matches, size, flips);
@@ -52,11 +55,25 @@ export function pageOf(
   if (search.sort === 'cursor:asc' || search.sort === 'cursor:desc') {
     // Slots ascend with cursors: walk the set bits word by word, skipping empty words. A flipped
     // bitset holds the last word's slots past the end.
+    // A run of EMPTY_RUN empty words hands the rest of the run to a kernel that reads four words
+    // a step (nextShared): matches late in the walk (a date bound, as products arrive in date
+    // order) cost a vector scan of the words before them, not a JavaScript step per word.
     const ascending = search.sort === 'cursor:asc';
     const lastMask = (size & 31) === 0 ? -1 : (1 << (size & 31)) - 1;
+    let empty = 0;
     for (let w = 0; w < words && slots.length < end; w += 1) {
       const at = ascending ? w : words - 1 - w;
       let word = (a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc) & (at === words - 1 ? lastMask : -1);
+      if (word === 0) {
+        empty += 1;
+        if (empty === EMPTY_RUN) {
+          empty = 0;
+          // The next iteration's word is the next shared one (or the walk ends).
+          w = ascending ? nextShared(three, words, at + 1) - 1 : words - 2 - previousShared(three, at);
+        }
+        continue;
+      }
+      empty = 0;
       const base = at << 5;
       while (word !== 0 && slots.length < end) {
         const bit = ascending ? 31 - Math.clz32(word & -word) : 31 - Math.clz32(word);

@@ -5,7 +5,8 @@
 // - Storefront cursors are the table's rowid: 17_000_000_000_000_000 + n × 1024, strictly
 //   increasing, assigned once on first insert and kept on re-import, exact as IEEE-754 doubles.
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
-//   kept current through `storefrontChangesSince`) finds the cursors, this store their documents.
+//   kept current through `storefrontChangesSince`) finds the cursors, this store their documents
+//   (storefront-pages.ts), read by the document reader threads when it was given them.
 //   Every storefront upsert transaction stamps its rows with the next change_seq.
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
