@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { openCatalogStores } from '../../src/store/open-store.ts';
 import { DocumentReaders } from '../../src/store/sqlite/document-readers.ts';
 import { SqliteDatabase } from '../../src/store/sqlite/sqlite-database.ts';
-import { cursorList, readStorefrontPage } from '../../src/store/sqlite/storefront-pages.ts';
+import { cursorList, readStorefrontPage, STOREFRONT_PAGE_SQL } from '../../src/store/sqlite/storefront-pages.ts';
 import type { IndexedCatalogStore } from '../../src/store/indexed-catalog-store.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'document-readers-'));
@@ -21,12 +21,12 @@ describe('DocumentReaders', () => {
     const stores = await openCatalogStores(`sqlite:${path}`, silentLogger);
     await stores.catalog.upsertStorefrontProducts(Array.from({ length: 60 }, (_, i) => buildStorefrontProductInput({ title: `Shoe ${i} “é”` })));
     const cursors = (await (stores.catalog as IndexedCatalogStore).engine.storefrontRowsByCursor(0, 100)).map((row) => row.cursor);
-    const database = new SqliteDatabase(path, { reader: true });
+    const database = new SqliteDatabase(path);
     const readers = await DocumentReaders.start(path, 2, silentLogger);
     try {
       const pages = Array.from({ length: 40 }, (_, i) => cursorList([cursors[(i * 7) % 60]!, cursors[(i * 13 + 1) % 60]!, cursors[59 - (i % 60)]!]));
       const answers = await Promise.all(pages.map((page) => readers.read(page)!));
-      answers.forEach((answer, i) => expect(text(answer)).toBe(text(readStorefrontPage(database, pages[i]!))));
+      answers.forEach((answer, i) => expect(text(answer)).toBe(text(readStorefrontPage(database.statement(STOREFRONT_PAGE_SQL), pages[i]!))));
       expect(JSON.parse(text(answers[3]!)).map((product: { cursor: number }) => product.cursor)).toStrictEqual([cursors[21], cursors[40], cursors[56]]);
     } finally {
       await readers.close();

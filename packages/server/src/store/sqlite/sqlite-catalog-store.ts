@@ -35,7 +35,7 @@ import type { ImportReport, VariantQuery } from '../../catalog/catalog-store.ts'
 import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type StorefrontChange } from '../catalog-store.ts';
 import type { DocumentReaders } from './document-readers.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
-import { cursorList, readStorefrontPage } from './storefront-pages.ts';
+import { cursorList, readStorefrontPage, STOREFRONT_PAGE_SQL } from './storefront-pages.ts';
 import {
   deferGtinIndex,
   GtinIndexWriter,
@@ -101,7 +101,7 @@ export class SqliteCatalogStore implements CatalogEngine {
     if (cursors.length === 0) return NO_DOCUMENTS;
     const list = cursorList(cursors);
     const read = this.#readers?.read(list);
-    return storedJsonBytes(read === undefined ? readStorefrontPage(this.database, list) : await read);
+    return storedJsonBytes(read === undefined ? readStorefrontPage(this.database.statement(STOREFRONT_PAGE_SQL), list) : await read);
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import { migrateSqlite } from './migrations.ts';
-import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from './sqlite-settings.ts';
+import { applyCatalogReadSettings, BUSY_TIMEOUT_MS } from './sqlite-settings.ts';
 
 const STATEMENT_CACHE_LIMIT = 256;
 /**
@@ -26,19 +26,8 @@ export class SqliteDatabase {
   private dataVersion = 0;
   private dataVersionReadAt = -Infinity;
 
-  /**
-   * Opens (and creates, migrating it) the database at `path`. With `reader`, a read-only
-   * connection to a database another connection of the process opened first: no migration, no
-   * write settings.
-   */
-  constructor(path: string, options: { reader?: boolean } = {}) {
+  constructor(path: string) {
     this.path = path;
-    if (options.reader === true) {
-      const db = new DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
-      SqliteDatabase.#readSettings(db);
-      this.db = db;
-      return;
-    }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     // Large pages hold a whole product document (a few KB) without overflow chains; only takes effect on a new file.
@@ -47,17 +36,9 @@ export class SqliteDatabase {
     db.exec('PRAGMA synchronous = NORMAL');
     // Checkpoint every ~64 MiB of WAL rather than 16 MiB: a bulk import rewrites hot index pages far less often.
     db.exec('PRAGMA wal_autocheckpoint = 4096');
-    SqliteDatabase.#readSettings(db);
+    applyCatalogReadSettings(db);
     migrateSqlite(db);
     this.db = db;
-  }
-
-  /** What every connection, reader or not, is opened with. */
-  static #readSettings(db: DatabaseSync): void {
-    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    db.exec('PRAGMA temp_store = MEMORY');
-    db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
-    db.exec('PRAGMA mmap_size = 268435456');
   }
 
   /** The open connection; ServiceUnavailable once closed. */

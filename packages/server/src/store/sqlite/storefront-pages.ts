@@ -10,7 +10,7 @@ import type { StatementSync } from 'node:sqlite';
  * (an ORDER BY inside it would copy every document through a sorter). A cursor with no document is
  * left out.
  */
-const PAGE_SQL = `SELECT CAST('[' || coalesce(group_concat(d.doc, ','), '') || ']' AS BLOB) AS page
+export const STOREFRONT_PAGE_SQL = `SELECT CAST('[' || coalesce(group_concat(d.doc, ','), '') || ']' AS BLOB) AS page
   FROM json_each(?) j CROSS JOIN storefront_documents d ON d.cursor = j.value`;
 
 /** The cursors as the JSON array `readStorefrontPage` takes: exact integers (cursors are exact doubles). */
@@ -18,7 +18,10 @@ export function cursorList(cursors: readonly number[]): string {
   return `[${cursors.map((cursor) => BigInt(cursor)).join(',')}]`;
 }
 
-/** The documents of `cursors` (a `cursorList`), in that order, as one JSON array's UTF-8 bytes. */
-export function readStorefrontPage(database: { statement(sql: string): StatementSync }, cursors: string): Uint8Array {
-  return (database.statement(PAGE_SQL).get(cursors) as { page: Uint8Array }).page;
+/**
+ * The documents of `cursors` (a `cursorList`), in that order, as one JSON array's UTF-8 bytes, by
+ * `statement` (STOREFRONT_PAGE_SQL prepared on the catalog).
+ */
+export function readStorefrontPage(statement: StatementSync, cursors: string): Uint8Array {
+  return (statement.get(cursors) as { page: Uint8Array }).page;
 }
