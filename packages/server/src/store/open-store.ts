@@ -6,7 +6,6 @@ import type { CatalogStore } from '../catalog/catalog-store.ts';
 import type { KeyAdministration, KeyStore } from './key-store.ts';
 import type { MonitorStore } from '../monitors/monitor-store.ts';
 import { IndexedCatalogStore, snapshotPlaces } from './indexed-catalog-store.ts';
-import { DocumentReaders } from './sqlite/document-readers.ts';
 import { SqliteCatalogStore } from './sqlite/sqlite-catalog-store.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteKeyStore } from './sqlite/sqlite-key-store.ts';
@@ -40,12 +39,7 @@ export async function openCatalogStores(url: string, logger: Logger, options: Op
     const path = sqlitePath(url);
     const database = new SqliteDatabase(path);
     logger.debug('opened SQLite catalog', { path });
-    const readerCount = path === ':memory:' ? 0 : (options.documentReaders ?? 0);
-    const readers = readerCount === 0 ? undefined : await DocumentReaders.start(path, readerCount, logger).catch((error: unknown) => {
-      database.close();
-      throw error;
-    });
-    const catalog = new SqliteCatalogStore(database, readers);
+    const catalog = new SqliteCatalogStore(database, { count: options.documentReaders ?? 0, logger });
     if (!catalog.indexesLive()) {
       logger.warn('the GTIN index is deferred: a bulk load is running or did not finish; GTIN searches scan every variant until it ends or `catalog migrate` rebuilds the index', { path });
     }

@@ -7,13 +7,16 @@
 // - A read returns the documents of the cursors given, in that order (a cursor with no document is
 //   left out), as the latest commit has them when the read runs (WAL: readers never wait for the
 //   writer, nor it for them). Reads in flight are answered in any order.
-// - A read goes to the thread with the fewest reads in flight.
-// - A thread that stops unasked fails its reads in flight with ServiceUnavailable, and another is
-//   started in its place; while none is running, reads run on the calling thread.
-// - close() fails the reads still in flight with ServiceUnavailable and stops every thread.
+// - The threads start with the first read (a process that lists nothing starts none); a read goes
+//   to the thread with the fewest reads in flight.
+// - A thread that stops unasked has its reads in flight read again by `fallback` on the calling
+//   thread (a read changes nothing), and another starts with the next read; a thread that cannot
+//   start (the file cannot be opened read-only) is said in the log, and from then on every read
+//   is the fallback's. With no threads asked for, every read is the fallback's.
+// - close() fails the reads in flight with ServiceUnavailable and stops every thread.
 // Why not a pool library (piscina): each read is one message each way on the API thread's hot path,
 // and piscina's per-task bookkeeping there measured about twice a bare message's (bench README,
-// "documents in reader threads").
+// "Documents read beside the API thread").
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailable } from '../../catalog/errors.ts';
 import type { Logger } from '../../logger.ts';
@@ -26,9 +29,14 @@ export interface PageRead {
 /** Reader → API thread: the page's bytes (transferred), or why it could not be read. */
 export type PageReply = { type: 'ready' } | { id: number; page: Uint8Array } | { id: number; error: string };
 
+interface Pending {
+  cursors: string;
+  reply: PromiseWithResolvers<Uint8Array>;
+}
+
 interface Reader {
   worker: Worker;
-  pending: Map<number, PromiseWithResolvers<Uint8Array>>;
+  pending: Map<number, Pending>;
   closing: boolean;
 }
 
@@ -36,38 +44,33 @@ const ENTRY = new URL('./document-reader-thread.ts', import.meta.url);
 
 export class DocumentReaders {
   readonly #path: string;
+  readonly #count: number;
   readonly #logger: Logger;
+  readonly #fallback: (cursors: string) => Uint8Array;
   readonly #readers: Reader[] = [];
   #nextId = 0;
+  /** Set once a thread could not start: the file cannot be read from another connection. */
+  #unavailable = false;
   #closed = false;
 
-  private constructor(path: string, logger: Logger) {
+  /** `count` threads reading the SQLite file at `path`, started with the first read; `fallback` reads on the calling thread. */
+  constructor(path: string, count: number, logger: Logger, fallback: (cursors: string) => Uint8Array) {
     this.#path = path;
+    this.#count = count;
     this.#logger = logger;
+    this.#fallback = fallback;
   }
 
-  /** `count` threads reading the SQLite file at `path`, each open once this resolves. */
-  static async start(path: string, count: number, logger: Logger): Promise<DocumentReaders> {
-    const readers = new DocumentReaders(path, logger);
-    try {
-      await Promise.all(Array.from({ length: count }, () => readers.#startReader()));
-    } catch (error) {
-      await readers.close();
-      throw error;
-    }
-    return readers;
-  }
-
-  /** The page's bytes; undefined when no thread is running (the caller reads it itself). */
-  read(cursors: string): Promise<Uint8Array> | undefined {
+  /** The bytes of the page of `cursors` (a `cursorList`). */
+  read(cursors: string): Promise<Uint8Array> {
+    if (this.#closed) return Promise.reject(new ServiceUnavailable('catalog database'));
+    if (!this.#unavailable) while (this.#readers.length < this.#count) this.#startReader();
     let reader: Reader | undefined;
-    for (const candidate of this.#readers) {
-      if (!candidate.closing && (reader === undefined || candidate.pending.size < reader.pending.size)) reader = candidate;
-    }
-    if (reader === undefined) return undefined;
+    for (const candidate of this.#readers) if (reader === undefined || candidate.pending.size < reader.pending.size) reader = candidate;
+    if (reader === undefined) return this.#readHere(cursors);
     const id = (this.#nextId += 1);
     const reply = Promise.withResolvers<Uint8Array>();
-    reader.pending.set(id, reply);
+    reader.pending.set(id, { cursors, reply });
     reader.worker.postMessage({ id, cursors } satisfies PageRead);
     return reply.promise;
   }
@@ -75,52 +78,55 @@ export class DocumentReaders {
   async close(): Promise<void> {
     this.#closed = true;
     const readers = this.#readers.splice(0);
-    await Promise.all(readers.map((reader) => this.#stop(reader)));
+    await Promise.all(
+      readers.map(async (reader) => {
+        reader.closing = true;
+        for (const { reply } of reader.pending.values()) reply.reject(new ServiceUnavailable('catalog database', { cause: new Error('the catalog store is closed') }));
+        reader.pending.clear();
+        await reader.worker.terminate();
+      }),
+    );
   }
 
-  #startReader(): Promise<void> {
+  #readHere(cursors: string): Promise<Uint8Array> {
+    try {
+      return Promise.resolve(this.#fallback(cursors));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  #startReader(): void {
     const worker = new Worker(ENTRY, { workerData: { path: this.#path }, stdout: false, stderr: false });
     const reader: Reader = { worker, pending: new Map(), closing: false };
-    const started = Promise.withResolvers<void>();
+    this.#readers.push(reader);
     let ready = false;
     worker.on('message', (reply: PageReply) => {
       if ('type' in reply) {
         ready = true;
-        this.#readers.push(reader);
-        started.resolve();
         return;
       }
       const waiting = reader.pending.get(reply.id);
       reader.pending.delete(reply.id);
-      if ('page' in reply) waiting?.resolve(reply.page);
-      else waiting?.reject(new ServiceUnavailable('catalog database', { cause: new Error(reply.error) }));
+      if ('page' in reply) waiting?.reply.resolve(reply.page);
+      else waiting?.reply.reject(new ServiceUnavailable('catalog database', { cause: new Error(reply.error) }));
     });
     let lastError: Error | undefined;
     worker.on('error', (error) => {
       lastError = error;
     });
     worker.once('exit', (code) => {
-      const reason = lastError ?? new Error(`a document reader thread exited with code ${code}`);
-      this.#fail(reader, reason);
-      if (!ready) started.reject(reason);
-      else if (!reader.closing && !this.#closed) {
-        this.#logger.error('a document reader thread stopped; starting another', { error: reason });
-        this.#startReader().catch((error: unknown) => this.#logger.error('a document reader thread did not start; its reads run on the API thread', { error }));
+      if (reader.closing) return;
+      const index = this.#readers.indexOf(reader);
+      if (index >= 0) this.#readers.splice(index, 1);
+      const error = lastError ?? new Error(`a document reader thread exited with code ${code}`);
+      if (ready) this.#logger.error('a document reader thread stopped; its reads are read again here, and another starts with the next read', { error });
+      else if (!this.#unavailable) {
+        this.#unavailable = true;
+        this.#logger.error("a document reader thread could not start; storefront documents are read on the API's thread", { error, path: this.#path });
       }
+      for (const { cursors, reply } of reader.pending.values()) this.#readHere(cursors).then(reply.resolve, reply.reject);
+      reader.pending.clear();
     });
-    return started.promise;
-  }
-
-  #fail(reader: Reader, reason: Error): void {
-    const index = this.#readers.indexOf(reader);
-    if (index >= 0) this.#readers.splice(index, 1);
-    for (const waiting of reader.pending.values()) waiting.reject(new ServiceUnavailable('catalog database', { cause: reason }));
-    reader.pending.clear();
-  }
-
-  async #stop(reader: Reader): Promise<void> {
-    reader.closing = true;
-    this.#fail(reader, new Error('the catalog store is closed'));
-    await reader.worker.terminate();
   }
 }

@@ -6,7 +6,7 @@
 //   increasing, assigned once on first insert and kept on re-import, exact as IEEE-754 doubles.
 // - Storefront listings are not answered here: the storefront index (catalog/storefront-index.ts,
 //   kept current through `storefrontChangesSince`) finds the cursors, this store their documents
-//   (storefront-pages.ts), read by the document reader threads when it was given them.
+//   (storefront-pages.ts), read by its document reader threads when it was given some.
 //   Every storefront upsert transaction stamps its rows with the next change_seq.
 // - GTIN substring search goes through a suffix table with stored counts (sqlite-gtin-index.ts);
 //   SKU, slug, id, cursor look-ups through B-tree indexes. SKU and slug columns hold foldText of
@@ -33,7 +33,8 @@ import type {
 import type { StorefrontIndexRow } from '../../catalog/storefront-index.ts';
 import type { ImportReport, VariantQuery } from '../../catalog/catalog-store.ts';
 import { DISTINCT_GTINS_SQL, NO_DOCUMENTS, storefrontIndexRow, type CatalogEngine, type StorefrontChange } from '../catalog-store.ts';
-import type { DocumentReaders } from './document-readers.ts';
+import { silentLogger, type Logger } from '../../logger.ts';
+import { DocumentReaders } from './document-readers.ts';
 import type { SqliteDatabase } from './sqlite-database.ts';
 import { cursorList, readStorefrontPage, STOREFRONT_PAGE_SQL } from './storefront-pages.ts';
 import {
@@ -53,12 +54,13 @@ export class SqliteCatalogStore implements CatalogEngine {
   readonly changePollMs = 0;
   private readonly database: SqliteDatabase;
 
-  readonly #readers: DocumentReaders | undefined;
+  readonly #pages: DocumentReaders;
 
-  /** With `readers`, storefront pages' documents are read by those threads (document-readers.ts). */
-  constructor(database: SqliteDatabase, readers?: DocumentReaders) {
+  /** With `documentReaders`, storefront pages' documents are read by that many threads (document-readers.ts). */
+  constructor(database: SqliteDatabase, documentReaders: { count: number; logger: Logger } = { count: 0, logger: silentLogger }) {
     this.database = database;
-    this.#readers = readers;
+    const count = database.path === ':memory:' ? 0 : documentReaders.count;
+    this.#pages = new DocumentReaders(database.path, count, documentReaders.logger, (cursors) => readStorefrontPage(this.database.statement(STOREFRONT_PAGE_SQL), cursors));
   }
 
   async catalogVersion(): Promise<string> {
@@ -99,9 +101,7 @@ export class SqliteCatalogStore implements CatalogEngine {
 
   async storefrontDocuments(cursors: readonly number[]): Promise<RawJsonBytes<StorefrontProduct[]> | RawJson<StorefrontProduct[]>> {
     if (cursors.length === 0) return NO_DOCUMENTS;
-    const list = cursorList(cursors);
-    const read = this.#readers?.read(list);
-    return storedJsonBytes(read === undefined ? readStorefrontPage(this.database.statement(STOREFRONT_PAGE_SQL), list) : await read);
+    return storedJsonBytes(await this.#pages.read(cursorList(cursors)));
   }
 
   async searchVariantDocuments(query: VariantQuery): Promise<Page<RawJson<CatalogVariant>>> {
@@ -321,7 +321,7 @@ export class SqliteCatalogStore implements CatalogEngine {
   }
 
   async close(): Promise<void> {
-    await this.#readers?.close();
+    await this.#pages.close();
     this.database.close();
   }
 }
