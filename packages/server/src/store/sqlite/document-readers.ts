@@ -64,7 +64,13 @@ export class DocumentReaders {
   /** The bytes of the page of `cursors` (a `cursorList`). */
   read(cursors: string): Promise<Uint8Array> {
     if (this.#closed) return Promise.reject(new ServiceUnavailable('catalog database'));
-    if (!this.#unavailable) while (this.#readers.length < this.#count) this.#startReader();
+    while (!this.#unavailable && this.#readers.length < this.#count) {
+      try {
+        this.#startReader();
+      } catch (error) {
+        this.#giveUp(error as Error);
+      }
+    }
     let reader: Reader | undefined;
     for (const candidate of this.#readers) if (reader === undefined || candidate.pending.size < reader.pending.size) reader = candidate;
     if (reader === undefined) return this.#readHere(cursors);
@@ -96,6 +102,13 @@ export class DocumentReaders {
     }
   }
 
+  /** Logged once: no thread is started from now on; reads go to the threads still running, else to the fallback. */
+  #giveUp(error: Error): void {
+    if (this.#unavailable) return;
+    this.#unavailable = true;
+    this.#logger.error("a document reader thread could not start; storefront documents are read on the API's thread", { error, path: this.#path });
+  }
+
   #startReader(): void {
     const worker = new Worker(ENTRY, { workerData: { path: this.#path }, stdout: false, stderr: false });
     const reader: Reader = { worker, pending: new Map(), closing: false };
@@ -121,10 +134,7 @@ export class DocumentReaders {
       if (index >= 0) this.#readers.splice(index, 1);
       const error = lastError ?? new Error(`a document reader thread exited with code ${code}`);
       if (ready) this.#logger.error('a document reader thread stopped; its reads are read again here, and another starts with the next read', { error });
-      else if (!this.#unavailable) {
-        this.#unavailable = true;
-        this.#logger.error("a document reader thread could not start; storefront documents are read on the API's thread", { error, path: this.#path });
-      }
+      else this.#giveUp(error);
       for (const { cursors, reply } of reader.pending.values()) this.#readHere(cursors).then(reply.resolve, reply.reject);
       reader.pending.clear();
     });
