@@ -94,12 +94,9 @@ export class DocumentReaders {
     );
   }
 
+  /** The fallback's read, a throw as a rejection. */
   #readHere(cursors: string): Promise<Uint8Array> {
-    try {
-      return Promise.resolve(this.#fallback(cursors));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
+    return new Promise((resolve) => resolve(this.#fallback(cursors)));
   }
 
   /** Logged once: no thread is started from now on; reads go to the threads still running, else to the fallback. */
