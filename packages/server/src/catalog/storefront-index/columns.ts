@@ -2,20 +2,22 @@
 // product in ascending cursor order. Per slot: the cursor and each number column as doubles,
 // `available` as one bit, shop, brand and product type as dictionary codes, `id`, `product_id`,
 // `title` and `slug` as a 64-bit hash of their folded text (hash.ts), and the codes of its tags and
-// title words (term-lists.ts). Per term: its posting list; per number column a range index. No
-// JavaScript object or string is kept per product or per tag.
+// title words (term-lists.ts). Per term: its posting list; per number column a range index; per
+// hashed column an equality asked of, a hash look-up (hash-lookup.ts). No JavaScript object or
+// string is kept per product or per tag.
 //
 // Guarantees: one definition of matching: strings compare by `foldText`, `query` by `wordsOf`
 // (text.ts); numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles).
 // A product's words are those of its title (posted per product), brand, product type and tags
 // (found through the words of each distinct brand, type and tag). Every write keeps the range
-// indexes and the posting lists current (a rewrite logs; compaction is between searches); `version`
+// indexes, the hash look-ups and the posting lists current (a rewrite logs; compaction is between searches); `version`
 // counts writes.
 import { foldText, wordsOf } from '../text.ts';
 import { arenaBits } from '../kernels.ts';
 import { countBelow, hasBit, setBit, wordsFor } from './bits.ts';
 import { Growable } from './growable.ts';
 import { hashInto } from './hash.ts';
+import { HashLookup } from './hash-lookup.ts';
 import { Postings } from './postings.ts';
 import { RangeIndex } from './range-index.ts';
 import type { SlotChanges } from './slot-changes.ts';
@@ -118,6 +120,8 @@ export class StorefrontColumns {
   readonly #rawTitles = new Map<string, readonly number[]>();
   /** Range indexes of the number columns that range leaves have asked for, kept current by every write. */
   readonly #ranges = new Map<NumberField, RangeIndex>();
+  /** Hash look-ups of the hashed columns that equalities have asked for, kept current by every write. */
+  readonly #lookups = new Map<HashedField, HashLookup>();
   /** Told the field whose range index was built again. */
   onRangeRebuilt: ((field: NumberField) => void) | undefined;
 
@@ -156,9 +160,11 @@ export class StorefrontColumns {
     for (const field of CODED_FIELDS) if (this.#setCode(field, slot, row[field], fresh)) touched?.add(field);
     for (const field of HASHED_FIELDS) {
       const hashes = this.hashes[field].data;
-      const [low, high] = [hashes[2 * slot], hashes[2 * slot + 1]];
+      const [low, high] = [hashes[2 * slot]!, hashes[2 * slot + 1]!];
       hashInto(hashes, slot, row[field]);
-      if (hashes[2 * slot] !== low || hashes[2 * slot + 1] !== high) touched?.add(field);
+      const changed = hashes[2 * slot] !== low || hashes[2 * slot + 1] !== high;
+      if (changed) touched?.add(field);
+      if (fresh || changed) this.#lookups.get(field)?.move(slot, fresh ? undefined : low, hashes[2 * slot]!);
     }
     const tags: number[] = [];
     for (const tag of row.tags) {
@@ -197,6 +203,16 @@ export class StorefrontColumns {
     return this.#ranges.get(field);
   }
 
+  /** The hash look-up of a hashed column, built on first use and again once the column has doubled. */
+  hashLookup(field: HashedField): HashLookup {
+    let lookup = this.#lookups.get(field);
+    if (lookup === undefined || this.size > 2 * lookup.builtAt + 1024) {
+      lookup = HashLookup.build(this.hashes[field].data, this.size, this.cursor.data.length);
+      this.#lookups.set(field, lookup);
+    }
+    return lookup;
+  }
+
   /** Rebuilds posting lists whose logged changes are due (all of them when `all`). */
   compactPostings(all: boolean): void {
     const size = this.size;
@@ -224,6 +240,7 @@ export class StorefrontColumns {
     this.terms.trim();
     this.tagKind.trim(this.terms.size);
     for (const range of this.#ranges.values()) range.resize(capacity);
+    for (const lookup of this.#lookups.values()) lookup.resize(capacity);
   }
 
   #ensure(length: number): void {
@@ -236,6 +253,7 @@ export class StorefrontColumns {
     this.titleWordsOf.start.ensure(capacity);
     this.available.ensure(wordsFor(capacity));
     for (const range of this.#ranges.values()) if (range.capacity < capacity) range.resize(capacity);
+    for (const lookup of this.#lookups.values()) if (lookup.capacity < capacity) lookup.resize(capacity);
   }
 
   /** The distinct codes of the title's words. */

@@ -36,3 +36,17 @@ export function hashInto(hashes: Uint32Array, slot: number, text: string): void 
   hashes[2 * slot] = low;
   hashes[2 * slot + 1] = high;
 }
+
+/** The distinct hashes of `values` (as text), each once. */
+export function distinctHashes(values: readonly unknown[]): [number, number][] {
+  const seen = new Set<string>();
+  const hashes: [number, number][] = [];
+  for (const value of values) {
+    const [low, high] = hashOf(String(value));
+    const key = `${low}:${high}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    hashes.push([low, high]);
+  }
+  return hashes;
+}

@@ -3,10 +3,11 @@
 // a number or a hashed string. Every bitset is taken from the pool into the caller's scope.
 import type { FilterField, FilterLiteral } from '../filter/ast.ts';
 import { foldText } from '../text.ts';
-import { clearPastEnd, complement, copyBits, countBelow, fillBits, narrow, setBit, setRun } from './bits.ts';
+import { clearPastEnd, complement, copyBits, countBelow, fillBits, narrow, orInto, setBit, setRun } from './bits.ts';
 import type { BitsetPool } from './bitset-pool.ts';
 import { isHashedField, isNumberField, type CodedField, type StorefrontColumns } from './columns.ts';
-import { hashOf } from './hash.ts';
+import { distinctHashes } from './hash.ts';
+import { numberEqualityByRanges } from './leaf-costs.ts';
 import type { RangeOperator } from './ordering.ts';
 
 export class LeafBits {
@@ -58,22 +59,31 @@ export class LeafBits {
     }
     if (isNumberField(field)) {
       const column = columns.numbers[field].data;
-      const bits = this.universe(scope);
-      // One value (the common case) compares directly: a Set look-up per product costs more than the pass.
-      if (values.length === 1) {
-        const only = values[0] as number;
-        narrow(bits, (slot) => column[slot] === only);
-      } else {
-        const want = new Set(values as number[]);
-        narrow(bits, (slot) => want.has(column[slot]!));
+      const distinct = [...new Set(values as number[])];
+      if (numberEqualityByRanges(distinct.length, columns.size)) {
+        // Each value as `>= v AND <= v`: two word passes of the range index (the value's own
+        // bucket's members checked one by one) instead of a read of every slot's value.
+        const range = columns.rangeIndex(field);
+        const bits = this.#pool.take(scope, false);
+        const one = distinct.length > 1 ? this.#pool.take(scope, false) : bits;
+        distinct.forEach((value, at) => {
+          const into = at === 0 ? bits : one;
+          range.intersect(into, column, columns.size, '>=', value, undefined, true);
+          range.intersect(into, column, columns.size, '<=', value);
+          if (at > 0) orInto(bits, one);
+        });
+        return bits;
       }
+      const bits = this.universe(scope);
+      const want = new Set(values as number[]);
+      narrow(bits, (slot) => want.has(column[slot]!));
       return bits;
     }
     if (isHashedField(field)) {
       const hashes = columns.hashes[field].data;
-      const wanted = values.map((value) => hashOf(String(value)));
-      const bits = this.universe(scope);
-      narrow(bits, (slot) => wanted.some(([low, high]) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high));
+      const lookup = columns.hashLookup(field);
+      const bits = this.empty(scope);
+      for (const [low, high] of distinctHashes(values)) lookup.forEach(hashes, low, high, (slot) => setBit(bits, slot));
       return bits;
     }
     return this.codedEquals(field as CodedField, values as string[], this.empty(scope));

@@ -1,8 +1,8 @@
 // The two ways a leaf can narrow a running result, and what each costs, from the structures' own
 // statistics (as Lucene's IndexOrDocValuesQuery chooses between a posting list and doc values):
-// - by its index: a posting list per value (tags, shop, brand, product type), whose cost is the
-//   entries it goes through; or the range index's pass over every word (a range on a number
-//   column);
+// - by its index: a posting list per value (tags, shop, brand, product type), or a hashed
+//   column's look-up (hash-lookup.ts), whose cost is the entries it goes through; or the range
+//   index's pass over every word (a range on a number column, two per value of an equality);
 // - by its column: each slot still in the result checked against the slot's own value, whose cost
 //   is a walk of the result's words plus a check per slot it holds.
 // Costs are in word reads; a kernel's pass reads KERNEL_WORDS words per step. `matchesEstimate`
@@ -12,9 +12,9 @@
 // leaf-bits.ts: foldText for strings, 64-bit hashes, === for numbers, `compares` for ranges).
 import type { FilterLiteral } from '../filter/ast.ts';
 import { foldText } from '../text.ts';
-import { countBelow } from './bits.ts';
+import { countBelow, wordsFor } from './bits.ts';
 import { isHashedField, isNumberField, type CodedField, type NumberField, type StorefrontColumns } from './columns.ts';
-import { hashOf } from './hash.ts';
+import { distinctHashes } from './hash.ts';
 import { RANGE_BUCKETS } from './range-index.ts';
 import { isRangeLeaf, type Compare, type Leaf } from './leaf-keys.ts';
 import { compares, type RangeOperator } from './ordering.ts';
@@ -69,7 +69,11 @@ function equalsCheck(columns: StorefrontColumns, field: string, values: readonly
   }
   if (isHashedField(field)) {
     const hashes = columns.hashes[field].data;
-    const wanted = values.map((value) => hashOf(String(value)));
+    const wanted = distinctHashes(values);
+    if (wanted.length === 1) {
+      const [[low, high]] = wanted as [[number, number]];
+      return { check: (slot) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high, reads: 2 };
+    }
     return { check: (slot) => wanted.some(([low, high]) => hashes[2 * slot] === low && hashes[2 * slot + 1] === high), reads: 2 * wanted.length };
   }
   if (field === 'tags') {
@@ -139,9 +143,17 @@ export function columnCost(check: ColumnCheck, words: number, population: number
 }
 
 /**
- * The cost of narrowing a result of `words` words by the leaf's index (its bitset made and ANDed,
- * or the range index's pass), or undefined for leaves with no index (equality on a number or
- * hashed column).
+ * Whether an equality on a number column with `values` distinct values is made cheaper by the
+ * range index (each value two passes, as `>= v AND <= v`) than by reading each of `size` slots' value.
+ */
+export function numberEqualityByRanges(values: number, size: number): boolean {
+  return 2 * values * rangePassCost(wordsFor(size)) < size;
+}
+
+/**
+ * The cost of narrowing a result of `words` words by the leaf's bitset made and ANDed (posting
+ * lists, a hashed column's look-up, a number equality's range passes or its column read whole),
+ * or by the range index's pass; undefined for leaves with no such bitset.
  */
 export function indexCost(columns: StorefrontColumns, node: Leaf, words: number): number | undefined {
   const field = node.field;
@@ -150,6 +162,14 @@ export function indexCost(columns: StorefrontColumns, node: Leaf, words: number)
   const values: readonly FilterLiteral[] = node.type === 'in' ? node.values : [node.value];
   // A fresh bitset to clear, then to AND into the result.
   const bitset = (2 * words) / KERNEL_WORDS;
+  if (isHashedField(field)) {
+    const lookup = columns.hashLookup(field);
+    return bitset + distinctHashes(values).reduce((sum, [low]) => sum + lookup.chainLength(low), 0);
+  }
+  if (isNumberField(field)) {
+    const distinct = new Set(values).size;
+    return bitset + (numberEqualityByRanges(distinct, columns.size) ? 2 * distinct * rangePassCost(wordsFor(columns.size)) : columns.size);
+  }
   if (field === 'tags') {
     const codes = values.map((value) => columns.terms.find(foldText(String(value))));
     return bitset + codes.reduce((sum, code) => sum + (code < 0 ? 0 : columns.tags.entries(code)), 0);

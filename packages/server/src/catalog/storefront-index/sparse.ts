@@ -1,9 +1,10 @@
 // Sparse answers: a search whose AND has an operand answered by short posting lists (a shop, a
-// brand, a product type, tags, or an OR of those) is answered from those lists alone when that
-// is estimated cheaper than the shortest dense answer (a count and a page walk over every word of
-// the catalog): the lists' slots, each checked against the AND's other operands by the columns
-// (leaf-costs.ts), counted and paged with no bitset. Its cost follows the lists' entries, not the
-// catalog's size, which is what a selective filter should cost on a large catalog.
+// brand, a product type, tags, an id, product id, title or slug, or an OR of those) is answered
+// from those lists alone when that is estimated cheaper than the shortest dense answer (a count
+// and a page walk over every word of the catalog): the lists' slots, each checked against the
+// AND's other operands by the columns (leaf-costs.ts), counted and paged with no bitset. Its cost
+// follows the lists' entries, not the catalog's size, which is what a selective filter should
+// cost on a large catalog. A hashed field's "list" is its look-up's chain (hash-lookup.ts).
 //
 // Guarantees: exact, the same slots, total and page as the dense path (the checks are the
 // columns' own, the driver's lists are read with the owner's `holds` as LeafBits reads them); ties
@@ -13,7 +14,8 @@
 import type { FilterExpr, FilterLiteral } from '../filter/ast.ts';
 import { foldText, wordsOf } from '../text.ts';
 import { hasBit, wordsFor } from './bits.ts';
-import type { CodedField, StorefrontColumns } from './columns.ts';
+import { isHashedField, type CodedField, type StorefrontColumns } from './columns.ts';
+import { distinctHashes } from './hash.ts';
 import { columnCheck, sparseCheckCost, wordColumnCheck, type ColumnCheck } from './leaf-costs.ts';
 import { availableSide } from './leaf-keys.ts';
 import type { SearchTerms } from './evaluator.ts';
@@ -104,7 +106,7 @@ function operandsOf(columns: StorefrontColumns, search: SearchTerms): Operand[] 
   return operands;
 }
 
-/** The posting-list reading of `node`: an equality or IN (not negated) on a coded field or tags, or an OR of such. */
+/** The posting-list reading of `node`: an equality or IN (not negated) on a coded or hashed field or tags, or an OR of such. */
 function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefined {
   if (node.type === 'or') {
     const parts = node.operands.map((operand) => driverOf(columns, operand));
@@ -136,6 +138,20 @@ function driverOf(columns: StorefrontColumns, node: FilterExpr): Driver | undefi
       // A slot holds one code of a field: lists of distinct codes share no slot.
       repeats: false,
       lists: held.length,
+    };
+  }
+  if (isHashedField(node.field)) {
+    const hashes = columns.hashes[node.field].data;
+    const lookup = columns.hashLookup(node.field);
+    const wanted = distinctHashes(values);
+    return {
+      entries: wanted.reduce((sum, [low]) => sum + lookup.chainLength(low), 0),
+      forEach: (each) => {
+        for (const [low, high] of wanted) lookup.forEach(hashes, low, high, each);
+      },
+      // A slot holds one hash of a field: distinct hashes share no slot.
+      repeats: false,
+      lists: wanted.length,
     };
   }
   if (node.field === 'tags') {
