@@ -277,6 +277,11 @@ export class RangeIndex {
   }
 
   /** Whether the buckets' members are made (count answers). */
+  /** Whether a slot holds NaN (orders by value then place it by slot alone). */
+  get holdsNaN(): boolean {
+    return this.#nanCount > 0;
+  }
+
   get hasMembers(): boolean {
     return this.#members !== undefined;
   }

@@ -25,6 +25,7 @@ import { NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } f
 import type { PairTables } from './pair-tables.ts';
 import type { LeafBase, RangePairCounts } from './range-pair-counts.ts';
 import type { RangeSplit } from './range-index.ts';
+import { sortKeyOf } from './sort-orders.ts';
 
 /**
  * Positions the table's page walk walks at most, and walks at all when the total says it expects
@@ -229,7 +230,41 @@ export class ReadyPage {
     else if (upper === undefined) total = count(lower.operator, lower.value);
     else if (emptyInterval(lower, upper)) total = 0;
     else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
-    return this.#walkedPage(search, total, (slot) => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number)));
+    const check = (slot: number): boolean => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number));
+    const key = sortKeyOf(search.sort);
+    if (key?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, column, key.descending ? upper : lower, check);
+    return this.#walkedPage(search, total, check);
+  }
+
+  /**
+   * The page of the `total` slots passing `check` when the listing is sorted by the very column
+   * they are bounded on (no NaN in it): along the order the passing slots are one run, found by a
+   * binary search for the first that passes `leading` (the bound the order meets first: the lower
+   * one ascending, the upper one descending; none: the run starts at the first position). Costs a
+   * search and the page, however many slots precede the run. Undefined (the walk decides) if a
+   * slot of the page fails `check`, which the run's exact total rules out.
+   */
+  #seekedPage(search: PageRequest, total: number, column: Float64Array, leading: { operator: RangeOperator; value: number } | undefined, check: (slot: number) => boolean): Page | undefined {
+    const { columns } = this.#parts;
+    const wanted = Math.min(search.offset + search.limit, total);
+    if (wanted <= search.offset) return { cursors: [], total };
+    const order = this.#parts.order(search);
+    let start = 0;
+    if (leading !== undefined) {
+      let high = columns.size;
+      while (start < high) {
+        const middle = (start + high) >>> 1;
+        if (compares(column[order(middle)]!, leading.operator, leading.value)) high = middle;
+        else start = middle + 1;
+      }
+    }
+    const cursors: number[] = [];
+    for (let position = start + search.offset; position < start + wanted; position += 1) {
+      const slot = order(position);
+      if (!check(slot)) return undefined;
+      cursors.push(columns.cursor.data[slot]!);
+    }
+    return { cursors, total };
   }
 
   /**
