@@ -4,18 +4,23 @@
 //
 // Guarantees: ties in every sort are broken by cursor; `total` is exact (counted, or given by a
 // caller that counted). Limits: a cursor sort walks the bitsets word by word, skipping empty words;
-// another sort walks its order slot by slot until the page is full.
+// another sort walks its order slot by slot until the page is full, from where the filter's bound
+// on the sort's own column lets matches begin (firstPossible).
+import type { FilterExpr } from '../filter/ast.ts';
 import type { StorefrontSort } from '../model.ts';
 import { compares, type RangeOperator } from './ordering.ts';
 import { countAll, nextShared, previousShared, threeSources, wordsFor } from './bits.ts';
 import type { StorefrontColumns } from './columns.ts';
 import { Growable } from './growable.ts';
+import { sortKeyOf } from './sort-orders.ts';
 
 /** What of a search the page walk reads. */
 export interface PageRequest {
   sort: StorefrontSort;
   offset: number;
   limit: number;
+  /** The search's filter: its bounds on the sort's column tell where in the order matches can begin (firstPossible). */
+  filter?: FilterExpr;
 }
 
 export const NO_EXTRA = new Int32Array(0);
@@ -96,7 +101,7 @@ export function pageOf(
     const x = EXTRA;
     for (const slot of extras) x[slot >>> 5]! |= 1 << (slot & 31);
     try {
-      for (let i = 0; i < size && slots.length < end && slots.length < total; i += 1) {
+      for (let i = firstPossible(columns, order, search); i < size && slots.length < end && slots.length < total; i += 1) {
         const slot = order(i);
         const at = slot >>> 5;
         if (((((a[at]! ^ fa) & (b[at]! ^ fb) & (c[at]! ^ fc)) | x[at]!) & (1 << (slot & 31))) !== 0) slots.push(slot);
@@ -166,4 +171,37 @@ export function passingExtras(sources: readonly ReadySource[]): Int32Array {
     }
   }
   return PASSING.data.subarray(0, passing);
+}
+
+/**
+ * The first position of the search's order where a match can be: the order meets the slots of
+ * the sort's own column ascending (or descending), so the filter's bounds on that column that the
+ * order meets first (lower bounds ascending, upper ones descending; AND operands of the filter,
+ * which every match passes) are failed by one run of positions from the start, found by binary
+ * search. 0 for a cursor sort, a filter with no such bound, and a column holding NaN (which the
+ * order places by slot alone).
+ */
+export function firstPossible(columns: StorefrontColumns, order: (position: number) => number, search: PageRequest): number {
+  const key = sortKeyOf(search.sort);
+  const filter = search.filter;
+  if (key === undefined || filter === undefined) return 0;
+  const leading: { operator: RangeOperator; value: number }[] = [];
+  for (const operand of filter.type === 'and' ? filter.operands : [filter]) {
+    if (operand.type !== 'compare' || operand.field !== key.field || typeof operand.value !== 'number') continue;
+    const lower = operand.operator === '>' || operand.operator === '>=';
+    const upper = operand.operator === '<' || operand.operator === '<=';
+    if (key.descending ? upper : lower) leading.push({ operator: operand.operator as RangeOperator, value: operand.value });
+  }
+  const range = columns.builtRangeIndex(key.field);
+  if (leading.length === 0 || range === undefined || range.holdsNaN) return 0;
+  const column = columns.numbers[key.field].data;
+  const passes = (position: number): boolean => leading.every(({ operator, value }) => compares(column[order(position)]!, operator, value));
+  let low = 0;
+  let high = columns.size;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (passes(middle)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }

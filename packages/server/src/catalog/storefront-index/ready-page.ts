@@ -21,7 +21,7 @@ import { membersCost } from './leaf-costs.ts';
 import type { LeafCache } from './leaf-cache.ts';
 import { availableSide, isRangeLeaf, leafKey, shopKey, underKey, wordKey, type Compare } from './leaf-keys.ts';
 import { compares, type RangeOperator } from './ordering.ts';
-import { NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } from './page.ts';
+import { firstPossible, NO_EXTRA, pageOf, passingExtras, type PageRequest, type ReadySource } from './page.ts';
 import type { PairTables } from './pair-tables.ts';
 import type { LeafBase, RangePairCounts } from './range-pair-counts.ts';
 import type { RangeSplit } from './range-index.ts';
@@ -231,33 +231,23 @@ export class ReadyPage {
     else if (emptyInterval(lower, upper)) total = 0;
     else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
     const check = (slot: number): boolean => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number));
-    const key = sortKeyOf(search.sort);
-    if (key?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, column, key.descending ? upper : lower, check);
+    if (sortKeyOf(search.sort)?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, check);
     return this.#walkedPage(search, total, check);
   }
 
   /**
    * The page of the `total` slots passing `check` when the listing is sorted by the very column
-   * they are bounded on (no NaN in it): along the order the passing slots are one run, found by a
-   * binary search for the first that passes `leading` (the bound the order meets first: the lower
-   * one ascending, the upper one descending; none: the run starts at the first position). Costs a
-   * search and the page, however many slots precede the run. Undefined (the walk decides) if a
-   * slot of the page fails `check`, which the run's exact total rules out.
+   * they are bounded on (no NaN in it): along the order the passing slots are one run, from the
+   * first position where a match can be (firstPossible). Costs a binary search and the page,
+   * however many slots precede the run. Undefined (the walk decides) if a slot of the page fails
+   * `check`, which the run's exact total rules out.
    */
-  #seekedPage(search: PageRequest, total: number, column: Float64Array, leading: { operator: RangeOperator; value: number } | undefined, check: (slot: number) => boolean): Page | undefined {
+  #seekedPage(search: PageRequest, total: number, check: (slot: number) => boolean): Page | undefined {
     const { columns } = this.#parts;
     const wanted = Math.min(search.offset + search.limit, total);
     if (wanted <= search.offset) return { cursors: [], total };
     const order = this.#parts.order(search);
-    let start = 0;
-    if (leading !== undefined) {
-      let high = columns.size;
-      while (start < high) {
-        const middle = (start + high) >>> 1;
-        if (compares(column[order(middle)]!, leading.operator, leading.value)) high = middle;
-        else start = middle + 1;
-      }
-    }
+    const start = firstPossible(columns, order, search);
     const cursors: number[] = [];
     for (let position = start + search.offset; position < start + wanted; position += 1) {
       const slot = order(position);
@@ -276,13 +266,15 @@ export class ReadyPage {
     const { columns } = this.#parts;
     const wanted = Math.min(search.offset + search.limit, total);
     if (wanted <= search.offset) return { cursors: [], total };
-    const size = columns.size;
+    const order = this.#parts.order(search);
+    const from = firstPossible(columns, order, search);
+    // The matches lie among the positions from `from` on.
+    const size = columns.size - from;
     const expected = wanted * (size / total);
     if (expected > SCAN_EXPECTED_MAX) return undefined;
-    const limit = Math.min(SCAN_MAX, size, SCAN_OVER_EXPECTED * expected + SCAN_SLACK);
-    const order = this.#parts.order(search);
+    const limit = from + Math.min(SCAN_MAX, size, SCAN_OVER_EXPECTED * expected + SCAN_SLACK);
     const slots: number[] = [];
-    for (let i = 0; slots.length < wanted; i += 1) {
+    for (let i = from; slots.length < wanted; i += 1) {
       if (i >= limit) return undefined;
       const slot = order(i);
       if (check(slot)) slots.push(slot);
