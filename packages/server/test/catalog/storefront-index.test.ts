@@ -389,8 +389,9 @@ describe('StorefrontIndex', () => {
           leaf('price_min', 250),
           { type: 'and', operands: [leaf('price_min', 250), leaf('price_max', 750)] },
           { type: 'and', operands: [leaf('price_min', 250), leaf('price_max', 750), available] },
-          // Two leaves over one column, their buckets' members overlapping.
-          { type: 'and', operands: [leaf('price_min', 250), leaf('price_min', 250), available] },
+          // Two leaves over one column, their buckets' members overlapping (`available = true`
+          // twice: with one, the one-column count answers with no bucket).
+          { type: 'and', operands: [leaf('price_min', 250), leaf('price_min', 250), available, available] },
         ]);
         leaves += filter.type === 'and' ? 2 : 1;
         const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 100), limit: 20, filter };
@@ -590,7 +591,7 @@ describe('StorefrontIndex', () => {
     expect(ranMeanwhile).toBeGreaterThan(0);
   });
 
-  it(`counts ANDs of bounds on one number column by its range index, exactly, through rewrites that move products between buckets and additions (seed ${SEED})`, async () => {
+  it(`counts ANDs of bounds on one number column (and available) by its range index, exactly, through rewrites that move products between buckets or change their availability, and additions (seed ${SEED})`, async () => {
     const random = createRandom(`${SEED}:one-column`);
     let cursor = 17_000_000_000_000_000;
     const fresh = (n: number): StorefrontIndexRow[] => Array.from({ length: n }, () => ({ ...buildRow(random, (cursor += 1024), random.uuid()), price_display: random.int(0, 5000) / 10, updated_at: random.int(0, 2000) * 1000 }));
@@ -617,11 +618,18 @@ describe('StorefrontIndex', () => {
       for (let i = 0; i < 150; i += 1) {
         const field = pick(random, fields);
         const bounds = Array.from({ length: random.int(1, 3) }, () => bound(field));
+        // Counted by the buckets' counts of available slots, on either side.
+        if (random.chance(0.4)) bounds.splice(random.int(0, bounds.length), 0, { type: 'compare', field: 'available', operator: pick(random, ['=', '!='] as const), value: random.chance(0.5) });
         const search: StorefrontSearch = { sort: pick(random, SORTS), offset: random.int(0, 2) * 7, limit: random.int(1, 20), filter: bounds.length === 1 ? bounds[0]! : { type: 'and', operands: bounds } };
         expect(await index.search(search), JSON.stringify(search)).toStrictEqual(plainSearch(rows, search));
       }
       // Rewrites (new prices: other buckets; some the same) and new products past the index's build.
-      const rewritten = rows.filter(() => random.chance(0.05)).map((row) => ({ ...row, price_display: random.chance(0.2) ? row.price_display : random.int(0, 5000) / 10 }));
+      const rewritten = rows.filter(() => random.chance(0.05)).map((row) => ({
+        ...row,
+        price_display: random.chance(0.2) ? row.price_display : random.int(0, 5000) / 10,
+        updated_at: random.chance(0.5) ? row.updated_at : random.int(0, 2000) * 1000,
+        available: random.chance(0.5) ? row.available : !row.available,
+      }));
       const added = fresh(round === 1 ? 7_000 : 300);
       index.upsert([...rewritten, ...added]);
       const byCursor = new Map(rows.map((row) => [row.cursor, row]));
@@ -985,9 +993,10 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     index.upsert(rows);
     // Three bounds never seen before, in one bucket: the first notes the two buckets, the second
     // keeps them; the third is answered from the slots under its bucket and the bucket's own
-    // members, with no look-up of the next bucket. Each leaf is looked up once. (With `available`,
-    // whose bitset is at hand: a bound alone is counted by the range index with no bitset.)
-    const bounded = (value: number): StorefrontSearch => page({ filter: and(compare('price_min', '<', value), compare('available', '=', true)) });
+    // members, with no look-up of the next bucket. Each leaf is looked up once. (With `available
+    // = true` twice, whose bitset is at hand: a bound alone, or with one equality on `available`,
+    // is counted by the range index with no bitset.)
+    const bounded = (value: number): StorefrontSearch => page({ filter: and(compare('price_min', '<', value), compare('available', '=', true), compare('available', '=', true)) });
     for (const value of [150.01, 150.02, 150.03]) {
       const search = bounded(value);
       expect(await index.search(search)).toStrictEqual(plainSearch(rows, search));
@@ -1010,7 +1019,8 @@ describe('StorefrontIndex, edges of the data and of the cache', () => {
     const index = new StorefrontIndex();
     index.upsert(rows);
     for (const value of [299.91, 299.92, 299.93]) {
-      const search = page({ filter: and(compare('price_min', '<', value), compare('available', '=', true)) });
+      // `available = true` twice: not the one-column count's shape (see above).
+      const search = page({ filter: and(compare('price_min', '<', value), compare('available', '=', true), compare('available', '=', true)) });
       expect(await index.search(search)).toStrictEqual(plainSearch(rows, search));
       await index.idle();
     }

@@ -153,7 +153,11 @@ export class StorefrontColumns {
     }
     const touched = fresh ? undefined : changes.touched;
     this.cursor.data[slot] = row.cursor;
-    if (touched !== undefined && hasBit(this.available.data, slot) !== row.available) touched.add('available');
+    if (!fresh && hasBit(this.available.data, slot) !== row.available) {
+      touched?.add('available');
+      // Recorded at the slot's values as they were: the numbers below move it on from there.
+      for (const [field, range] of this.#ranges) range.availabilityChanged(this.numbers[field].data[slot]!, row.available);
+    }
     if (row.available) setBit(this.available.data, slot);
     else this.available.data[slot >>> 5]! &= ~(1 << (slot & 31));
     for (const field of NUMBER_FIELDS) if (this.#setNumber(field, slot, row[field], fresh, orderOf(field))) touched?.add(field);
@@ -191,7 +195,7 @@ export class StorefrontColumns {
     let range = this.#ranges.get(field);
     if (range === undefined || this.size > 2 * range.builtAt + 1024) {
       const rebuilt = range !== undefined;
-      range = RangeIndex.build(this.numbers[field].data, this.size, this.cursor.data.length);
+      range = RangeIndex.build(this.numbers[field].data, this.size, this.cursor.data.length, this.available.data);
       this.#ranges.set(field, range);
       if (rebuilt) this.onRangeRebuilt?.(field);
     }
@@ -317,7 +321,7 @@ export class StorefrontColumns {
     if (!fresh) order?.remove(slot, column);
     const previous = column[slot];
     column[slot] = value;
-    this.#ranges.get(field)?.set(slot, value, fresh ? undefined : previous);
+    this.#ranges.get(field)?.set(slot, value, fresh ? undefined : previous, hasBit(this.available.data, slot));
     order?.insert(slot, column);
     return true;
   }

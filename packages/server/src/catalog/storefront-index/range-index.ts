@@ -98,6 +98,12 @@ export class RangeIndex {
   readonly #uses: Uint8Array;
   /** Per bucket, the slots written in it (slots holding NaN are in bucket 0). */
   readonly #counts: Int32Array;
+  /**
+   * Per bucket, those of its slots that are available (`available` as the owner's bitset says),
+   * when the index was built with that bitset: the owner reports each change of a slot's
+   * availability (availabilityChanged) and passes it to every `set`.
+   */
+  readonly #available: Int32Array | undefined;
   /** Slots holding NaN. */
   #nanCount = 0;
   /**
@@ -109,7 +115,7 @@ export class RangeIndex {
   /** Slots when built: the owner rebuilds once the column has doubled. */
   readonly builtAt: number;
 
-  private constructor(bounds: Float64Array, capacity: number, builtAt: number) {
+  private constructor(bounds: Float64Array, capacity: number, builtAt: number, available: boolean) {
     this.#padded = new Float64Array(Math.max(2, 2 ** Math.ceil(Math.log2(bounds.length + 1)))).fill(Number.NaN);
     this.#padded.set(bounds);
     this.#words = wordsFor(capacity);
@@ -121,11 +127,15 @@ export class RangeIndex {
     this.#sorted = Array.from({ length: bounds.length + 1 }, () => undefined);
     this.#uses = new Uint8Array(bounds.length + 1);
     this.#counts = new Int32Array(bounds.length + 1);
+    this.#available = available ? new Int32Array(bounds.length + 1) : undefined;
     this.builtAt = builtAt;
   }
 
-  /** Indexes `column[0 .. size)`, with room for `capacity` slots. */
-  static build(column: Float64Array, size: number, capacity: number): RangeIndex {
+  /**
+   * Indexes `column[0 .. size)`, with room for `capacity` slots; with `available` (a bitset of the
+   * available slots), also counts each bucket's available slots.
+   */
+  static build(column: Float64Array, size: number, capacity: number, available?: Uint32Array): RangeIndex {
     const step = Math.max(1, Math.floor(size / SAMPLE));
     let sampled = 0;
     const sample = new Float64Array(Math.ceil(size / step));
@@ -136,8 +146,8 @@ export class RangeIndex {
       const bound = sorted[Math.floor((k * sampled) / RANGE_BUCKETS)];
       if (bound !== undefined && bound !== bounds[bounds.length - 1] && bound > sorted[0]!) bounds.push(bound);
     }
-    const index = new RangeIndex(Float64Array.from(bounds), capacity, size);
-    index.#fill(column, size);
+    const index = new RangeIndex(Float64Array.from(bounds), capacity, size, available !== undefined);
+    index.#fill(column, size, available);
     return index;
   }
 
@@ -146,7 +156,7 @@ export class RangeIndex {
    * is gathered in a register-sized accumulator and stored once, where `set` per slot would touch
    * all PER_WORD bitsets (a cache miss each on a large column) for every slot. Same bits as `set`.
    */
-  #fill(column: Float64Array, size: number): void {
+  #fill(column: Float64Array, size: number, available: Uint32Array | undefined): void {
     const digits = this.#digits;
     const stride = this.#words;
     // Per word, the slots whose digit equals d, then "at most d" as a running OR over d: three ORs
@@ -154,15 +164,18 @@ export class RangeIndex {
     const equal = new Int32Array(HIGH + MIDDLE + LOW);
     const words = wordsFor(size);
     const counts = this.#counts;
+    const availableCounts = this.#available;
     for (let word = 0; word < words; word += 1) {
       equal.fill(0);
       const base = word << 5;
       const end = Math.min(32, size - base);
+      const availableWord = available === undefined ? 0 : available[word]!;
       for (let b = 0; b < end; b += 1) {
         const value = column[base + b]!;
         const bucket = this.#bucket(value);
         this.#extend(bucket, value);
         counts[bucket]! += 1;
+        if (availableCounts !== undefined && (availableWord & (1 << b)) !== 0) availableCounts[bucket]! += 1;
         if (Number.isNaN(value)) {
           setBit((this.#nan ??= arenaBits(wordsFor(this.#capacity))), base + b);
           this.#nanCount += 1;
@@ -208,9 +221,9 @@ export class RangeIndex {
 
   /**
    * Records the value now stored at `slot`: new, or rewritten from `previous` (the value it was
-   * recorded with; undefined for a new slot).
+   * recorded with; undefined for a new slot). `available`: whether the slot is available now.
    */
-  set(slot: number, value: number, previous: number | undefined): void {
+  set(slot: number, value: number, previous: number | undefined, available = false): void {
     const bucket = this.#bucket(value);
     this.#extend(bucket, value);
     this.#changed(bucket);
@@ -218,9 +231,11 @@ export class RangeIndex {
     if (before >= 0) this.#changed(before);
     if (before !== bucket) {
       this.#counts[bucket]! += 1;
+      if (available && this.#available !== undefined) this.#available[bucket]! += 1;
       this.#members?.add(bucket, slot);
       if (before >= 0) {
         this.#counts[before]! -= 1;
+        if (available && this.#available !== undefined) this.#available[before]! -= 1;
         this.#members?.drop();
       }
     }
@@ -242,32 +257,52 @@ export class RangeIndex {
     for (let d = 0; d < LOW - 1; d += 1) mark(LOW_AT + d, low <= d);
   }
 
+  /** A slot whose value at `value` was recorded became available (`available`) or stopped being. */
+  availabilityChanged(value: number, available: boolean): void {
+    if (this.#available !== undefined) this.#available[this.#bucket(value)]! += available ? 1 : -1;
+  }
+
   /**
    * How many of the `size` slots written hold a value of `column` that compares to `value` as
    * `operator` says (NaN: none), exactly: the buckets wholly on the leaf's side counted from their
    * counts, the members of the value's own bucket checked one by one. No pass over the column.
-   * Undefined until the buckets' members are made (buildMembers).
+   * With `available` (the owner's bitset, and the side asked for), only the slots on that side
+   * are counted, from the buckets' counts of available slots. Undefined until the buckets'
+   * members are made (buildMembers), and with `available` for an index built without it or
+   * holding NaN.
    */
-  count(column: Float64Array, size: number, operator: RangeOperator, value: number): number | undefined {
+  count(column: Float64Array, size: number, operator: RangeOperator, value: number, available?: { bits: Uint32Array; side: boolean }): number | undefined {
     const members = this.#members;
     if (members === undefined) return undefined;
+    const availableCounts = this.#available;
+    if (available !== undefined && !this.countsAvailable) return undefined;
     if (Number.isNaN(value)) return 0;
     const bucket = this.#bucket(value);
     const counts = this.#counts;
-    let under = 0;
-    for (let k = 0; k < bucket; k += 1) under += counts[k]!;
+    const below = operator === '<' || operator === '<=';
     if (members.due) this.buildMembers(column, size);
     let passing = 0;
     // Each member once (Postings.forEach), a slot that left the bucket and came back included.
+    const side = available?.side;
+    const bits = available?.bits;
     this.#members!.forEach(
       bucket,
       (slot) => {
-        if (compares(column[slot]!, operator, value)) passing += 1;
+        if (compares(column[slot]!, operator, value) && (bits === undefined || ((bits[slot >>> 5]! & (1 << (slot & 31))) !== 0) === side)) passing += 1;
       },
       (slot, held) => this.#bucket(column[slot]!) === held,
     );
+    if (available !== undefined) {
+      // The buckets wholly on the leaf's side, counted on the side of `available` asked for.
+      let whole = 0;
+      const [from, to] = below ? [0, bucket] : [bucket + 1, counts.length];
+      for (let k = from; k < to; k += 1) whole += side === true ? availableCounts![k]! : counts[k]! - availableCounts![k]!;
+      return whole + passing;
+    }
+    let under = 0;
+    for (let k = 0; k < bucket; k += 1) under += counts[k]!;
     // NaN sits in bucket 0 and passes nothing: under every other bucket, among bucket 0's members.
-    if (operator === '<' || operator === '<=') return under - (bucket > 0 ? this.#nanCount : 0) + passing;
+    if (below) return under - (bucket > 0 ? this.#nanCount : 0) + passing;
     return size - under - counts[bucket]! + passing;
   }
 
@@ -276,12 +311,17 @@ export class RangeIndex {
     (this.#members ??= new Postings()).compact(size, this.buckets, (slot, emit) => emit(this.#bucket(column[slot]!)));
   }
 
-  /** Whether the buckets' members are made (count answers). */
+  /** Whether `count` answers on one side of `available` (built with it, and no NaN held). */
+  get countsAvailable(): boolean {
+    return this.#available !== undefined && this.#nanCount === 0;
+  }
+
   /** Whether a slot holds NaN (orders by value then place it by slot alone). */
   get holdsNaN(): boolean {
     return this.#nanCount > 0;
   }
 
+  /** Whether the buckets' members are made (count answers). */
   get hasMembers(): boolean {
     return this.#members !== undefined;
   }

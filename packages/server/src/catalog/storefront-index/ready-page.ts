@@ -203,13 +203,17 @@ export class ReadyPage {
   }
 
   /**
-   * An AND of range leaves over one number column, counted by its range index (RangeIndex.count:
-   * the buckets' counts and the members of at most two buckets) and its page walked in the
-   * listing's order against the column; undefined for another shape or where the walk would be long.
+   * An AND of range leaves over one number column, and maybe an equality on `available`, counted
+   * by its range index (RangeIndex.count: the buckets' counts, or their counts of available slots,
+   * and the members of at most two buckets) and its page walked in the listing's order against
+   * the column; undefined for another shape or where the walk would be long.
    */
   #singleColumnPage(search: PageRequest, operands: readonly FilterExpr[]): Page | undefined {
-    if (operands.length === 0 || !operands.every((operand) => isRangeLeaf(operand) && typeof operand.value === 'number' && operand.field === (operands[0] as Compare).field)) return undefined;
-    const leaves = operands as Compare[];
+    const availables = operands.filter((operand) => availableSide(operand) !== undefined);
+    const leaves = operands.filter(isRangeLeaf);
+    if (availables.length > 1 || leaves.length === 0 || leaves.length + availables.length !== operands.length) return undefined;
+    if (!leaves.every((leaf) => typeof leaf.value === 'number' && leaf.field === leaves[0]!.field)) return undefined;
+    const side = availables.length === 0 ? undefined : availableSide(availables[0]!)!;
     const { columns } = this.#parts;
     const field = leaves[0]!.field as NumberField;
     const column = columns.numbers[field].data;
@@ -221,7 +225,10 @@ export class ReadyPage {
       this.#parts.work.later(`members\u0000${field}`, () => range.buildMembers(columns.numbers[field].data, columns.size), () => columns.builtRangeIndex(field) === range, membersCost(size));
       return undefined;
     }
-    const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value)!;
+    const bits = columns.available.data;
+    const available = side === undefined ? undefined : { bits, side };
+    if (available !== undefined && !range.countsAvailable) return undefined;
+    const count = (operator: RangeOperator, value: number): number => range.count(column, size, operator, value, available)!;
     // The tightest bound on each side; both: the slots under the upper one less those failing the lower one.
     const lower = tightest(leaves.filter((leaf) => leaf.operator === '>' || leaf.operator === '>='), 1);
     const upper = tightest(leaves.filter((leaf) => leaf.operator === '<' || leaf.operator === '<='), -1);
@@ -230,9 +237,10 @@ export class ReadyPage {
     else if (upper === undefined) total = count(lower.operator, lower.value);
     else if (emptyInterval(lower, upper)) total = 0;
     else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
-    const check = (slot: number): boolean => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number));
-    if (sortKeyOf(search.sort)?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, check);
-    return this.#walkedPage(search, total, check);
+    const inRange = (slot: number): boolean => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number));
+    // Sorted by the bounded column, the slots in range are one run of the order; `available` picks among them.
+    if (side === undefined && sortKeyOf(search.sort)?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, inRange);
+    return this.#walkedPage(search, total, side === undefined ? inRange : (slot) => hasBit(bits, slot) === side && inRange(slot));
   }
 
   /**
