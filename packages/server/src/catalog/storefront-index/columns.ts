@@ -10,8 +10,8 @@
 // (text.ts); numbers, timestamps (epoch ms) and cursors as doubles (cursors are exact doubles).
 // A product's words are those of its title (posted per product), brand, product type and tags
 // (found through the words of each distinct brand, type and tag). Every write keeps the range
-// indexes, the hash look-ups and the posting lists current (a rewrite logs; compaction is between searches); `version`
-// counts writes.
+// indexes, the hash look-ups and the posting lists current (a rewrite logs; compaction is between
+// searches); `version` counts writes.
 import { foldText, wordsOf } from '../text.ts';
 import { arenaBits } from '../kernels.ts';
 import { countBelow, hasBit, setBit, wordsFor } from './bits.ts';
