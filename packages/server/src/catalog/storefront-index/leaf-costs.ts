@@ -131,10 +131,10 @@ export function denseOperandCost(columns: StorefrontColumns, node: FilterExpr, k
       return node.operands.reduce((sum, operand) => sum + denseOperandCost(columns, operand, kept), 0) + pass;
     case 'not':
       return denseOperandCost(columns, node.operand, kept) + pass;
-    case 'compare':
-    case 'in':
+    default: {
       if (node.field === 'available' || node.field === 'cursor' || isRangeLeaf(node) || kept(node)) return 2 * pass;
       return indexCost(columns, node, words) ?? columns.size;
+    }
   }
 }
 
