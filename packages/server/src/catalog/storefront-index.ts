@@ -26,7 +26,6 @@ import { Evaluator } from './storefront-index/evaluator.ts';
 import { IdleWork } from './storefront-index/idle-work.ts';
 import { LeafBits } from './storefront-index/leaf-bits.ts';
 import { LeafCache } from './storefront-index/leaf-cache.ts';
-import { leafKey } from './storefront-index/leaf-keys.ts';
 import { pageOf, type PageRequest } from './storefront-index/page.ts';
 import { PairTables } from './storefront-index/pair-tables.ts';
 import { ReadyPage } from './storefront-index/ready-page.ts';
@@ -131,7 +130,7 @@ export class StorefrontIndex {
   async search(search: StorefrontSearch, sliceMs = SLICE_MS): Promise<{ cursors: number[]; total: number }> {
     const columns = this.#columns;
     columns.compactPostings(false);
-    const sparse = sparseAnswer(columns, search, (leaf) => this.#leaves.has(leafKey(leaf) ?? ''));
+    const sparse = sparseAnswer(columns, search);
     if (sparse !== undefined) {
       this.#sparseAnswers += 1;
       return sparse;

@@ -10,7 +10,7 @@
 //
 // Guarantee: both ways select exactly the same slots (the column checks use the matching rules of
 // leaf-bits.ts: foldText for strings, 64-bit hashes, === for numbers, `compares` for ranges).
-import type { FilterExpr, FilterLiteral } from '../filter/ast.ts';
+import type { FilterLiteral } from '../filter/ast.ts';
 import { foldText } from '../text.ts';
 import { countBelow, wordsFor } from './bits.ts';
 import { isHashedField, isNumberField, type CodedField, type NumberField, type StorefrontColumns } from './columns.ts';
@@ -113,29 +113,6 @@ export function rangePassCost(words: number): number {
 /** The cost of making a range index's bucket members (RangeIndex.buildMembers) over `size` slots: a bucket search and two writes per slot. */
 export function membersCost(size: number): number {
   return size * (Math.log2(RANGE_BUCKETS) + 2);
-}
-
-/**
- * About what a dense answer spends on `node` (an operand of the search's AND) before its count
- * and page walk: a kept leaf's or `available`'s bitset read once, a posting list's bitset made
- * (its entries), a column read whole, word passes for OR and NOT. A range leaf is priced as read
- * from kept bucket bitsets, its cheapest dense form: the estimate leans low, so a sparse answer
- * is taken over it only where the lists the dense answer would read cost more than the checks.
- */
-export function denseOperandCost(columns: StorefrontColumns, node: FilterExpr, kept: (leaf: Leaf) => boolean): number {
-  const words = wordsFor(columns.size);
-  const pass = words / KERNEL_WORDS;
-  switch (node.type) {
-    case 'and':
-    case 'or':
-      return node.operands.reduce((sum, operand) => sum + denseOperandCost(columns, operand, kept), 0) + pass;
-    case 'not':
-      return denseOperandCost(columns, node.operand, kept) + pass;
-    default: {
-      if (node.field === 'available' || node.field === 'cursor' || isRangeLeaf(node) || kept(node)) return 2 * pass;
-      return indexCost(columns, node, words) ?? columns.size;
-    }
-  }
 }
 
 /** The cost of sorting the members of one of `buckets` buckets of a column of `size` slots, about. */

@@ -1,11 +1,10 @@
 // Sparse answers: a search whose AND has an operand answered by short posting lists (a shop, a
 // brand, a product type, tags, an id, product id, title or slug, or an OR of those) is answered
-// from those lists alone when that is estimated cheaper than the dense answer (a count and a page
-// walk over every word of the catalog, and what it reads or makes for the operands): the lists'
-// slots, each checked against the AND's other operands by the columns (leaf-costs.ts), counted
-// and paged with no bitset. Its cost follows the lists' entries, not the catalog's size, which is
-// what a selective filter should cost on a large catalog. A hashed field's "list" is its
-// look-up's chain (hash-lookup.ts).
+// from those lists alone when that is estimated cheaper than the shortest dense answer (a count
+// and a page walk over every word of the catalog): the lists' slots, each checked against the
+// AND's other operands by the columns (leaf-costs.ts), counted and paged with no bitset. Its cost
+// follows the lists' entries, not the catalog's size, which is what a selective filter should
+// cost on a large catalog. A hashed field's "list" is its look-up's chain (hash-lookup.ts).
 //
 // Guarantees: exact, the same slots, total and page as the dense path (the checks are the
 // columns' own, the driver's lists are read with the owner's `holds` as LeafBits reads them); ties
@@ -17,8 +16,8 @@ import { foldText, wordsOf } from '../text.ts';
 import { hasBit, wordsFor } from './bits.ts';
 import { isHashedField, type CodedField, type StorefrontColumns } from './columns.ts';
 import { distinctHashes } from './hash.ts';
-import { columnCheck, denseOperandCost, sparseCheckCost, wordColumnCheck, type ColumnCheck } from './leaf-costs.ts';
-import { availableSide, type Leaf } from './leaf-keys.ts';
+import { columnCheck, sparseCheckCost, wordColumnCheck, type ColumnCheck } from './leaf-costs.ts';
+import { availableSide } from './leaf-keys.ts';
 import type { SearchTerms } from './evaluator.ts';
 import type { PageRequest } from './page.ts';
 import { sortKeyOf } from './sort-orders.ts';
@@ -49,7 +48,7 @@ let SCRATCH: Int32Array = new Int32Array(1024);
  * The page and total of `search` answered sparsely, or undefined when the dense path is estimated
  * cheaper or the search has an operand the sparse path cannot check.
  */
-export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & PageRequest, kept: (leaf: Leaf) => boolean): { cursors: number[]; total: number } | undefined {
+export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & PageRequest): { cursors: number[]; total: number } | undefined {
   const operands = operandsOf(columns, search);
   if (operands === undefined || operands.length === 0) return undefined;
   let drive = -1;
@@ -65,11 +64,7 @@ export function sparseAnswer(columns: StorefrontColumns, search: SearchTerms & P
     checks.push(operand.check);
   }
   const sorted = search.sort !== 'cursor:asc' && search.sort !== 'cursor:desc';
-  // Against the dense answer: its count and page walk, and what it would read or make for each
-  // operand (a heavy posting list, say: a NOT of common tags).
-  const filter = search.filter;
-  const operandsCost = filter === undefined ? 0 : (filter.type === 'and' ? filter.operands : [filter]).reduce((sum, node) => sum + denseOperandCost(columns, node, kept), 0);
-  if (sparseCheckCost(driver.entries, checks, driver.lists > 1, sorted) > denseFloor(columns.size) + operandsCost) return undefined;
+  if (sparseCheckCost(driver.entries, checks, driver.lists > 1, sorted) > denseFloor(columns.size)) return undefined;
 
   if (SCRATCH.length < driver.entries) SCRATCH = new Int32Array(Math.max(driver.entries, 2 * SCRATCH.length));
   const found = SCRATCH;
