@@ -4,9 +4,10 @@
 //
 // Guarantees: `forEach` visits every slot whose hash is the one asked for, each once, ascending;
 // the owner keeps the chains current with `move` on every write that adds a slot or changes its
-// hash. Limits: 4 bytes per slot plus 4 per bucket (a power of two, about half the slots when
-// built: chains of two or so, longer where many slots share a value, such as a common title); the
-// owner builds it on the first equality asked of the column and again once the column has doubled.
+// hash. Limits: 4 bytes per slot plus 4 per bucket (a power of two, a quarter to half the slots
+// when built: chains of two to four, longer where many slots share a value, such as a common
+// title); the owner builds it on the first equality asked of the column and again once the
+// column has doubled.
 import { Growable } from './growable.ts';
 
 /** No slot: the end of a chain, or an empty bucket. */
@@ -22,7 +23,7 @@ export class HashLookup {
   readonly builtAt: number;
 
   private constructor(size: number, capacity: number) {
-    const buckets = 2 ** Math.max(4, Math.ceil(Math.log2(Math.max(1, size / 2))));
+    const buckets = 2 ** Math.max(4, Math.ceil(Math.log2(Math.max(1, size / 4))));
     this.#head = new Int32Array(buckets).fill(END);
     this.#mask = buckets - 1;
     this.#next.fit(capacity);
