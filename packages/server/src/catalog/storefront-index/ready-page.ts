@@ -239,38 +239,19 @@ export class ReadyPage {
     else total = count(upper.operator, upper.value) - count(lower.operator === '>' ? '<=' : '<', lower.value);
     const inRange = (slot: number): boolean => leaves.every((leaf) => compares(column[slot]!, leaf.operator as RangeOperator, leaf.value as number));
     // Sorted by the bounded column, the slots in range are one run of the order; `available` picks among them.
-    if (side === undefined && sortKeyOf(search.sort)?.field === field && !range.holdsNaN) return this.#seekedPage(search, total, inRange);
-    return this.#walkedPage(search, total, side === undefined ? inRange : (slot) => hasBit(bits, slot) === side && inRange(slot));
+    const run = side === undefined && sortKeyOf(search.sort)?.field === field && !range.holdsNaN;
+    return this.#walkedPage(search, total, side === undefined ? inRange : (slot) => hasBit(bits, slot) === side && inRange(slot), run);
   }
 
   /**
-   * The page of the `total` slots passing `check` when the listing is sorted by the very column
-   * they are bounded on (no NaN in it): along the order the passing slots are one run, from the
-   * first position where a match can be (firstPossible). Costs a binary search and the page,
-   * however many slots precede the run. Undefined (the walk decides) if a slot of the page fails
-   * `check`, which the run's exact total rules out.
+   * The page of the `total` slots passing `check`, found by walking the listing's order from the
+   * first position where a match can be (firstPossible); undefined where the walk would be long,
+   * as the total says (a selective filter, a deep page; the bitsets' page walks words instead), or
+   * turns out to be (matches bunched late in the order). With `run`, the matches are one run of
+   * the order from there (a listing sorted by the column its only bounds are on), so the walk
+   * reads the page alone, however many slots precede the run.
    */
-  #seekedPage(search: PageRequest, total: number, check: (slot: number) => boolean): Page | undefined {
-    const { columns } = this.#parts;
-    const wanted = Math.min(search.offset + search.limit, total);
-    if (wanted <= search.offset) return { cursors: [], total };
-    const order = this.#parts.order(search);
-    const start = firstPossible(columns, order, search);
-    const cursors: number[] = [];
-    for (let position = start + search.offset; position < start + wanted; position += 1) {
-      const slot = order(position);
-      if (!check(slot)) return undefined;
-      cursors.push(columns.cursor.data[slot]!);
-    }
-    return { cursors, total };
-  }
-
-  /**
-   * The page of the `total` slots passing `check`, found by walking the listing's order; undefined
-   * where the walk would be long, as the total says (a selective filter, a deep page; the bitsets'
-   * page walks words instead), or turns out to be (matches bunched late in the order).
-   */
-  #walkedPage(search: PageRequest, total: number, check: (slot: number) => boolean): Page | undefined {
+  #walkedPage(search: PageRequest, total: number, check: (slot: number) => boolean, run = false): Page | undefined {
     const { columns } = this.#parts;
     const wanted = Math.min(search.offset + search.limit, total);
     if (wanted <= search.offset) return { cursors: [], total };
@@ -278,7 +259,7 @@ export class ReadyPage {
     const from = firstPossible(columns, order, search);
     // The matches lie among the positions from `from` on.
     const size = columns.size - from;
-    const expected = wanted * (size / total);
+    const expected = run ? wanted : wanted * (size / total);
     if (expected > SCAN_EXPECTED_MAX) return undefined;
     const limit = from + Math.min(SCAN_MAX, size, SCAN_OVER_EXPECTED * expected + SCAN_SLACK);
     const slots: number[] = [];
