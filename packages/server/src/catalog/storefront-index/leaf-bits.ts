@@ -1,6 +1,7 @@
 // A leaf's bitset made from the columns: posting lists for tags, words, shop, brand and product
-// type; the `available` bitset; a run of slots for cursors; a pass over a column for an equality on
-// a number or a hashed string. Every bitset is taken from the pool into the caller's scope.
+// type; the `available` bitset; a run of slots for cursors; a hashed column's look-up for an
+// equality on a hashed string; range passes, or a pass over the column, for an equality on a
+// number. Every bitset is taken from the pool into the caller's scope.
 import type { FilterField, FilterLiteral } from '../filter/ast.ts';
 import { foldText } from '../text.ts';
 import { clearPastEnd, complement, copyBits, countBelow, fillBits, narrow, orInto, setBit, setRun } from './bits.ts';
