@@ -615,7 +615,7 @@ describe('StorefrontIndex', () => {
         expect(await index.search(first)).toStrictEqual(plainSearch(rows, first));
       }
       await index.idle();
-      for (let i = 0; i < 150; i += 1) {
+      for (let i = 0; i < 100; i += 1) {
         const field = pick(random, fields);
         const bounds = Array.from({ length: random.int(1, 3) }, () => bound(field));
         // Counted by the buckets' counts of available slots, on either side.
