@@ -353,7 +353,7 @@ async function measureShape(base: string, headers: Record<string, string>, paths
   };
 }
 
-async function startReady(cli: string, db: string): Promise<{ base: string; stop(): Promise<void> }> {
+export async function startReady(cli: string, db: string): Promise<{ base: string; stop(): Promise<void> }> {
   const priceLog = join(tmpdir(), `shapes-bench-prices-${process.pid}.db`);
   const server = await startServer(cli, ['--db', db, '--price-log', `sqlite:${priceLog}`, '--log-level', 'warn'], 1_800_000);
   const stop = async (): Promise<void> => {
