@@ -10,7 +10,7 @@ import { applyCatalogReadSettings, BUSY_TIMEOUT_MS } from './sqlite-settings.ts'
 import { readStorefrontPage, STOREFRONT_PAGE_SQL } from './storefront-pages.ts';
 
 const port = parentPort;
-if (port === null) throw new Error('document-reader-thread.ts runs as a worker thread; start it with DocumentReaders.start()');
+if (port === null) throw new Error('document-reader-thread.ts runs as a worker thread; DocumentReaders starts it with the first read');
 const database = new DatabaseSync((workerData as { path: string }).path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
 applyCatalogReadSettings(database);
 const statement = database.prepare(STOREFRONT_PAGE_SQL);
