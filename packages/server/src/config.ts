@@ -67,7 +67,7 @@ export interface Config {
   /** A socket that has not sent complete request headers within this time gets a 408 and is closed. */
   headersTimeoutMs: number;
   logLevel: LogLevel;
-  /** How price monitors deliver (monitors/monitor-delivery.ts). */
+  /** How price monitors deliver (monitors/monitor-sender.ts). */
   monitors: MonitorDeliveryConfig;
 }
 

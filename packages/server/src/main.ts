@@ -163,8 +163,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let monitors: MonitorThread | undefined;
   try {
     apiUrl = await listen(apiServer, config.port, config.host);
-    // The stream listener, and the price monitors' delivery (monitors/monitor-delivery.ts), each in a
-    // thread of its own, started together; either failing to start stops the other.
+    // The stream listener, and the price monitors' delivery (monitor-thread.ts: its reader and its
+    // sender), in threads of their own, started together; either failing to start stops the other.
     const terminalLogs = process.stderr.isTTY === true;
     const [streamStart, monitorStart] = await Promise.allSettled([
       startStreamThread({ ...config, maxStreamConnections: caps.stream, terminalLogs }, logger),

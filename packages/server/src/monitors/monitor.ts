@@ -1,11 +1,12 @@
 // A price monitor: a Pro key's standing order to POST the price changes its filter matches to an
 // endpoint, signed with a secret of its own (the `priceChanged` webhook of the contract). This
 // module holds what a monitor is and the rules for making one; the store keeps them
-// (monitor-store.ts), monitor-delivery.ts reads the price log for them and delivers.
+// (monitor-store.ts), monitor-reader.ts reads the price log for them and monitor-sender.ts delivers.
 import { randomBytes } from 'node:crypto';
 import type { Monitor as MonitorResource, PriceChange } from '@catalog/contract';
 import { InvalidRequest } from '../catalog/errors.ts';
 import { parseEventFilter } from '../stream/event-filter.ts';
+import type { ComposeDelivery } from './monitor-store.ts';
 
 /** What the operator chooses for a monitor (`catalog monitors add`). */
 export interface MonitorSettings {
@@ -99,6 +100,9 @@ export function generateMessageId(): string {
 export function priceChangedBody(monitorId: string, changes: readonly PriceChange[], reset: boolean, at: number): string {
   return JSON.stringify({ type: 'price.changed', timestamp: new Date(at).toISOString(), data: { monitor_id: monitorId, reset, changes } });
 }
+
+/** A new delivery's id and body, from a monitor's oldest changes (the store calls it as it forms one). */
+export const composeDelivery: ComposeDelivery = (monitorId, changes, reset, at) => ({ messageId: generateMessageId(), body: priceChangedBody(monitorId, changes, reset, at) });
 
 const isoOrNull = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
 

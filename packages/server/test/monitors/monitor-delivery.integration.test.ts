@@ -1,4 +1,4 @@
-// MonitorDelivery end to end on both engines (SQLite catalog with the SQLite price log;
+// The monitors' reader and sender end to end on both engines, linked as monitor-thread.ts links them (in one thread here) (SQLite catalog with the SQLite price log;
 // PostgreSQL with the Redis price log), against a real node:http receiver on port 0: what is
 // delivered, signed and in order; retries with the same webhook-id; 410 and a spent schedule
 // disable the monitor; a restart resumes. Signatures are checked with `standardwebhooks`, bodies
@@ -13,7 +13,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PriceChange, PriceChangedWebhook } from '@catalog/contract';
 import { buildPriceEvent } from '@catalog/contract/testing';
 import { silentLogger } from '../../src/logger.ts';
-import { MonitorDelivery } from '../../src/monitors/monitor-delivery.ts';
+import { DeliveryLink } from '../../src/monitors/delivery-loop.ts';
+import { MonitorReader } from '../../src/monitors/monitor-reader.ts';
+import { MonitorSender, type MonitorSenderOptions } from '../../src/monitors/monitor-sender.ts';
 import type { MonitorSettings } from '../../src/monitors/monitor.ts';
 import type { MonitorStore } from '../../src/monitors/monitor-store.ts';
 import { WebhookSender } from '../../src/monitors/webhook-sender.ts';
@@ -25,6 +27,26 @@ import { openCatalogStores } from '../../src/store/open-store.ts';
 import { createTestDatabase } from '../support/postgres-test-database.ts';
 import { expectMatchesWebhook } from '../support/spec-validator.ts';
 import { startWebhookReceiver, type ReceivedDelivery, type ReceiverAnswer, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+interface Delivery {
+  stop(): Promise<void>;
+}
+
+/** A reader and a sender on one link, as each instance runs them (in two threads there). */
+function startReaderAndSender(options: { store: MonitorStore; log: PriceLog; sender: MonitorSenderOptions['sender']; retryScheduleMs: number[] }): Delivery {
+  const link = new DeliveryLink();
+  const common = { store: options.store, link, logger: silentLogger, pollMs: 20 };
+  const reader = new MonitorReader({ ...common, log: options.log });
+  const sender = new MonitorSender({ ...common, sender: options.sender, retryScheduleMs: options.retryScheduleMs, timeoutMs: 2_000 });
+  sender.start();
+  reader.start();
+  return {
+    stop: async () => {
+      await reader.stop();
+      await sender.stop();
+    },
+  };
+}
 
 interface Engine {
   monitors: MonitorStore;
@@ -93,10 +115,10 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   }
 }
 
-describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineName) => {
+describe.each(['sqlite', 'postgres'] as const)('monitor delivery on %s', (engineName) => {
   let engine: Engine;
   let proKey: string;
-  const running: MonitorDelivery[] = [];
+  const running: Delivery[] = [];
   const receivers: WebhookReceiver[] = [];
 
   beforeEach(async () => {
@@ -109,17 +131,8 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     await engine.cleanup();
   });
 
-  function startDelivery(retryScheduleMs: number[] = [0, 50, 50], store: MonitorStore = engine.monitors): MonitorDelivery {
-    const delivery = new MonitorDelivery({
-      store,
-      log: engine.log,
-      sender: new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true }),
-      logger: silentLogger,
-      retryScheduleMs,
-      timeoutMs: 2_000,
-      pollMs: 20,
-    });
-    delivery.start();
+  function startDelivery(retryScheduleMs: number[] = [0, 50, 50], store: MonitorStore = engine.monitors): Delivery {
+    const delivery = startReaderAndSender({ store, log: engine.log, sender: new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true }), retryScheduleMs });
     running.push(delivery);
     return delivery;
   }
@@ -222,7 +235,7 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
     const published = (await engine.log.append(Array.from({ length: 2_500 }, (_, n) => price({ variant_id: `v${n % 50}`, price: 100 + n })))).map((event) => event.id);
     const sender = new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true });
     const positionsAtSends: (number | null)[] = [];
-    const delivery = new MonitorDelivery({
+    const delivery = startReaderAndSender({
       store: engine.monitors,
       log: engine.log,
       sender: {
@@ -231,12 +244,8 @@ describe.each(['sqlite', 'postgres'] as const)('MonitorDelivery on %s', (engineN
           return sender.send(attempt);
         },
       },
-      logger: silentLogger,
       retryScheduleMs: [0],
-      timeoutMs: 2_000,
-      pollMs: 20,
     });
-    delivery.start();
     running.push(delivery);
     await until(async () => changesOf(endpoint.received), (changes) => changes.length >= published.length, 20_000);
     expect(changesOf(endpoint.received).map((change) => change.stream_id)).toEqual(published);

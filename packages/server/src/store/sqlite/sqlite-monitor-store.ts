@@ -5,11 +5,12 @@
 // writes a few pages instead of a page per monitor (migration 10 says why).
 // SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
-// Failure modes: node:sqlite waits on the event loop's thread, so the delivery's rounds (advance,
-// claimDue) do not wait for another process's write (an import holds the lock for a batch): they
-// fail with ServiceUnavailable at once and the round is tried again; claimDue writes only when a
-// read found something due. recordAttempts is refused at once the same way (the delivery tries it
-// again). ServiceUnavailable once the database is closed.
+// Failure modes: node:sqlite waits on the event loop's thread, so the delivery's writes (advance,
+// claimDue, recordAttempts) wait at most WRITE_WAIT_MS for another writer: long enough for the
+// other monitor thread's transaction (the reader's and the sender's, each on a connection of its
+// own), not for an import's batch; then they fail with ServiceUnavailable and the round (or the
+// record) is tried again. claimDue writes only when a read found something due.
+// ServiceUnavailable once the database is closed.
 import type { PriceChange } from '@catalog/contract';
 import type { Baselines } from '../../monitors/price-changes.ts';
 import { digestKey, idPrefixOf, keyIdOf } from '../key-store.ts';
@@ -53,6 +54,8 @@ interface MonitorRow {
 }
 
 const SQLITE_BUSY = 5;
+/** How long a monitor write waits for the write lock (see the failure modes above). */
+const WRITE_WAIT_MS = 50;
 /**
  * The baseline log's length at which advance() folds it into monitor_baselines, in the same
  * transaction: a fold rewrites the pages of every monitor it names once; reading a monitor's
@@ -160,14 +163,14 @@ export class SqliteMonitorStore implements MonitorStore {
     return baselines;
   }
 
-  /** `work` in one transaction, unless another process holds the write lock: then ServiceUnavailable at once. */
-  #withoutWaiting<T>(work: () => T): T {
+  /** `work` in one transaction, unless another connection holds the write lock for more than WRITE_WAIT_MS: then ServiceUnavailable. */
+  #briefly<T>(work: () => T): T {
     const db = this.#database.connection();
-    db.exec('PRAGMA busy_timeout = 0');
+    db.exec(`PRAGMA busy_timeout = ${WRITE_WAIT_MS}`);
     try {
       return this.#database.transaction(work);
     } catch (error) {
-      if ((((error as { errcode?: number }).errcode ?? 0) & 0xff) === SQLITE_BUSY) throw new ServiceUnavailable('monitor store (another process is writing)', { cause: error });
+      if ((((error as { errcode?: number }).errcode ?? 0) & 0xff) === SQLITE_BUSY) throw new ServiceUnavailable('monitor store (another connection is writing)', { cause: error });
       throw error;
     } finally {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -176,7 +179,7 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<Advanced> {
     if (updates.length === 0) return { stored: [], claimed: [] };
-    return this.#withoutWaiting(() => {
+    return this.#briefly(() => {
       const claiming = new Claiming(now, claim);
       // A monitor with nothing waiting, no delivery under way and its interval passed gets its
       // delivery formed from the changes given, which are stored only beyond the first delivery's.
@@ -250,7 +253,7 @@ export class SqliteMonitorStore implements MonitorStore {
           .get(now) as { forming: number }
       ).forming === 1;
     if (!forming && due.due === 0) return [];
-    return this.#withoutWaiting(() => {
+    return this.#briefly(() => {
       const claiming = new Claiming(now, { limit, leaseMs });
       if (forming) this.#form(null, now, compose, claiming);
       this.#claimDueIn(claiming);
@@ -315,7 +318,7 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async recordAttempts(records: readonly AttemptRecord[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<DueDelivery[]> {
     if (records.length === 0) return [];
-    return this.#withoutWaiting(() => {
+    return this.#briefly(() => {
       const claiming = new Claiming(now, claim);
       for (const { delivery, outcome } of records) this.#record(delivery, outcome);
       this.#form(records.filter((record) => record.outcome.result === 'delivered').map((record) => record.delivery.monitorId), now, compose, claiming);
