@@ -17,18 +17,20 @@ const { config, role, link: linkBuffer } = workerData as { config: Config; role:
 const logger = createServiceLogger(config.logLevel, { terminal: config.terminalLogs === true, fd: 2, base: { thread: `monitor ${role}` } });
 // This thread's own tracing, started before the modules that load pg and ioredis.
 const tracing = await startTracing({ enabled: config.tracing, logger });
-const [{ registry }, { openMonitorStore }, { DeliveryLink }] = await Promise.all([
+const [{ registry }, { openMonitorStore }, { DeliveryLink, takingTurns }] = await Promise.all([
   import('./metrics.ts'),
   import('./store/open-monitor-store.ts'),
   import('./monitors/delivery-loop.ts'),
 ]);
 const link = new DeliveryLink(linkBuffer);
 const store = await openMonitorStore(config.databaseUrl, logger);
+// SQLite: the reader's and the sender's writes take turns here rather than at the database's lock.
+const monitors = store.oneWriter ? takingTurns(store.monitors, link) : store.monitors;
 
 async function startReader(): Promise<() => Promise<void>> {
   const [{ openPriceLog }, { MonitorReader }] = await Promise.all([import('./prices/open-price-log.ts'), import('./monitors/monitor-reader.ts')]);
   const priceLog = await openPriceLog(config.priceLogUrl, logger);
-  const reader = new MonitorReader({ store: store.monitors, log: priceLog, link, logger });
+  const reader = new MonitorReader({ store: monitors, log: priceLog, link, logger });
   reader.start();
   return async () => {
     await reader.stop();
@@ -40,7 +42,7 @@ async function startSender(): Promise<() => Promise<void>> {
   const [{ MonitorSender }, { WebhookSender }] = await Promise.all([import('./monitors/monitor-sender.ts'), import('./monitors/webhook-sender.ts')]);
   const { timeoutMs, endpointConcurrency, allowPrivateEndpoints, retryScheduleMs } = config.monitors;
   const webhooks = new WebhookSender({ timeoutMs, endpointConcurrency, allowPrivateEndpoints });
-  const sender = new MonitorSender({ store: store.monitors, sender: webhooks, link, logger, retryScheduleMs, timeoutMs });
+  const sender = new MonitorSender({ store: monitors, sender: webhooks, link, logger, retryScheduleMs, timeoutMs });
   sender.start();
   return async () => {
     await sender.stop();

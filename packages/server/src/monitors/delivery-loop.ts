@@ -2,6 +2,7 @@
 // link between them (each runs in a thread of its own: monitor-thread.ts).
 import { setImmediate as yieldToIo, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
+import type { MonitorStore } from './monitor-store.ts';
 
 export const DEFAULT_POLL_MS = 250;
 /** The first wait after a failed round; it doubles with each failure in a row, up to the poll interval. */
@@ -92,19 +93,23 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 const BEHIND = 0;
 const FORMED = 1;
+const WRITING = 2;
+/** How long a wait for the write turn sleeps before it looks again (a release notifies at once). */
+const TURN_LOOK_MS = 100;
 
 /**
  * What the reader tells the sender, in memory the two threads share (a SharedArrayBuffer, given to
  * both in their workerData): that it is behind (a flag the sender reads before each claim, so no
  * message in flight can let an attempt start once the reader has said it is behind), and that it
- * formed deliveries (a counter the sender waits on with Atomics.waitAsync). One reader and any
- * number of senders may share a link; a link works within one thread too.
+ * formed deliveries (a counter the sender waits on with Atomics.waitAsync). It also holds a write
+ * turn (takingTurns). One reader and any number of senders may share a link; a link works within
+ * one thread too.
  */
 export class DeliveryLink {
   readonly buffer: SharedArrayBuffer;
   readonly #cells: Int32Array;
 
-  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT)) {
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)) {
     this.buffer = buffer;
     this.#cells = new Int32Array(buffer);
   }
@@ -144,4 +149,44 @@ export class DeliveryLink {
       signal.removeEventListener('abort', stop);
     }
   }
+
+  /**
+   * Runs `write` in the link's write turn: one at a time over every thread on the link, the others
+   * waiting on their event loops (Atomics.waitAsync) and woken as it ends. Not fair: a waiter may
+   * be overtaken, never shut out for long, as every write is short.
+   */
+  async inTurn<T>(write: () => Promise<T>): Promise<T> {
+    while (Atomics.compareExchange(this.#cells, WRITING, 0, 1) !== 0) {
+      const wait = Atomics.waitAsync(this.#cells, WRITING, 1, TURN_LOOK_MS);
+      if (wait.async) await wait.value;
+    }
+    try {
+      return await write();
+    } finally {
+      Atomics.store(this.#cells, WRITING, 0);
+      Atomics.notify(this.#cells, WRITING, 1);
+    }
+  }
+}
+
+/**
+ * `store` with its delivery writes (advance, claimDue, recordAttempts) made in `link`'s write turn,
+ * for an engine with one writer at a time (SQLite): the reader's and the sender's threads then
+ * never wait on the database's lock, whose wait blocks a thread's event loop and sleeps in steps
+ * past the moment the lock is free; each waits on its event loop for the turn instead.
+ */
+export function takingTurns(store: MonitorStore, link: DeliveryLink): MonitorStore {
+  return {
+    addMonitor: (...args) => store.addMonitor(...args),
+    listMonitors: (...args) => store.listMonitors(...args),
+    removeMonitor: (...args) => store.removeMonitor(...args),
+    enableMonitor: (...args) => store.enableMonitor(...args),
+    readerStates: () => store.readerStates(),
+    filtersOf: (...args) => store.filtersOf(...args),
+    baselinesOf: (...args) => store.baselinesOf(...args),
+    deliveryTotals: () => store.deliveryTotals(),
+    advance: (...args) => link.inTurn(() => store.advance(...args)),
+    claimDue: (...args) => link.inTurn(() => store.claimDue(...args)),
+    recordAttempts: (...args) => link.inTurn(() => store.recordAttempts(...args)),
+  };
 }

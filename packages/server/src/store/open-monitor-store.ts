@@ -7,12 +7,13 @@ import { sqlitePath } from '../storage-url.ts';
 import { SqliteDatabase } from './sqlite/sqlite-database.ts';
 import { SqliteMonitorStore } from './sqlite/sqlite-monitor-store.ts';
 
-export async function openMonitorStore(url: string, logger: Logger): Promise<{ monitors: MonitorStore; close(): Promise<void> }> {
+/** `oneWriter`: the engine takes one write at a time over all its connections (SQLite). */
+export async function openMonitorStore(url: string, logger: Logger): Promise<{ monitors: MonitorStore; oneWriter: boolean; close(): Promise<void> }> {
   if (url.startsWith('sqlite:')) {
     const database = new SqliteDatabase(sqlitePath(url));
-    return { monitors: new SqliteMonitorStore(database), close: async () => database.close() };
+    return { monitors: new SqliteMonitorStore(database), oneWriter: true, close: async () => database.close() };
   }
   const { openCatalogStores } = await import('./open-store.ts');
   const { monitors, close } = await openCatalogStores(url, logger);
-  return { monitors, close };
+  return { monitors, oneWriter: false, close };
 }

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PriceChange, PriceChangedWebhook } from '@catalog/contract';
 import { buildPriceEvent } from '@catalog/contract/testing';
 import { silentLogger } from '../../src/logger.ts';
-import { DeliveryLink } from '../../src/monitors/delivery-loop.ts';
+import { DeliveryLink, takingTurns } from '../../src/monitors/delivery-loop.ts';
 import { MonitorReader } from '../../src/monitors/monitor-reader.ts';
 import { MonitorSender, type MonitorSenderOptions } from '../../src/monitors/monitor-sender.ts';
 import type { MonitorSettings } from '../../src/monitors/monitor.ts';
@@ -33,9 +33,9 @@ interface Delivery {
 }
 
 /** A reader and a sender on one link, as each instance runs them (in two threads there). */
-function startReaderAndSender(options: { store: MonitorStore; log: PriceLog; sender: MonitorSenderOptions['sender']; retryScheduleMs: number[] }): Delivery {
+function startReaderAndSender(options: { store: MonitorStore; oneWriter: boolean; log: PriceLog; sender: MonitorSenderOptions['sender']; retryScheduleMs: number[] }): Delivery {
   const link = new DeliveryLink();
-  const common = { store: options.store, link, logger: silentLogger, pollMs: 20 };
+  const common = { store: options.oneWriter ? takingTurns(options.store, link) : options.store, link, logger: silentLogger, pollMs: 20 };
   const reader = new MonitorReader({ ...common, log: options.log });
   const sender = new MonitorSender({ ...common, sender: options.sender, retryScheduleMs: options.retryScheduleMs, timeoutMs: 2_000 });
   sender.start();
@@ -132,7 +132,7 @@ describe.each(['sqlite', 'postgres'] as const)('monitor delivery on %s', (engine
   });
 
   function startDelivery(retryScheduleMs: number[] = [0, 50, 50], store: MonitorStore = engine.monitors): Delivery {
-    const delivery = startReaderAndSender({ store, log: engine.log, sender: new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true }), retryScheduleMs });
+    const delivery = startReaderAndSender({ store, oneWriter: engineName === 'sqlite', log: engine.log, sender: new WebhookSender({ timeoutMs: 2_000, endpointConcurrency: 2, allowPrivateEndpoints: true }), retryScheduleMs });
     running.push(delivery);
     return delivery;
   }
@@ -237,6 +237,7 @@ describe.each(['sqlite', 'postgres'] as const)('monitor delivery on %s', (engine
     const positionsAtSends: (number | null)[] = [];
     const delivery = startReaderAndSender({
       store: engine.monitors,
+      oneWriter: engineName === 'sqlite',
       log: engine.log,
       sender: {
         async send(attempt) {

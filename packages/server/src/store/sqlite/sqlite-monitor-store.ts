@@ -6,10 +6,11 @@
 // SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's writes (advance,
-// claimDue, recordAttempts) wait at most WRITE_WAIT_MS for another writer: long enough for the
-// other monitor thread's transaction (the reader's and the sender's, each on a connection of its
-// own), not for an import's batch; then they fail with ServiceUnavailable and the round (or the
-// record) is tried again. claimDue writes only when a read found something due.
+// claimDue, recordAttempts) wait at most WRITE_WAIT_MS for another connection's write: long
+// enough for a batch of published prices or another instance's round, not for an import's batch;
+// then they fail with ServiceUnavailable and the round (or the record) is tried again. (An
+// instance's own reader and sender take turns before they reach the lock: takingTurns in
+// monitors/delivery-loop.ts.) claimDue writes only when a read found something due.
 // ServiceUnavailable once the database is closed.
 import type { PriceChange } from '@catalog/contract';
 import type { Baselines } from '../../monitors/price-changes.ts';
