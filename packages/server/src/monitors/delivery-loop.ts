@@ -11,7 +11,7 @@ export const FIRST_RETRY_MS = 10;
  * Items per store call between two turns of the event loop (monitors per advance(), filters
  * compiled, baselines read): what else the thread has to do is done between the slices.
  */
-export const SLICE = 1000;
+const SLICE = 1000;
 
 /** A loop's sleep that another part of the delivery can end early. */
 export class Wakeable {

@@ -92,7 +92,7 @@ export function generateMonitorSecret(): string {
 }
 
 /** A delivery's `webhook-id`, the same on each of its attempts. */
-export function generateMessageId(): string {
+function generateMessageId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
