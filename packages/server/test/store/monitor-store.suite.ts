@@ -12,6 +12,8 @@ export interface OpenedMonitorStores {
   keys: KeyAdministration;
   /** The rows of the adapter's baseline log (advance() appends a round's baselines there and folds them into their table once it is long). */
   baselineLogRows(): Promise<number>;
+  /** The rows of the monitors' outbox tables (changes, deliveries, baselines and the baseline log), over every monitor. */
+  outboxRows(): Promise<number>;
   cleanup(): Promise<void>;
 }
 
@@ -266,9 +268,20 @@ export function describeMonitorStoreConformance(name: string, open: () => Promis
     describe('removeMonitor', () => {
       it('removes a monitor with what it had not delivered', async () => {
         const id = await readyMonitor();
-        await monitors.advance([{ id, from: 0, to: 1, baselines: {}, changes: [buildPriceChange(), buildPriceChange()], reset: false }], 1_000, compose);
+        const kept = await readyMonitor();
+        await monitors.advance([{ id, from: 0, to: 1, baselines: { 'v1|marketplacea|US': 120 }, changes: [buildPriceChange(), buildPriceChange()], reset: false }], 1_000, compose);
         await monitors.claimDue(1_000, 10, 30_000, compose);
+        await monitors.advance([{ id, from: 1, to: 2, baselines: { 'v1|marketplacea|US': 130 }, changes: [buildPriceChange()], reset: false }], 1_000, compose);
+        const before = await stores.outboxRows();
+        // A delivery under way, a change waiting, and its baselines.
+        expect(before).toBeGreaterThanOrEqual(4);
+        await monitors.advance([{ id: kept, from: 0, to: 1, baselines: { 'v2|marketplacea|US': 90 }, changes: [buildPriceChange()], reset: false }], 1_000, compose);
+        const withKept = await stores.outboxRows();
         expect(await monitors.removeMonitor(id)).toBe(true);
+        // Nothing of it is left, and the other monitor's rows are untouched.
+        expect(await stores.outboxRows()).toBe(withKept - before);
+        expect(await monitors.removeMonitor(kept)).toBe(true);
+        expect(await stores.outboxRows()).toBe(0);
         expect(await monitors.removeMonitor(id)).toBe(false);
         expect(await monitors.listMonitors()).toEqual([]);
         expect(await monitors.deliveryTotals()).toEqual({ backlog: 0, oldestDueAt: null, disabledMonitors: 0 });

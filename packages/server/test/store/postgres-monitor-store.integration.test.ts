@@ -28,6 +28,14 @@ describeMonitorStoreConformance('PostgresMonitorStore', async () => {
     monitors: opened.monitors,
     keys: opened.keys,
     baselineLogRows: async () => Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM monitor_baseline_log')).rows[0]!.n),
+    outboxRows: async () =>
+      Number(
+        (
+          await pool.query<{ n: string }>(
+            'SELECT (SELECT count(*) FROM monitor_changes) + (SELECT count(*) FROM monitor_deliveries) + (SELECT count(*) FROM monitor_baselines) + (SELECT count(*) FROM monitor_baseline_log) AS n',
+          )
+        ).rows[0]!.n,
+      ),
     cleanup: async () => {
       await pool.end();
       await opened.close();
@@ -47,7 +55,7 @@ describe('migratePostgres', () => {
          VALUES ('mon_a', '\\x01', 'https://h.example/', 'market = "US"', 5, 0, 'whsec_x', 0, '{"v1|marketplacea|US": 12.5, "v2|marketplaceb|UK": 3}'),
                 ('mon_b', '\\x01', 'https://h.example/', 'market = "US"', 5, 0, 'whsec_x', 0, '{}')`,
       );
-      expect(await migratePostgres(pool, silentLogger)).toEqual([11, 12]);
+      expect(await migratePostgres(pool, silentLogger)).toEqual([11, 12, 13]);
       const { rows } = await pool.query('SELECT monitor_id, key, price FROM monitor_baselines ORDER BY monitor_id, key');
       expect(rows).toEqual([
         { monitor_id: 'mon_a', key: 'v1|marketplacea|US', price: 12.5 },

@@ -20,6 +20,13 @@ describeMonitorStoreConformance('SqliteMonitorStore', async () => {
     monitors: new SqliteMonitorStore(database),
     keys: new SqliteKeyStore(database),
     baselineLogRows: async () => (database.connection().prepare('SELECT count(*) AS n FROM monitor_baseline_log').get() as { n: number }).n,
+    outboxRows: async () =>
+      (
+        database
+          .connection()
+          .prepare('SELECT (SELECT count(*) FROM monitor_changes) + (SELECT count(*) FROM monitor_deliveries) + (SELECT count(*) FROM monitor_baselines) + (SELECT count(*) FROM monitor_baseline_log) AS n')
+          .get() as { n: number }
+      ).n,
     cleanup: async () => {
       database.close();
       rmSync(dir, { recursive: true, force: true });

@@ -114,7 +114,19 @@ export class PostgresMonitorStore implements MonitorStore {
   }
 
   removeMonitor(id: string): Promise<boolean> {
-    return unavailableOnOutage(WHAT, async () => (await this.#pool.query('DELETE FROM monitors WHERE id = $1', [id])).rowCount === 1);
+    return unavailableOnOutage(WHAT, () =>
+      inTransaction(this.#pool, async (client) => {
+        // The monitor's row first: every writer of its outbox rows holds that lock, so none is written after these
+        // deletes. The baseline log before the baselines: a fold under way moves log rows into monitor_baselines.
+        const { rowCount } = await client.query('SELECT 1 FROM monitors WHERE id = $1 FOR UPDATE', [id]);
+        if (rowCount !== 1) return false;
+        for (const table of ['monitor_changes', 'monitor_deliveries', 'monitor_baseline_log', 'monitor_baselines']) {
+          await client.query(`DELETE FROM ${table} WHERE monitor_id = $1`, [id]);
+        }
+        await client.query('DELETE FROM monitors WHERE id = $1', [id]);
+        return true;
+      }),
+    );
   }
 
   enableMonitor(id: string): Promise<Monitor | null> {
