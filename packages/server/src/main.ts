@@ -35,7 +35,7 @@ export interface RunningService {
   streamUrl: string;
   /** Where /metrics is served, when --metrics-port was given. */
   metricsUrl?: string;
-  /** Settles with the reason when a part of the service (the stream or the monitor thread) stops by itself. */
+  /** Settles with the reason when a part of the service (the stream thread or a monitor thread) stops by itself. */
   failed: Promise<Error>;
   close(): Promise<void>;
 }
