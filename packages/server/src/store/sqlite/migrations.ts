@@ -275,19 +275,6 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  {
-    version: 11,
-    name: "monitors' changes taken by a watermark, swept in bulk",
-    // Forming a delivery deleted the monitor's oldest changes; each sits on a page of its own
-    // round's rows (a page holds the changes of tens of monitors), so every delivery dirtied a
-    // page per change, and most of a delivery's cost was its commit writing those pages. A
-    // monitor's changes up to changes_taken are now in a delivery already; the store deletes them
-    // later, in seq order and in bulk (SqliteMonitorStore), so a page's rows go together.
-    // monitor_changes.seq is AUTOINCREMENT: a new change is always above every watermark.
-    sql: `
-      ALTER TABLE monitors ADD COLUMN changes_taken INTEGER NOT NULL DEFAULT 0;
-    `,
-  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,10 +1,8 @@
 // SqliteMonitorStore: the MonitorStore port on node:sqlite, in the catalog database (tables of
-// migrations 7 to 11: `monitors`, `monitor_filters`, `monitor_baselines` and
+// migrations 7 to 10: `monitors`, `monitor_filters`, `monitor_baselines` and
 // `monitor_baseline_log`, `monitor_changes`, `monitor_deliveries`). A round's baselines are
 // appended to the log and folded into monitor_baselines once the log holds FOLD_ROWS rows: a round
-// writes a few pages instead of a page per monitor (migration 10 says why). A delivery takes its
-// changes by moving its monitor's watermark (changes_taken); advance() deletes taken changes in
-// bulk, in seq order (migration 11 says why).
+// writes a few pages instead of a page per monitor (migration 10 says why).
 // SQLite has one writer at a time: advance() and claimDue() are each one IMMEDIATE transaction, so two processes on one file never
 // store a change twice or claim one delivery together. Times are epoch milliseconds.
 // Failure modes: node:sqlite waits on the event loop's thread, so the delivery's writes (advance,
@@ -68,26 +66,18 @@ const FOLD_ROWS = 200_000;
 
 /** Enabled monitors of keys that are not revoked. */
 const ACTIVE = 'm.enabled = 1 AND k.revoked_at IS NULL';
-/** Whether change `c` of monitor `m` waits for a delivery: those up to the monitor's changes_taken are in one already, and wait for the sweep. */
-const WAITING = 'c.monitor_id = m.id AND c.seq > m.changes_taken';
-/** How often, at most, advance() deletes taken changes, and how many rows of seq one sweep walks (see #sweepTaken). */
-const SWEEP_MS = 500;
-const SWEEP_ROWS = 20_000;
 /** Whether delivery `d`'s monitor is active: its monitor looked up by key, for a walk led by the deliveries. */
 const DELIVERY_ACTIVE = `(SELECT ${ACTIVE} FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE m.id = d.monitor_id)`;
 
 const VIEW = `
   SELECT m.id, m.key_digest, k.revoked_at IS NOT NULL AS key_revoked, m.url, f.filter, m.min_change_percent, m.min_interval_ms, m.enabled, m.disabled_reason, m.created_at,
          m.last_success_at, m.last_failure_at, m.last_failure_reason,
-         (SELECT count(*) FROM monitor_changes c WHERE ${WAITING}) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
-         (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c WHERE ${WAITING} UNION ALL SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
+         (SELECT count(*) FROM monitor_changes c WHERE c.monitor_id = m.id) + coalesce((SELECT d.changes FROM monitor_deliveries d WHERE d.monitor_id = m.id), 0) AS backlog,
+         (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c WHERE c.monitor_id = m.id UNION ALL SELECT d.first_due_at FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS oldest_due_at
   FROM monitors m JOIN api_keys k ON k.digest = m.key_digest JOIN monitor_filters f ON f.monitor_id = m.id`;
 
 export class SqliteMonitorStore implements MonitorStore {
   readonly #database: SqliteDatabase;
-  /** Where the next sweep of taken changes starts, and when the last one ran (#sweepTaken). */
-  #sweepFrom = 0;
-  #sweptAt = 0;
 
   constructor(database: SqliteDatabase) {
     this.#database = database;
@@ -196,7 +186,7 @@ export class SqliteMonitorStore implements MonitorStore {
       // delivery formed from the changes given, which are stored only beyond the first delivery's.
       const idle = this.#database.statement(
         `SELECT pending_reset, url, secret, next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-           AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE ${WAITING}) AS idle FROM monitors m WHERE id = ?`,
+           AND NOT EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id) AS idle FROM monitors m WHERE id = ?`,
       );
       const move = this.#database.statement(
         `UPDATE monitors SET position = ?, pending_reset = CASE WHEN ? THEN 0 ELSE pending_reset OR ? END, next_delivery_at = CASE WHEN ? THEN ? + min_interval_ms ELSE next_delivery_at END
@@ -223,27 +213,8 @@ export class SqliteMonitorStore implements MonitorStore {
       });
       this.#form(forming, now, compose, claiming);
       this.#foldBaselines();
-      this.#sweepTaken(now);
       return { stored, claimed: claiming.claimed };
     });
-  }
-
-  /**
-   * Deletes taken changes (those up to their monitor's changes_taken), SWEEP_ROWS of seq at a time
-   * from where the last sweep stopped, back to the oldest row once past the newest; at most once
-   * every SWEEP_MS; inside a transaction. A change left by a monitor that has not taken it yet is
-   * met again on a later pass. Each instance sweeps on its own (the deletes are the same).
-   */
-  #sweepTaken(now: number): void {
-    if (now - this.#sweptAt < SWEEP_MS) return;
-    this.#sweptAt = now;
-    const { first, last } = this.#database.statement('SELECT min(seq) AS first, max(seq) AS last FROM monitor_changes').get() as { first: number | null; last: number | null };
-    if (first === null || last === null) return;
-    const from = this.#sweepFrom > last || this.#sweepFrom < first ? first : this.#sweepFrom;
-    this.#database
-      .statement('DELETE FROM monitor_changes WHERE seq >= ?1 AND seq < ?2 AND seq <= (SELECT m.changes_taken FROM monitors m WHERE m.id = monitor_changes.monitor_id)')
-      .run(from, from + SWEEP_ROWS);
-    this.#sweepFrom = from + SWEEP_ROWS;
   }
 
   /** Folds the baseline log into monitor_baselines once it holds FOLD_ROWS rows; inside a transaction. */
@@ -278,8 +249,7 @@ export class SqliteMonitorStore implements MonitorStore {
       (
         this.#database
           .statement(
-            `SELECT EXISTS (SELECT 1 FROM monitors m JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ?
-               AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id) AND EXISTS (SELECT 1 FROM monitor_changes c WHERE ${WAITING})) AS forming`,
+            `SELECT EXISTS (SELECT 1 FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)) AS forming`,
           )
           .get(now) as { forming: number }
       ).forming === 1;
@@ -320,31 +290,30 @@ export class SqliteMonitorStore implements MonitorStore {
       ids === null
         ? this.#database
             .statement(
-              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset, m.changes_taken FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
-               WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-                 AND EXISTS (SELECT 1 FROM monitor_changes c WHERE ${WAITING})`,
+              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM (SELECT DISTINCT monitor_id FROM monitor_changes) c
+               JOIN monitors m ON m.id = c.monitor_id JOIN api_keys k ON k.digest = m.key_digest
+               WHERE ${ACTIVE} AND m.next_delivery_at <= ? AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)`,
             )
             .all(now)
         : this.#database
             .statement(
-              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset, m.changes_taken FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
+              `SELECT m.id, m.url, m.secret, m.min_interval_ms, m.pending_reset FROM monitors m JOIN api_keys k ON k.digest = m.key_digest
                WHERE m.id IN (SELECT value FROM json_each(?)) AND ${ACTIVE} AND m.next_delivery_at <= ?
                  AND NOT EXISTS (SELECT 1 FROM monitor_deliveries d WHERE d.monitor_id = m.id)
-                 AND EXISTS (SELECT 1 FROM monitor_changes c WHERE ${WAITING})`,
+                 AND EXISTS (SELECT 1 FROM monitor_changes c WHERE c.monitor_id = m.id)`,
             )
             .all(JSON.stringify(ids), now)
-    ) as unknown as { id: string; url: string; secret: string; min_interval_ms: number; pending_reset: number; changes_taken: number }[];
+    ) as unknown as { id: string; url: string; secret: string; min_interval_ms: number; pending_reset: number }[];
     for (const monitor of forming) {
       const rows = this.#database
-        .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? AND seq > ? ORDER BY seq LIMIT ?')
-        .all(monitor.id, monitor.changes_taken, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
+        .statement('SELECT seq, change, due_at FROM monitor_changes WHERE monitor_id = ? ORDER BY seq LIMIT ?')
+        .all(monitor.id, MAX_CHANGES_PER_DELIVERY) as unknown as { seq: number; change: string; due_at: number }[];
       const changes = rows.map((row) => JSON.parse(row.change) as PriceChange);
       const { messageId, body } = compose(monitor.id, changes, monitor.pending_reset === 1, now);
       const firstDueAt = Math.min(...rows.map((row) => row.due_at));
       this.#insertDelivery(claiming, { messageId, monitorId: monitor.id, url: monitor.url, secret: monitor.secret, body, attempts: 0, firstDueAt }, changes.length);
-      this.#database
-        .statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ?, changes_taken = ? WHERE id = ?')
-        .run(now + monitor.min_interval_ms, rows.at(-1)!.seq, monitor.id);
+      this.#database.statement('DELETE FROM monitor_changes WHERE monitor_id = ? AND seq <= ?').run(monitor.id, rows.at(-1)!.seq);
+      this.#database.statement('UPDATE monitors SET pending_reset = 0, next_delivery_at = ? WHERE id = ?').run(now + monitor.min_interval_ms, monitor.id);
     }
   }
 
@@ -386,9 +355,9 @@ export class SqliteMonitorStore implements MonitorStore {
     const row = this.#database
       .statement(
         `SELECT
-           (SELECT count(*) FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1 AND c.seq > m.changes_taken)
+           (SELECT count(*) FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1)
              + (SELECT coalesce(sum(d.changes), 0) FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id WHERE m.enabled = 1) AS backlog,
-           (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1 AND c.seq > m.changes_taken
+           (SELECT min(due_at) FROM (SELECT c.due_at FROM monitor_changes c JOIN monitors m ON m.id = c.monitor_id WHERE m.enabled = 1
               UNION ALL SELECT d.first_due_at FROM monitor_deliveries d JOIN monitors m ON m.id = d.monitor_id WHERE m.enabled = 1)) AS oldest_due_at,
            (SELECT count(*) FROM monitors WHERE enabled = 0) AS disabled`,
       )
