@@ -71,7 +71,7 @@ describe('SqliteMonitorStore', () => {
     }
   });
 
-  it("does not wait for another process's write in the delivery's rounds: the round is refused at once and tried again", async () => {
+  it("waits only briefly for another process's write in the delivery's rounds: the round is refused and tried again", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'monitor-store-busy-'));
     const database = new SqliteDatabase(join(dir, 'catalog.db'));
     try {
