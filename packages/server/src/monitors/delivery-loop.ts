@@ -153,7 +153,8 @@ export class DeliveryLink {
   /**
    * Runs `write` in the link's write turn: one at a time over every thread on the link, the others
    * waiting on their event loops (Atomics.waitAsync) and woken as it ends. Not fair: a waiter may
-   * be overtaken, never shut out for long, as every write is short.
+   * be overtaken, never shut out for long, as every write is short. A thread that dies in its turn
+   * never gives it back; a monitor thread's death stops the service (monitor-thread.ts `failed`).
    */
   async inTurn<T>(write: () => Promise<T>): Promise<T> {
     while (Atomics.compareExchange(this.#cells, WRITING, 0, 1) !== 0) {

@@ -331,7 +331,7 @@ describe('StorefrontIndex', () => {
     const index = new StorefrontIndex();
     const spread = (row: StorefrontIndexRow): StorefrontIndexRow => ({ ...row, price_min: random.int(0, 100_000) / 100, price_max: random.int(0, 100_000) / 100 });
     // Enough products that the build takes several slices, with writes landing between them.
-    let rows = Array.from({ length: 150_000 }, (_, i) => spread(buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `b${i}`)));
+    const rows = Array.from({ length: 150_000 }, (_, i) => spread(buildRow(random, 17_000_000_000_000_000 + (i + 1) * 1024, `b${i}`)));
     index.upsert(rows);
     index.prepare();
     const search = (): StorefrontSearch => ({
@@ -347,6 +347,8 @@ describe('StorefrontIndex', () => {
     }
     let cursor = rows[rows.length - 1]!.cursor;
     let writes = 0;
+    // Each row's place in `rows`, so a write costs the test O(1): a slow machine gets more turns of the build, and more writes.
+    const placeOf = new Map(rows.map((row, i) => [row.cursor, i]));
     const idle = index.idle().then(() => 'idle');
     for (;;) {
       const raced = await Promise.race([idle, new Promise((resolve) => setImmediate(() => resolve('turn')))]);
@@ -354,9 +356,13 @@ describe('StorefrontIndex', () => {
       const batch = [...Array.from({ length: 3 }, () => spread(pick(random, rows))), spread(buildRow(random, (cursor += 1024), `b+${cursor}`))];
       index.upsert(batch);
       writes += 1;
-      const byCursor = new Map(rows.map((row) => [row.cursor, row]));
-      for (const row of batch) byCursor.set(row.cursor, row);
-      rows = [...byCursor.values()];
+      for (const row of batch) {
+        const place = placeOf.get(row.cursor);
+        if (place === undefined) {
+          placeOf.set(row.cursor, rows.length);
+          rows.push(row);
+        } else rows[place] = row;
+      }
     }
     expect(writes).toBeGreaterThan(2);
     expect(index.pairCountStats.builds).toBe(1);
