@@ -147,12 +147,14 @@ export class MonitorReader {
         reading.set(monitor.id, { monitor, cursor, reset: resetOldestId !== null, events: [] });
       }
     }
-    const { stored: startedAll } = await store.advance(
+    const { stored: startedAll, held: startingHeld } = await store.advance(
       starting.map((monitor) => ({ id: monitor.id, from: null, to: newest, baselines: null, changes: [], reset: false })),
       Date.now(),
       composeDelivery,
     );
-    starting.forEach((monitor, n) => this.#settle(monitor, startedAll[n] === true, newest));
+    starting.forEach((monitor, n) => {
+      if (startingHeld?.[n] !== true) this.#settle(monitor, startedAll[n] === true, newest);
+    });
     // Nothing published since every position, and nothing lost: no page to read.
     let from = Number.POSITIVE_INFINITY;
     let behind = false;
@@ -196,11 +198,17 @@ export class MonitorReader {
       } else monitor.read = to;
     }
     await inSlices(updates, async (slice, at) => {
-      const { stored } = await store.advance(slice, Date.now(), composeDelivery);
+      const { stored, held } = await store.advance(slice, Date.now(), composeDelivery);
       if (slice.some((update, n) => stored[n] === true && (update.changes.length > 0 || update.reset))) link.formed();
       slice.forEach((update, n) => {
         const monitor = written[at + n]!;
-        this.#settle(monitor, stored[n] === true, update.to, update.baselines, update.changes.length === 0 && !update.reset);
+        if (held?.[n] === true) {
+          // Another transaction held it: a position alone moves on in memory (written later); with
+          // changes or a reset, it stays where it was, and the next round reads those events again.
+          if (update.changes.length === 0 && !update.reset) monitor.read = update.to;
+          return;
+        }
+        this.#settle(monitor, stored[n] === true, update.to, update.baselines);
         if (stored[n] === true && update.reset) this.#logger.warn('monitor resumed after lost price events', { monitor: update.id, position: update.from, resumed_at: reading.get(update.id)?.cursor });
       });
     });
@@ -213,14 +221,7 @@ export class MonitorReader {
    * After advance(): a monitor written moves on with the baselines its changes set; one that was
    * not (another instance moved it, or it stopped) is read again from the store next round.
    */
-  #settle(monitor: ReaderMonitor, stored: boolean, to: number, baselines: Baselines | null = null, positionOnly = false): void {
-    if (!stored && positionOnly) {
-      // A position alone may be left out only because another transaction held the monitor: read
-      // on in memory, write it later. Had it moved or stopped, the next write that matters is
-      // refused, or the next reading of the monitors shows it.
-      monitor.read = to;
-      return;
-    }
+  #settle(monitor: ReaderMonitor, stored: boolean, to: number, baselines: Baselines | null = null): void {
     if (!stored) {
       this.#unindex(monitor);
       this.#statesStale = true;

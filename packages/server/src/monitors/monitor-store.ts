@@ -69,6 +69,11 @@ export interface Claim {
 /** What advance() did: per update, whether it was stored; the deliveries it formed and claimed for the caller. */
 export interface Advanced {
   stored: boolean[];
+  /**
+   * Per update, true when another transaction held the monitor and nothing of it was written: the
+   * caller gives it again later, as it was (PostgreSQL; absent where writes never meet a held monitor).
+   */
+  held?: boolean[];
   claimed: DueDelivery[];
 }
 
@@ -156,8 +161,8 @@ export interface MonitorStore {
   baselinesOf(ids: readonly string[]): Promise<Map<string, Baselines>>;
   /**
    * See the module's guarantees; per update, false when its position had moved, or the monitor
-   * stopped, and nothing of it was written (PostgreSQL: or when it carries neither changes nor a reset, only a position, and
-   * another transaction holds the monitor). The changes are due at `now`; a monitor given changes that has no delivery under
+   * stopped, and nothing of it was written (PostgreSQL: or when another transaction holds the monitor, `held`: advance()
+   * never waits for one). The changes are due at `now`; a monitor given changes that has no delivery under
    * way gets one formed (`compose`), claimed for the caller within `claim` (none without).
    */
   advance(updates: readonly MonitorAdvance[], now: number, compose: ComposeDelivery, claim?: Claim): Promise<Advanced>;

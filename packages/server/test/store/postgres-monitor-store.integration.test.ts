@@ -2,6 +2,9 @@
 // one throw-away database, emptied before each test.
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildPriceChange } from '@catalog/contract/testing';
+import { priceChangedBody } from '../../src/monitors/monitor.ts';
+import type { ComposeDelivery } from '../../src/monitors/monitor-store.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate-postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
@@ -64,6 +67,44 @@ describe('migratePostgres', () => {
     } finally {
       await pool.end();
       await upgraded.drop();
+    }
+  });
+});
+
+describe('PostgresMonitorStore.advance beside another transaction', () => {
+  it('leaves out a monitor another transaction holds, says so, writes nothing of it and does not wait; writes it once free', async () => {
+    const own = await createTestDatabase();
+    const opened = await openPostgresStores(own.url(), silentLogger);
+    const holder = new pg.Client({ connectionString: own.url() });
+    await holder.connect();
+    try {
+      const key = await opened.keys.createKey('pro', 'monitors');
+      const settings = { url: 'https://hooks.example.com/a', filter: 'market = "US"', minChangePercent: 0, minIntervalMs: 0 };
+      const [a, b] = [(await opened.monitors.addMonitor(key, settings, 0)).monitor.id, (await opened.monitors.addMonitor(key, settings, 0)).monitor.id];
+      const compose: ComposeDelivery = (id, changes, reset, now) => ({ messageId: `msg_${id}_${now}`, body: priceChangedBody(id, changes, reset, now) });
+      const update = (id: string) => ({ id, from: 0, to: 1, baselines: { 'v1|marketplacea|US': 110 }, changes: [buildPriceChange({ stream_id: 1 })], reset: false });
+      // The holder: a transaction that holds a's row, as the sender does while it records a's delivery.
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM monitors WHERE id = $1 FOR UPDATE', [a]);
+      const started = performance.now();
+      const advanced = await opened.monitors.advance([update(a), update(b)], 1_000, compose);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(advanced.stored).toEqual([false, true]);
+      expect(advanced.held).toEqual([true, false]);
+      const positions = async () => (await opened.monitors.readerStates()).map((state) => [state.id, state.position]).sort();
+      expect(await positions()).toEqual([[a, 0], [b, 1]].sort());
+      expect(Object.keys((await opened.monitors.baselinesOf([a])).get(a)!)).toEqual([]);
+      await holder.query('COMMIT');
+      // Given again, as it was: written now.
+      const again = await opened.monitors.advance([update(a)], 2_000, compose);
+      expect(again.stored).toEqual([true]);
+      expect(again.held).toEqual([false]);
+      expect(await positions()).toEqual([[a, 1], [b, 1]].sort());
+      expect((await opened.monitors.listMonitors()).map((view) => view.delivery.backlog)).toEqual([1, 1]);
+    } finally {
+      await holder.end();
+      await opened.close();
+      await own.drop();
     }
   });
 });

@@ -184,15 +184,14 @@ export class PostgresMonitorStore implements MonitorStore {
     return unavailableOnOutage(WHAT, () =>
       inTransaction(this.#pool, async (client) => {
         const claiming = new Claiming(now, claim);
-        const required = (update: MonitorAdvance): boolean => update.changes.length > 0 || update.reset;
-        // Locked in one order, so instances advancing the same monitors wait for each other instead of deadlocking;
-        // a position alone is not worth a wait (the sender holds a monitor while it records or forms): it is written next time.
-        await client.query('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [updates.filter(required).map((update) => update.id)]);
+        // A monitor another transaction holds (the sender recording or forming its delivery, another
+        // instance's round) is left out, `held`, rather than waited for: a round of a thousand
+        // monitors would wait for every sender transaction that holds one of them.
         const { rows: free } = await client.query<{ id: string }>('SELECT id FROM monitors WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED', [
-          updates.filter((update) => !required(update)).map((update) => update.id),
+          updates.map((update) => update.id),
         ]);
         const unheld = new Set(free.map((row) => row.id));
-        const writing = updates.filter((update) => required(update) || unheld.has(update.id));
+        const writing = updates.filter((update) => unheld.has(update.id));
         // A monitor with nothing waiting, no delivery under way and its interval passed gets its
         // delivery formed from the changes given, which are stored only beyond the first delivery's.
         // Read once the locks are held: every writer of a monitor's changes and deliveries holds it.
@@ -249,7 +248,7 @@ export class PostgresMonitorStore implements MonitorStore {
           ]);
         }
         await this.#form(client, changed.filter((update) => !idle.has(update.id)).map((update) => update.id), now, compose, claiming);
-        return { stored: updates.map((update) => moved.has(update.id)), claimed: claiming.claimed };
+        return { stored: updates.map((update) => moved.has(update.id)), held: updates.map((update) => !unheld.has(update.id)), claimed: claiming.claimed };
       }),
     );
   }
