@@ -3,10 +3,9 @@
 // `monitor_deliveries`). A round's baselines are appended to the log and folded into
 // monitor_baselines once the log holds FOLD_ROWS rows (migration 12 says why). Several instances
 // share it: advance() writes only when the monitor's position is still the one read (an UPDATE …
-// WHERE position IS NOT DISTINCT FROM, which waits for a concurrent one and then finds the
-// position moved; an update of the position alone is left out, false, when another transaction
-// holds the monitor), and claimDue() forms and claims deliveries under FOR UPDATE SKIP LOCKED, so
-// each delivery is made by one instance.
+// WHERE position IS NOT DISTINCT FROM, under the monitor's row lock; a monitor another transaction
+// holds is left out and said `held`, never waited for), and claimDue() forms and claims deliveries
+// under FOR UPDATE SKIP LOCKED, so each delivery is made by one instance.
 // Times are epoch milliseconds. Failure modes: database unreachable → ServiceUnavailable.
 import type pg from 'pg';
 import type { PriceChange } from '@catalog/contract';
