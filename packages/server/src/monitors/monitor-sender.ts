@@ -118,21 +118,21 @@ export class MonitorSender {
     const formAll = now - this.#formedAllAt >= FORM_ALL_MS;
     const due = await this.#options.store.claimDue(now, claim.limit, claim.leaseMs, composeDelivery, formAll);
     if (formAll) this.#formedAllAt = now;
-    this.#startAll(due, claim, true);
+    this.#startAll(due, claim);
     return due.length === claim.limit;
   }
 
   /**
-   * Starts the attempts of deliveries claimed within `claim`. When it was used up, more may be due,
-   * for the sender to claim once there is room; when not, and the write claimed whatever was due
-   * (`claimedDue`), nothing is left for it but what comes due later (the poll).
+   * Starts the attempts of deliveries claimed within `claim` (both of the sender's writes claim
+   * whatever is due, up to the limit). When it was used up, more may be due, for the sender to
+   * claim once there is room; when not, nothing is left but what comes due later (the poll).
    */
-  #startAll(claimed: readonly DueDelivery[], claim: Claim, claimedDue: boolean): void {
+  #startAll(claimed: readonly DueDelivery[], claim: Claim): void {
     for (const delivery of claimed) this.#start(delivery);
     if (claimed.length >= claim.limit) {
       this.#unclaimed = true;
       this.#wakeable.wake();
-    } else if (claimedDue) this.#unclaimed = false;
+    } else this.#unclaimed = false;
   }
 
   #start(delivery: DueDelivery): void {
@@ -187,7 +187,7 @@ export class MonitorSender {
         const next = await this.#options.store.recordAttempts(records, Date.now(), composeDelivery, claim);
         for (const { resolve } of waiting) resolve();
         // The next deliveries of the monitors whose delivery was delivered, and others due.
-        this.#startAll(next, claim, true);
+        this.#startAll(next, claim);
       } catch (error) {
         failingSince ??= Date.now();
         failures += 1;
